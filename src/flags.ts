@@ -1,0 +1,196 @@
+// Command-line flags of the hub: parsing, validation and --help. Pure: main.ts passes Deno.args in.
+
+import { parseArgs } from "node:util";
+import { DEFAULT_LIMITS, type HubLimits } from "./hub/mod.ts";
+import { LOG_LEVELS, type LogFormat, type LogLevel } from "./util/mod.ts";
+
+/** A bad flag: main.ts prints the message on one line and exits with code 2. */
+export class FlagError extends Error {
+  override name = "FlagError";
+}
+
+export interface HubFlags {
+  help: boolean;
+  version: boolean;
+  clusters: string[];
+  kubeconfigs: string[];
+  namespaces: string[];
+  liveness?: { hostname: string; port: number; path: string };
+  logLevel: LogLevel;
+  logFormat: LogFormat;
+  eventLevel: "Normal" | "Warning";
+  serviceAccountRoot?: string;
+  limits: HubLimits;
+}
+
+interface NumberFlag {
+  key: keyof HubLimits;
+  /** Flag value × scale = the limit (seconds → ms). */
+  scale: number;
+  integer: boolean;
+  help: string;
+}
+
+const NUMBER_FLAGS: Record<string, NumberFlag> = {
+  "concurrency": { key: "concurrency", scale: 1, integer: true, help: "reconciles running at once, all clusters" },
+  "qps": { key: "qps", scale: 1, integer: false, help: "process-wide reconciles per second" },
+  "burst": { key: "burst", scale: 1, integer: true, help: "process-wide reconcile burst" },
+  "cluster-qps": { key: "clusterQps", scale: 1, integer: false, help: "API requests per second per cluster" },
+  "cluster-burst": { key: "clusterBurst", scale: 1, integer: true, help: "API request burst per cluster" },
+  "reconcile-timeout": {
+    key: "reconcileTimeoutMs",
+    scale: 1000,
+    integer: false,
+    help: "seconds before a reconcile is abandoned and retried",
+  },
+  "watch-idle-timeout": {
+    key: "watchIdleTimeoutMs",
+    scale: 1000,
+    integer: false,
+    help: "seconds of watch silence before the stream is reopened",
+  },
+  "request-timeout": { key: "requestTimeoutMs", scale: 1000, integer: false, help: "seconds per API request" },
+  "drain-timeout": {
+    key: "drainTimeoutMs",
+    scale: 1000,
+    integer: false,
+    help: "seconds in-flight reconciles get on shutdown",
+  },
+  "max-retry-delay": {
+    key: "maxRetryDelayMs",
+    scale: 1000,
+    integer: false,
+    help: "cap of the per-object retry backoff, seconds",
+  },
+};
+
+export function helpText(): string {
+  const d = DEFAULT_LIMITS;
+  const num = Object.entries(NUMBER_FLAGS).map(([flag, f]) =>
+    `  --${flag.padEnd(22)} ${f.help} (default ${d[f.key] / f.scale})`
+  );
+  return [
+    "operator-hub: runs the Uuid operator across many Kubernetes clusters from one process.",
+    "",
+    "Usage: deno task run --clusters prod,staging [flags]",
+    "",
+    "Clusters:",
+    "  --clusters a,b             kubeconfig contexts to serve; `all` = every known context,",
+    "                             `in-cluster` = this pod's own cluster (service account)",
+    "  --kubeconfig FILE          kubeconfig to read (repeatable). Default: every clusters/*.yaml",
+    "                             plus $KUBECONFIG (colon-separated) or ~/.kube/config",
+    "  --namespace NS             namespace to watch (repeatable). Default: all namespaces",
+    "  --service-account-dir DIR  where in-cluster credentials live",
+    "                             (default /var/run/secrets/kubernetes.io/serviceaccount)",
+    "",
+    "Health:",
+    "  --liveness URL             serve /healthz, /readyz, /status and /metrics on URL's host and port,",
+    "                             Kopf's form, e.g. http://0.0.0.0:8080/healthz. Default: not served",
+    "",
+    "Logs and events:",
+    `  --log-level LEVEL          ${LOG_LEVELS.join("|")} (default info)`,
+    "  --log-format FORMAT        json|text (default json)",
+    "  --event-level LEVEL        post Kubernetes Events at or above Normal|Warning (default Warning)",
+    "",
+    "Limits (all optional):",
+    ...num,
+    "",
+    "  --help                     show this help",
+    "  --version                  show the version",
+    "",
+    "Exit codes: 0 after a clean shutdown (SIGTERM/SIGINT), 1 on a crash, 2 on bad flags or kubeconfigs.",
+  ].join("\n");
+}
+
+/** Parses argv. Throws FlagError naming the flag, the value seen and the valid choices. */
+export function parseFlags(argv: string[]): HubFlags {
+  const numberOptions = Object.fromEntries(Object.keys(NUMBER_FLAGS).map((k) => [k, { type: "string" as const }]));
+  let values: Record<string, string | string[] | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        help: { type: "boolean", short: "h" },
+        version: { type: "boolean" },
+        clusters: { type: "string", multiple: true },
+        kubeconfig: { type: "string", multiple: true },
+        namespace: { type: "string", multiple: true, short: "n" },
+        liveness: { type: "string" },
+        "log-level": { type: "string" },
+        "log-format": { type: "string" },
+        "event-level": { type: "string" },
+        "service-account-dir": { type: "string" },
+        ...numberOptions,
+      },
+    }));
+  } catch (err) {
+    throw new FlagError(`${(err as Error).message.split("\n")[0]} (see --help)`);
+  }
+  const help = values.help === true;
+  const version = values.version === true;
+  const list = (v: unknown) =>
+    ((v as string[] | undefined) ?? []).flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean);
+  const clusters = list(values.clusters);
+  if (!help && !version && clusters.length === 0) {
+    throw new FlagError("--clusters is required: name kubeconfig contexts, `all` or `in-cluster` (see --help)");
+  }
+  const logLevel = (values["log-level"] as string | undefined) ?? "info";
+  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
+    throw new FlagError(`invalid --log-level "${logLevel}": choose one of ${LOG_LEVELS.join(", ")}`);
+  }
+  const logFormat = (values["log-format"] as string | undefined) ?? "json";
+  if (logFormat !== "json" && logFormat !== "text") {
+    throw new FlagError(`invalid --log-format "${logFormat}": choose json or text`);
+  }
+  const eventLevel = (values["event-level"] as string | undefined) ?? "Warning";
+  const normalizedEvent = eventLevel.toLowerCase() === "normal"
+    ? "Normal"
+    : eventLevel.toLowerCase() === "warning"
+    ? "Warning"
+    : undefined;
+  if (!normalizedEvent) throw new FlagError(`invalid --event-level "${eventLevel}": choose Normal or Warning`);
+  const limits: HubLimits = { ...DEFAULT_LIMITS };
+  for (const [flag, f] of Object.entries(NUMBER_FLAGS)) {
+    const raw = values[flag] as string | undefined;
+    if (raw === undefined) continue;
+    const n = Number(raw);
+    if (raw.trim() === "" || !Number.isFinite(n) || n <= 0 || (f.integer && !Number.isInteger(n))) {
+      throw new FlagError(`invalid --${flag} "${raw}": must be a positive ${f.integer ? "whole " : ""}number`);
+    }
+    limits[f.key] = n * f.scale;
+  }
+  return {
+    help,
+    version,
+    clusters,
+    kubeconfigs: list(values.kubeconfig),
+    namespaces: list(values.namespace),
+    liveness: values.liveness === undefined ? undefined : parseLiveness(values.liveness as string),
+    logLevel: logLevel as LogLevel,
+    logFormat,
+    eventLevel: normalizedEvent,
+    serviceAccountRoot: values["service-account-dir"] as string | undefined,
+    limits,
+  };
+}
+
+/** Parses Kopf's `--liveness http://HOST:PORT/PATH` form. */
+export function parseLiveness(raw: string): { hostname: string; port: number; path: string } {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new FlagError(`invalid --liveness "${raw}": expected a URL like http://0.0.0.0:8080/healthz`);
+  }
+  if (url.protocol !== "http:") {
+    throw new FlagError(`invalid --liveness "${raw}": only http:// is served, e.g. http://0.0.0.0:8080/healthz`);
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw new FlagError(`invalid --liveness "${raw}": no credentials, query or fragment allowed`);
+  }
+  const port = url.port === "" ? 80 : Number(url.port);
+  const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  return { hostname, port, path: url.pathname };
+}

@@ -1,0 +1,5 @@
+// Public surface of src/hub: the Hub, cluster workers' health, metrics and the health server.
+export * from "./hub.ts";
+export * from "./cluster_worker.ts";
+export * from "./metrics.ts";
+export * from "./http_server.ts";

@@ -1,0 +1,196 @@
+// Error classes of src/kube: bad configuration, failed authentication, API status errors and transport failures.
+
+import { redact } from "../util/mod.ts";
+
+/**
+ * A kubeconfig, context selection or in-cluster setup that cannot be used. The message is one
+ * line that names the file or context and, where it helps, lists the valid choices. The CLI
+ * exits with code 2 on it. It never contains credentials.
+ */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/**
+ * Credentials could not be obtained: an exec credential plugin failed, a token file vanished.
+ * The message names the plugin command or file, never the plugin's output or a token.
+ */
+export class AuthError extends Error {
+  override name = "AuthError";
+  /** Context the credentials were for. */
+  readonly cluster: string;
+
+  constructor(cluster: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.cluster = cluster;
+  }
+}
+
+/** Fields of an {@link ApiError}. */
+export interface ApiErrorInit {
+  method: string;
+  /** Request path without the query string. */
+  path: string;
+  /** HTTP status, or the `code` of a Status object carried by a watch ERROR event. */
+  status: number;
+  /** The Status `reason`, e.g. `Conflict`, `Expired`, `Unauthorized`; derived from `status` if absent. */
+  reason?: string;
+  /** The Status `message` as the server wrote it. */
+  statusMessage?: string;
+  details?: unknown;
+  retryAfterSeconds?: number;
+}
+
+/**
+ * The API server answered with a non-2xx status (or a watch stream carried an ERROR Status).
+ * The message reads like `PATCH /apis/g/v1/namespaces/a/uuid/x/status: 409 Conflict: <message>`.
+ * Request headers never appear in it.
+ */
+export class ApiError extends Error {
+  override name = "ApiError";
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly reason: string;
+  readonly statusMessage: string;
+  readonly details: unknown;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(init: ApiErrorInit, options?: ErrorOptions) {
+    const reason = init.reason || defaultReason(init.status);
+    const statusMessage = init.statusMessage ? redact(init.statusMessage) : "";
+    super(
+      `${init.method} ${init.path}: ${init.status} ${reasonPhrase(init.status)}${statusMessage ? `: ${statusMessage}` : ""}`,
+      options,
+    );
+    this.method = init.method;
+    this.path = init.path;
+    this.status = init.status;
+    this.reason = reason;
+    this.statusMessage = statusMessage;
+    this.details = init.details;
+    this.retryAfterSeconds = init.retryAfterSeconds;
+  }
+}
+
+/**
+ * The request never got an HTTP answer: connection refused, DNS, TLS, timeout, a stream that
+ * broke or stalled. The cause is chained. The message names the method, path and server.
+ */
+export class TransportError extends Error {
+  override name = "TransportError";
+  /** True when the request timed out (no response, or a watch that outlived its deadline). */
+  readonly timeout: boolean;
+
+  constructor(message: string, options?: ErrorOptions & { timeout?: boolean }) {
+    super(message, options);
+    this.timeout = options?.timeout ?? false;
+  }
+}
+
+/** True for an ApiError with the given HTTP status (any status when omitted). */
+export function isApiError(err: unknown, status?: number): err is ApiError {
+  return err instanceof ApiError && (status === undefined || err.status === status);
+}
+
+/** True when `err` means the resourceVersion is too old and the caller must list again (410 Gone). */
+export function isGone(err: unknown): boolean {
+  return isApiError(err, 410);
+}
+
+/**
+ * Builds an ApiError from an error response. `body` is the raw response text or an already
+ * parsed object; a `metav1.Status` body supplies reason, message and details.
+ */
+export function apiErrorFrom(
+  request: { method: string; path: string },
+  status: number,
+  body?: unknown,
+  retryAfterHeader?: string | null,
+): ApiError {
+  let parsed: unknown = body;
+  if (typeof body === "string") {
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
+  }
+  const st = isRecord(parsed) && (parsed.kind === "Status" || "reason" in parsed || "message" in parsed)
+    ? parsed
+    : undefined;
+  const details = st?.details;
+  const fromDetails = isRecord(details) && typeof details.retryAfterSeconds === "number"
+    ? details.retryAfterSeconds
+    : undefined;
+  const fromHeader = retryAfterHeader && /^\d+$/.test(retryAfterHeader.trim())
+    ? Number(retryAfterHeader.trim())
+    : undefined;
+  let statusMessage = typeof st?.message === "string" ? st.message : undefined;
+  if (statusMessage === undefined && typeof body === "string" && st === undefined) {
+    // Not a Status (a proxy's HTML page, plain text): keep a short first line for context.
+    const first = body.trim().split("\n", 1)[0] ?? "";
+    statusMessage = first.length > 200 ? `${first.slice(0, 200)}...` : first || undefined;
+  }
+  return new ApiError({
+    method: request.method,
+    path: request.path,
+    status,
+    reason: typeof st?.reason === "string" && st.reason ? st.reason : undefined,
+    statusMessage,
+    details,
+    retryAfterSeconds: fromHeader ?? fromDetails,
+  });
+}
+
+/** The Status reason the API server uses for an HTTP status when none was sent. */
+export function defaultReason(status: number): string {
+  return REASONS[status] ?? (status >= 500 ? "InternalError" : status >= 400 ? "BadRequest" : "Unknown");
+}
+
+/** The standard HTTP reason phrase (HTTP/2 responses carry none). */
+export function reasonPhrase(status: number): string {
+  return PHRASES[status] ?? (status >= 500 ? "Server Error" : status >= 400 ? "Client Error" : "");
+}
+
+const REASONS: Record<number, string> = {
+  400: "BadRequest",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  405: "MethodNotAllowed",
+  406: "NotAcceptable",
+  409: "Conflict",
+  410: "Expired",
+  413: "RequestEntityTooLarge",
+  415: "UnsupportedMediaType",
+  422: "Invalid",
+  429: "TooManyRequests",
+  500: "InternalError",
+  503: "ServiceUnavailable",
+  504: "Timeout",
+};
+
+const PHRASES: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  406: "Not Acceptable",
+  408: "Request Timeout",
+  409: "Conflict",
+  410: "Gone",
+  413: "Payload Too Large",
+  415: "Unsupported Media Type",
+  422: "Unprocessable Entity",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}

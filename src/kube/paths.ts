@@ -1,0 +1,40 @@
+// Builds API server URL paths for resources, namespaces and subresources.
+
+/** Identifies a resource collection or object. An empty `group` is the core API (`/api/v1`). */
+export interface ResourceRef {
+  group: string;
+  version: string;
+  plural: string;
+  /** Omit for cluster-scoped resources, or to address every namespace. */
+  namespace?: string;
+  name?: string;
+  /** E.g. `status`; requires `name`. */
+  subresource?: string;
+}
+
+/**
+ * `resourcePath({ group: "demo.operator", version: "v1", plural: "uuid", namespace: "a", name: "x", subresource: "status" })`
+ * is `/apis/demo.operator/v1/namespaces/a/uuid/x/status`. Segments are URL-encoded.
+ */
+export function resourcePath(ref: ResourceRef): string {
+  if (!ref.version || !ref.plural) throw new TypeError("resourcePath needs a version and a plural");
+  if (ref.subresource && !ref.name) {
+    throw new TypeError(`resourcePath: subresource "${ref.subresource}" needs an object name`);
+  }
+  const base = ref.group ? `/apis/${seg(ref.group)}/${seg(ref.version)}` : `/api/${seg(ref.version)}`;
+  let path = base;
+  if (ref.namespace) path += `/namespaces/${seg(ref.namespace)}`;
+  path += `/${seg(ref.plural)}`;
+  if (ref.name) path += `/${seg(ref.name)}`;
+  if (ref.subresource) path += `/${seg(ref.subresource)}`;
+  return path;
+}
+
+/** The path of a Namespace object, or of the namespace collection when `name` is omitted. */
+export function namespacePath(name?: string): string {
+  return resourcePath({ group: "", version: "v1", plural: "namespaces", name });
+}
+
+function seg(s: string): string {
+  return encodeURIComponent(s);
+}

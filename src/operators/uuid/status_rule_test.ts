@@ -1,0 +1,40 @@
+// Unit tests for the Uuid status rule.
+import assert from "node:assert/strict";
+import { decide } from "./status_rule.ts";
+
+const VALID = "0f8fad5b-d9cb-469f-a165-70867728950e";
+
+Deno.test("decide() generates a UUID when status or status.uuid is missing or empty", () => {
+  for (const status of [undefined, {}, { uuid: null }, { uuid: "" }, { state: "Ok" }]) {
+    assert.deepEqual(decide(status), { action: "generate" }, JSON.stringify(status));
+  }
+});
+
+Deno.test("decide() leaves a valid UUID in state Ok alone", () => {
+  assert.deepEqual(decide({ uuid: VALID, state: "Ok", message: "x" }), { action: "none" });
+});
+
+Deno.test("decide() marks a number or a non-UUID string as Error without replacing it", () => {
+  const num = decide({ uuid: 42, state: "Ok" });
+  assert.equal(num.action, "mark-error");
+  assert.match((num as { message: string }).message, /number 42/);
+  const str = decide({ uuid: "not-a-uuid" });
+  assert.equal(str.action, "mark-error");
+  assert.match((str as { message: string }).message, /"not-a-uuid"/);
+});
+
+Deno.test("decide() does nothing once a bad value is already marked Error with the same message", () => {
+  const first = decide({ uuid: "nope" }) as { action: "mark-error"; message: string };
+  assert.deepEqual(decide({ uuid: "nope", state: "Error", message: first.message }), { action: "none" });
+});
+
+Deno.test("decide() corrects an unknown or missing state to Ok but keeps the UUID", () => {
+  assert.deepEqual(decide({ uuid: VALID, state: "Banana" }), { action: "mark-ok", uuid: VALID });
+  assert.deepEqual(decide({ uuid: VALID }), { action: "mark-ok", uuid: VALID });
+  assert.deepEqual(decide({ uuid: VALID, state: "Error" }), { action: "mark-ok", uuid: VALID });
+});
+
+Deno.test("decide() truncates huge garbage in its message", () => {
+  const d = decide({ uuid: "x".repeat(10_000) }) as { message: string };
+  assert.ok(d.message.length < 300, `message is ${d.message.length} chars`);
+});

@@ -1,0 +1,15 @@
+// Public surface of src/queue: the fair work queue, its keys, and rate limiters.
+export { clusterOf, InvalidKeyError, type KeyParts, makeKey, splitKey } from "./key.ts";
+export {
+  BucketLimiter,
+  type ControllerRateLimiterOptions,
+  defaultControllerRateLimiter,
+  ItemExponentialLimiter,
+  type ItemExponentialOptions,
+  MaxOfLimiter,
+  PerClusterLimiter,
+  type RateLimiter,
+  TokenBucket,
+  type TokenBucketOptions,
+} from "./rate_limiter.ts";
+export { type ClusterQueueStats, FairWorkQueue, type WorkQueueHooks, type WorkQueueOptions } from "./work_queue.ts";

@@ -1,0 +1,433 @@
+import assert from "node:assert/strict";
+import { VirtualClock } from "../util/clock.ts";
+import { InvalidKeyError } from "./key.ts";
+import { ItemExponentialLimiter, type RateLimiter } from "./rate_limiter.ts";
+import { FairWorkQueue, makeKey, splitKey, type WorkQueueOptions } from "./work_queue.ts";
+
+function setup(options: WorkQueueOptions = {}) {
+  const clock = new VirtualClock();
+  const queue = new FairWorkQueue({ clock, ...options });
+  return { clock, queue };
+}
+
+/** Hands out keys until the queue is empty, marking each done at once. */
+function drain(queue: FairWorkQueue): string[] {
+  const out: string[] = [];
+  for (let key = queue.tryGet(); key !== undefined; key = queue.tryGet()) {
+    out.push(key);
+    queue.done(key);
+  }
+  return out;
+}
+
+Deno.test("WorkQueue.add() ignores a key that is already queued", async () => {
+  const { queue } = setup();
+  queue.add("prod/ns/a");
+  queue.add("prod/ns/b");
+  queue.add("prod/ns/a");
+  assert.equal(queue.len(), 2);
+  assert.equal(await queue.get(), "prod/ns/a");
+  assert.equal(await queue.get(), "prod/ns/b");
+  assert.equal(queue.len(), 0);
+});
+
+Deno.test("FairWorkQueue never hands out a key that is being processed", async () => {
+  const { queue } = setup();
+  queue.add("prod/ns/a");
+  assert.equal(await queue.get(), "prod/ns/a");
+  queue.add("prod/ns/a");
+  assert.equal(queue.len(), 0, "a key added while processing is not queued yet");
+  assert.equal(queue.tryGet(), undefined);
+});
+
+Deno.test("FairWorkQueue.add() of a key being processed queues it again after done()", async () => {
+  const { queue } = setup();
+  queue.add("prod/ns/a");
+  const key = await queue.get();
+  queue.add("prod/ns/a");
+  queue.add("prod/ns/a");
+  queue.done(key!);
+  assert.equal(queue.len(), 1);
+  assert.equal(await queue.get(), "prod/ns/a");
+  queue.done("prod/ns/a");
+  assert.equal(queue.len(), 0, "it is queued once, however often it was added");
+});
+
+Deno.test("FairWorkQueue.done() does not queue a key that was not added again", async () => {
+  const { queue } = setup();
+  queue.add("prod/ns/a");
+  queue.done((await queue.get())!);
+  queue.done("prod/ns/a");
+  queue.done("prod/ns/never-seen");
+  assert.equal(queue.len(), 0);
+  assert.deepEqual(queue.stats("prod"), { queued: 0, processing: 0, delayed: 0, retrying: 0, oldestWaitingMs: 0 });
+});
+
+Deno.test("FairWorkQueue.get() waits until a key is added", async () => {
+  const { queue } = setup();
+  let got: string | undefined = "nothing yet";
+  const pending = queue.get().then((k) => (got = k));
+  await Promise.resolve();
+  assert.equal(got, "nothing yet");
+  queue.add("dev/ns/a");
+  await pending;
+  assert.equal(got, "dev/ns/a");
+  assert.equal(queue.stats("dev").processing, 1);
+});
+
+Deno.test("FairWorkQueue.get() serves concurrent waiters first come, first served", async () => {
+  const { queue } = setup();
+  const order: string[] = [];
+  const waiters = ["w1", "w2", "w3"].map((w) => queue.get().then((k) => order.push(`${w}=${k}`)));
+  queue.add("prod/ns/a");
+  queue.add("dev/ns/b");
+  queue.add("prod/ns/c");
+  await Promise.all(waiters);
+  assert.deepEqual(order, ["w1=prod/ns/a", "w2=dev/ns/b", "w3=prod/ns/c"]);
+});
+
+Deno.test("FairWorkQueue.get() resolves undefined when its signal aborts, and the next waiter gets the key", async () => {
+  const { queue } = setup();
+  const ac = new AbortController();
+  const first = queue.get(ac.signal);
+  const second = queue.get();
+  ac.abort();
+  assert.equal(await first, undefined);
+  queue.add("prod/ns/a");
+  assert.equal(await second, "prod/ns/a");
+  assert.equal(await queue.get(AbortSignal.abort()), undefined, "an aborted signal never takes a key");
+});
+
+Deno.test("FairWorkQueue.shutDown() resolves every waiting get() with undefined and ignores later adds", async () => {
+  const { queue } = setup();
+  const waiters = [queue.get(), queue.get(), queue.get(new AbortController().signal)];
+  assert.equal(queue.shuttingDown, false);
+  queue.shutDown();
+  queue.shutDown();
+  assert.equal(queue.shuttingDown, true);
+  assert.deepEqual(await Promise.all(waiters), [undefined, undefined, undefined]);
+  queue.add("prod/ns/a");
+  queue.addAfter("prod/ns/b", 10);
+  queue.addRateLimited("prod/ns/c");
+  assert.equal(queue.len(), 0);
+  assert.equal(await queue.get(), undefined);
+});
+
+Deno.test("FairWorkQueue.get() resolves undefined after shutDown() even with keys still queued", async () => {
+  const { queue } = setup();
+  queue.add("prod/ns/a");
+  queue.shutDown();
+  assert.equal(await queue.get(), undefined);
+  assert.equal(queue.tryGet(), undefined);
+});
+
+Deno.test("FairWorkQueue shuts down when the signal in its options aborts", async () => {
+  const ac = new AbortController();
+  const { queue } = setup({ signal: ac.signal });
+  const waiting = queue.get();
+  ac.abort();
+  assert.equal(await waiting, undefined);
+  assert.equal(queue.shuttingDown, true);
+  assert.equal(setup({ signal: AbortSignal.abort() }).queue.shuttingDown, true);
+});
+
+Deno.test("FairWorkQueue.add() throws InvalidKeyError for a key without a cluster part", () => {
+  const { queue } = setup();
+  assert.throws(() => queue.add("no-slash"), InvalidKeyError);
+  assert.throws(() => queue.add("/ns/a"), InvalidKeyError);
+  assert.equal(queue.len(), 0);
+});
+
+Deno.test("FairWorkQueue hands out the keys of one cluster in the order they were added", () => {
+  const { queue } = setup();
+  const keys = Array.from({ length: 50 }, (_, i) => makeKey("prod", "ns", `k${i}`));
+  for (const k of keys) queue.add(k);
+  assert.deepEqual(drain(queue), keys);
+});
+
+Deno.test("FairWorkQueue serves clusters round-robin", () => {
+  const { queue } = setup();
+  for (let i = 0; i < 3; i++) queue.add(`prod/ns/p${i}`);
+  for (let i = 0; i < 2; i++) queue.add(`dev/ns/d${i}`);
+  queue.add("staging/ns/s0");
+  assert.deepEqual(drain(queue), [
+    "prod/ns/p0",
+    "dev/ns/d0",
+    "staging/ns/s0",
+    "prod/ns/p1",
+    "dev/ns/d1",
+    "prod/ns/p2",
+  ]);
+});
+
+Deno.test("FairWorkQueue hands out a new cluster's key within as many gets as there are active clusters", () => {
+  const { queue } = setup();
+  for (let i = 0; i < 3_000; i++) queue.add(`prod/ns/p${i}`);
+  for (let i = 0; i < 1_000; i++) queue.add(`staging/ns/s${i}`);
+  // Take some keys first, so the newcomer arrives in the middle of a round.
+  for (let i = 0; i < 7; i++) queue.done(queue.tryGet()!);
+
+  queue.add("dev/ns/newcomer");
+  const active = 3;
+  const handedOut = Array.from({ length: active }, () => queue.tryGet());
+  assert.ok(handedOut.includes("dev/ns/newcomer"), `newcomer not among the next ${active}: ${handedOut}`);
+
+  // The same holds with a single busy cluster: the newcomer is at most the second key.
+  const other = setup().queue;
+  for (let i = 0; i < 3_000; i++) other.add(`prod/ns/p${i}`);
+  other.tryGet();
+  other.add("dev/ns/newcomer");
+  assert.ok([other.tryGet(), other.tryGet()].includes("dev/ns/newcomer"));
+});
+
+Deno.test("FairWorkQueue gives a weighted cluster that many keys per turn", () => {
+  const { queue } = setup({ weights: { prod: 3 } });
+  for (let i = 0; i < 6; i++) queue.add(`prod/ns/p${i}`);
+  for (let i = 0; i < 3; i++) queue.add(`dev/ns/d${i}`);
+  assert.deepEqual(drain(queue).map((k) => splitKey(k).name), ["p0", "p1", "p2", "d0", "p3", "p4", "p5", "d1", "d2"]);
+  assert.throws(() => queue.setWeight("dev", 0), /expected a positive integer, got 0/);
+  assert.throws(() => queue.setWeight("dev", 1.5), RangeError);
+});
+
+Deno.test("FairWorkQueue drains 100,000 keys across 3 clusters fairly and in order", () => {
+  const { queue } = setup();
+  const sizes: Record<string, number> = { prod: 70_000, staging: 20_000, dev: 10_000 };
+  // Interleave the adds a little, as watch streams of several clusters would.
+  for (let i = 0; i < 70_000; i++) {
+    for (const [cluster, size] of Object.entries(sizes)) if (i < size) queue.add(makeKey(cluster, "ns", `k${i}`));
+  }
+  assert.equal(queue.len(), 100_000);
+  assert.deepEqual(queue.clusters(), ["prod", "staging", "dev"]);
+  const out = drain(queue);
+  assert.equal(out.length, 100_000);
+  assert.equal(new Set(out).size, 100_000, "no key handed out twice");
+
+  // While all three have keys, each gets exactly one in every three.
+  const count = (keys: string[]) => {
+    const c: Record<string, number> = {};
+    for (const k of keys) c[splitKey(k).cluster] = (c[splitKey(k).cluster] ?? 0) + 1;
+    return c;
+  };
+  assert.deepEqual(count(out.slice(0, 30_000)), { prod: 10_000, staging: 10_000, dev: 10_000 });
+  assert.deepEqual(count(out.slice(30_000, 50_000)), { prod: 10_000, staging: 10_000 });
+  assert.deepEqual(count(out.slice(50_000)), { prod: 50_000 });
+  // Per cluster, first in, first out.
+  for (const [cluster, size] of Object.entries(sizes)) {
+    const names = out.filter((k) => k.startsWith(`${cluster}/`)).map((k) => splitKey(k).name);
+    assert.deepEqual(names, Array.from({ length: size }, (_, i) => `k${i}`));
+  }
+  assert.equal(queue.len(), 0);
+});
+
+Deno.test("FairWorkQueue.addAfter() adds the key once the delay has passed", async () => {
+  const { clock, queue } = setup();
+  queue.addAfter("prod/ns/a", 1_000);
+  assert.equal(queue.len(), 0);
+  assert.equal(queue.stats("prod").delayed, 1);
+  const got = queue.get();
+  await clock.advance(999);
+  assert.equal(queue.stats("prod").delayed, 1);
+  await clock.advance(1);
+  assert.equal(await got, "prod/ns/a");
+  assert.equal(queue.stats("prod").delayed, 0);
+  assert.equal(clock.pending, 0);
+});
+
+Deno.test("FairWorkQueue.addAfter() keeps the earliest due time for a key", async () => {
+  const { clock, queue } = setup();
+  queue.addAfter("prod/ns/a", 500);
+  queue.addAfter("prod/ns/a", 2_000); // later: ignored
+  queue.addAfter("prod/ns/a", 100); // earlier: wins
+  await clock.advance(100);
+  assert.equal(queue.tryGet(), "prod/ns/a");
+  queue.done("prod/ns/a");
+  await clock.advance(5_000);
+  assert.equal(queue.len(), 0, "the superseded due times do not add the key again");
+  assert.equal(clock.pending, 0);
+});
+
+Deno.test("FairWorkQueue.addAfter() adds keys in due order with one clock timer per cluster", async () => {
+  const { clock, queue } = setup();
+  for (let i = 0; i < 1_000; i++) queue.addAfter(`prod/ns/k${i}`, 1_000 - i);
+  queue.addAfter("dev/ns/x", 5);
+  assert.equal(clock.pending, 2);
+  await clock.advance(1_000);
+  const out = drain(queue);
+  assert.equal(out[0], "prod/ns/k999");
+  assert.deepEqual(
+    out.filter((k) => k.startsWith("prod/")),
+    Array.from({ length: 1_000 }, (_, i) => `prod/ns/k${999 - i}`),
+  );
+  assert.equal(clock.pending, 0);
+});
+
+Deno.test("FairWorkQueue.addAfter() with no delay adds at once and rejects a non-finite delay", () => {
+  const { clock, queue } = setup();
+  queue.addAfter("prod/ns/a", 0);
+  queue.addAfter("prod/ns/b", -5);
+  assert.equal(queue.len(), 2);
+  assert.equal(clock.pending, 0);
+  assert.throws(() => queue.addAfter("prod/ns/c", NaN), /delay must be finite, got NaN ms/);
+});
+
+Deno.test("FairWorkQueue.addAfter() of a key that is processing queues it after done()", async () => {
+  const { clock, queue } = setup();
+  queue.add("prod/ns/a");
+  const key = queue.tryGet()!;
+  queue.addAfter(key, 10);
+  await clock.advance(10);
+  assert.equal(queue.len(), 0);
+  queue.done(key);
+  assert.equal(queue.tryGet(), key);
+});
+
+Deno.test("FairWorkQueue.addRateLimited() backs off per key and forget() starts it over", async () => {
+  const { clock, queue } = setup();
+  const key = "prod/ns/a";
+  const dueAfter: number[] = [];
+  for (let attempt = 0; attempt < 4; attempt++) {
+    const start = clock.now();
+    queue.addRateLimited(key);
+    const got = queue.get();
+    while (queue.len() === 0) await clock.advance(1);
+    assert.equal(await got, key);
+    dueAfter.push(clock.now() - start);
+    queue.done(key);
+  }
+  assert.deepEqual(dueAfter, [5, 10, 20, 40]);
+  assert.equal(queue.numRequeues(key), 4);
+  assert.equal(queue.stats("prod").retrying, 1);
+  queue.forget(key);
+  assert.equal(queue.numRequeues(key), 0);
+  assert.equal(queue.stats("prod").retrying, 0);
+});
+
+Deno.test("FairWorkQueue uses the rate limiter given in its options", () => {
+  const calls: string[] = [];
+  const rateLimiter: RateLimiter = {
+    when: (key) => (calls.push(`when ${key}`), 0),
+    forget: (key) => void calls.push(`forget ${key}`),
+    retries: () => 7,
+  };
+  const { queue } = setup({ rateLimiter });
+  queue.addRateLimited("prod/ns/a");
+  assert.equal(queue.len(), 1);
+  assert.equal(queue.numRequeues("prod/ns/a"), 7);
+  queue.forget("prod/ns/a");
+  assert.deepEqual(calls, ["when prod/ns/a", "forget prod/ns/a"]);
+});
+
+Deno.test("FairWorkQueue.removeCluster() drops that cluster's keys, timers and limiter state only", async () => {
+  const limiter = new ItemExponentialLimiter();
+  const { clock, queue } = setup({ rateLimiter: limiter });
+  for (let i = 0; i < 100; i++) queue.add(`prod/ns/q${i}`);
+  for (let i = 0; i < 100; i++) queue.addAfter(`prod/ns/d${i}`, 1_000 + i);
+  queue.addRateLimited("prod/ns/r");
+  queue.add("dev/ns/a");
+  queue.addAfter("dev/ns/b", 2_000);
+  queue.addRateLimited("dev/ns/r");
+  assert.equal(clock.pending, 2, "one timer per cluster");
+
+  queue.removeCluster("prod");
+  assert.equal(clock.pending, 1, "prod's timer is cancelled; dev's remains");
+  assert.deepEqual(queue.clusters(), ["dev"]);
+  assert.equal(queue.lenFor("prod"), 0);
+  assert.equal(queue.len(), 1);
+  assert.equal(limiter.retries("prod/ns/r"), 0);
+  assert.equal(limiter.retries("dev/ns/r"), 1);
+  assert.deepEqual(queue.stats("prod"), { queued: 0, processing: 0, delayed: 0, retrying: 0, oldestWaitingMs: 0 });
+
+  await clock.advance(3_000);
+  assert.deepEqual(drain(queue).sort(), ["dev/ns/a", "dev/ns/b", "dev/ns/r"]);
+  assert.equal(clock.pending, 0);
+  queue.removeCluster("dev");
+  queue.removeCluster("unknown");
+  assert.equal(clock.pending, 0);
+  assert.deepEqual(queue.clusters(), []);
+});
+
+Deno.test("FairWorkQueue.removeCluster() does not queue a processing key again on done()", async () => {
+  const { queue } = setup();
+  queue.add("prod/ns/a");
+  const key = (await queue.get())!;
+  queue.add(key); // dirty while processing
+  queue.removeCluster("prod");
+  queue.done(key);
+  assert.equal(queue.len(), 0);
+  assert.equal(queue.tryGet(), undefined);
+});
+
+Deno.test("FairWorkQueue takes a cluster back afresh after removeCluster()", async () => {
+  const { queue } = setup();
+  queue.add("prod/ns/a");
+  queue.add("dev/ns/a");
+  const inFlight = (await queue.get())!; // prod/ns/a
+  queue.removeCluster("prod");
+  queue.add("prod/ns/b");
+  queue.add(inFlight); // waits for done(), as before removal
+  assert.deepEqual(queue.clusters(), ["dev", "prod"]);
+  assert.equal(queue.lenFor("prod"), 1);
+  queue.done(inFlight);
+  assert.deepEqual(drain(queue), ["dev/ns/a", "prod/ns/b", "prod/ns/a"]);
+  assert.equal(queue.stats("prod").processing, 0);
+});
+
+Deno.test("FairWorkQueue.shutDown() cancels every pending timer", async () => {
+  const { clock, queue } = setup();
+  queue.addAfter("prod/ns/a", 1_000);
+  queue.addAfter("dev/ns/a", 2_000);
+  queue.addRateLimited("staging/ns/a");
+  assert.equal(clock.pending, 3);
+  queue.shutDown();
+  assert.equal(clock.pending, 0);
+  await clock.advance(10_000);
+  assert.equal(queue.len(), 0);
+});
+
+Deno.test("FairWorkQueue hooks report adds, hand-outs with their wait, retries and depth per cluster", async () => {
+  const events: string[] = [];
+  const { clock, queue } = setup({
+    hooks: {
+      added: (c) => events.push(`added ${c}`),
+      handedOut: (c, ms) => events.push(`handedOut ${c} ${ms}`),
+      retried: (c) => events.push(`retried ${c}`),
+      depthChanged: (c, d) => events.push(`depth ${c} ${d}`),
+    },
+  });
+  queue.add("prod/ns/a");
+  queue.add("prod/ns/a");
+  await clock.advance(250);
+  const key = queue.tryGet()!;
+  queue.addRateLimited(key);
+  await clock.advance(5);
+  queue.done(key);
+  queue.add("dev/ns/b");
+  queue.removeCluster("dev");
+  assert.deepEqual(events, [
+    "added prod",
+    "depth prod 1",
+    "depth prod 0",
+    "handedOut prod 250",
+    "retried prod",
+    "added prod",
+    "depth prod 1",
+    "added dev",
+    "depth dev 1",
+    "depth dev 0",
+  ]);
+});
+
+Deno.test("FairWorkQueue.oldestWaitingMs() and stats() report per-cluster numbers", async () => {
+  const { clock, queue } = setup();
+  queue.add("prod/ns/a");
+  await clock.advance(100);
+  queue.add("prod/ns/b");
+  queue.addAfter("prod/ns/c", 1_000);
+  await clock.advance(50);
+  assert.equal(queue.oldestWaitingMs("prod"), 150);
+  assert.equal(queue.oldestWaitingMs("dev"), 0);
+  queue.tryGet();
+  assert.deepEqual(queue.stats("prod"), { queued: 1, processing: 1, delayed: 1, retrying: 0, oldestWaitingMs: 50 });
+  assert.equal(queue.lenFor("prod"), 1);
+  queue.shutDown();
+});

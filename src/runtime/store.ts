@@ -1,0 +1,129 @@
+// Per-cluster cache of the watched objects, trimmed to what reconcilers need.
+
+/** The metadata every stored object keeps. */
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  deletionTimestamp?: string;
+}
+
+/** A stored object: metadata plus whatever the operator's projection keeps. */
+export interface StoredObject {
+  metadata: ObjectMeta;
+  [field: string]: unknown;
+}
+
+/** Turns a raw API object into what the store keeps. */
+export type Projection = (raw: Record<string, unknown>) => StoredObject;
+
+/**
+ * The default projection: metadata trimmed to identity and versioning fields, plus `spec` and
+ * `status` as they are. managedFields, annotations and labels are dropped.
+ */
+export function trimObject(raw: Record<string, unknown>): StoredObject {
+  const m = (raw.metadata ?? {}) as Record<string, unknown>;
+  const metadata: ObjectMeta = {
+    name: String(m.name ?? ""),
+    namespace: m.namespace as string | undefined,
+    uid: m.uid as string | undefined,
+    resourceVersion: m.resourceVersion as string | undefined,
+    generation: m.generation as number | undefined,
+  };
+  if (m.deletionTimestamp) metadata.deletionTimestamp = String(m.deletionTimestamp);
+  const out: StoredObject = { metadata };
+  if (raw.spec !== undefined) out.spec = raw.spec;
+  if (raw.status !== undefined) out.status = raw.status;
+  return out;
+}
+
+/** `namespace/name`, or `name` for cluster-scoped objects. */
+export function objectKey(meta: { namespace?: string; name: string }): string {
+  return meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name;
+}
+
+/**
+ * A map of `namespace/name` to trimmed objects for one cluster.
+ *
+ * Guarantees: `replace` returns exactly the keys that were added, changed (by resourceVersion)
+ * or removed, so a relist after a watch gap yields the right adds and deletes.
+ */
+export class Store {
+  readonly #items = new Map<string, StoredObject>();
+  readonly #project: Projection;
+
+  constructor(project: Projection = trimObject) {
+    this.#project = project;
+  }
+
+  get size(): number {
+    return this.#items.size;
+  }
+
+  get(key: string): StoredObject | undefined {
+    return this.#items.get(key);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.#items.keys();
+  }
+
+  /** Stores the object; returns its key. */
+  upsert(raw: Record<string, unknown>): string {
+    const obj = this.#project(raw);
+    const key = objectKey(obj.metadata);
+    this.#items.set(key, obj);
+    return key;
+  }
+
+  /** Removes the object; returns its key. */
+  delete(raw: Record<string, unknown>): string {
+    const m = (raw.metadata ?? {}) as { namespace?: string; name?: string };
+    const key = objectKey({ namespace: m.namespace, name: String(m.name ?? "") });
+    this.#items.delete(key);
+    return key;
+  }
+
+  /** Replaces the whole content with a fresh list; returns the keys that changed. */
+  replace(rawItems: Iterable<Record<string, unknown>>): string[] {
+    const relist = this.startRelist();
+    for (const raw of rawItems) relist.add(raw);
+    return relist.finish();
+  }
+
+  /**
+   * Starts a relist that is fed page by page, so a large list never sits in memory twice.
+   * Objects are visible as soon as they are added; `finish` removes what the list did not hold
+   * (only within `namespace` when the list was scoped to one).
+   */
+  startRelist(namespace?: string): { add(raw: Record<string, unknown>): void; finish(): string[] } {
+    const changed: string[] = [];
+    const seen = new Set<string>();
+    return {
+      add: (raw) => {
+        const obj = this.#project(raw);
+        const key = objectKey(obj.metadata);
+        seen.add(key);
+        const old = this.#items.get(key);
+        if (!old || old.metadata.resourceVersion !== obj.metadata.resourceVersion) changed.push(key);
+        this.#items.set(key, obj);
+      },
+      finish: () => {
+        const prefix = namespace ? `${namespace}/` : "";
+        for (const key of this.#items.keys()) {
+          if (!seen.has(key) && key.startsWith(prefix)) {
+            this.#items.delete(key);
+            changed.push(key);
+          }
+        }
+        return changed;
+      },
+    };
+  }
+
+  clear(): void {
+    this.#items.clear();
+  }
+}

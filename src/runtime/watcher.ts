@@ -1,0 +1,271 @@
+// The list-then-watch loop for one resource in one cluster: relists on 410, reconnects with backoff,
+// and aborts silent streams with an inactivity watchdog.
+
+import { Backoff, type BackoffOptions, type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
+import type { Store } from "./store.ts";
+
+/** One event of a watch stream, as the kube layer yields it. */
+export interface WatchEvent {
+  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+  // deno-lint-ignore no-explicit-any
+  object: any;
+}
+
+/** What the watcher needs from a cluster client (the kube layer's KubeClient fits). */
+export interface ListWatchClient {
+  listPage(path: string, options: { limit?: number; continueToken?: string; signal?: AbortSignal }): Promise<{
+    items: unknown[];
+    resourceVersion: string;
+    continueToken?: string;
+  }>;
+  watch(path: string, options: {
+    resourceVersion: string;
+    timeoutSeconds: number;
+    allowWatchBookmarks?: boolean;
+    signal?: AbortSignal;
+  }): AsyncIterable<WatchEvent>;
+}
+
+/** Where a watcher stands, as health reports it. */
+export type WatchPhase =
+  | "connecting"
+  | "syncing"
+  | "watching"
+  | "unreachable"
+  | "unauthorized"
+  | "forbidden"
+  | "missing-crd";
+
+export interface WatchSnapshot {
+  phase: WatchPhase;
+  synced: boolean;
+  resourceVersion?: string;
+  /** When the last byte of progress (event, bookmark, list page) arrived. */
+  lastEventAt?: number;
+  /** When the loop last did anything at all; a stale value means the loop is wedged. */
+  heartbeatAt: number;
+  lastError: string | null;
+  connectAttempts: number;
+  relists: number;
+  watchdogAborts: number;
+}
+
+export interface WatcherOptions {
+  /** Path of the collection, e.g. /apis/demo.operator/v1/uuid. */
+  path: string;
+  client: ListWatchClient;
+  store: Store;
+  /** Set when `path` lists one namespace, so a relist only forgets objects of that namespace. */
+  namespace?: string;
+  /** Called with the store keys that changed. */
+  onChange(keys: string[]): void;
+  clock?: Clock;
+  logger?: Logger;
+  backoff?: BackoffOptions;
+  pageSize?: number;
+  /** A stream silent for this long is presumed half-open and reopened. Default 90 s. */
+  idleTimeoutMs?: number;
+  /** Server-side watch timeout is drawn uniformly from this range, in seconds. Default 300..600. */
+  watchTimeoutSeconds?: [number, number];
+  random?: () => number;
+}
+
+/** Raised inside the loop to restart from a fresh list. */
+class GoneError extends Error {
+  override name = "GoneError";
+}
+
+/** Raised by the watchdog to reopen a silent stream. */
+export class StreamStalledError extends Error {
+  override name = "StreamStalledError";
+}
+
+/** The HTTP status an error carries, if any (duck-typed so the kube layer stays swappable). */
+export function httpStatusOf(err: unknown): number | undefined {
+  const s = (err as { status?: unknown })?.status;
+  return typeof s === "number" ? s : undefined;
+}
+
+/** Maps a failure to the phase health shows. */
+export function phaseFor(err: unknown): WatchPhase {
+  const status = httpStatusOf(err);
+  if (status === 401) return "unauthorized";
+  if (status === 403) return "forbidden";
+  if (status === 404) return "missing-crd";
+  return "unreachable";
+}
+
+/**
+ * Keeps `store` equal to the cluster's objects at `path`.
+ *
+ * Guarantees:
+ * - never gives up and never spins: every failure waits a jittered, growing delay (800 ms..30 s by
+ *   default) that starts over after two minutes without failures;
+ * - a 410 Gone, as an HTTP status or as an in-stream ERROR event, leads to a relist whose diff is
+ *   reported through `onChange`, so deletions during a gap are seen;
+ * - a stream with no event or bookmark for `idleTimeoutMs` is aborted and reopened.
+ *
+ * Assumptions: the apiserver sends bookmarks (about once a minute), so a healthy idle stream is
+ * never silent for longer than the idle timeout's default.
+ */
+export class Watcher {
+  readonly #o: WatcherOptions;
+  readonly #clock: Clock;
+  readonly #backoff: Backoff;
+  readonly #random: () => number;
+  readonly #snap: WatchSnapshot;
+
+  constructor(options: WatcherOptions) {
+    this.#o = options;
+    this.#clock = options.clock ?? new SystemClock();
+    this.#random = options.random ?? Math.random;
+    this.#backoff = new Backoff({ random: this.#random, ...options.backoff });
+    this.#snap = {
+      phase: "connecting",
+      synced: false,
+      heartbeatAt: this.#clock.now(),
+      lastError: null,
+      connectAttempts: 0,
+      relists: 0,
+      watchdogAborts: 0,
+    };
+  }
+
+  snapshot(): WatchSnapshot {
+    return { ...this.#snap };
+  }
+
+  /** Runs until `signal` aborts; settles once every request and timer is gone. */
+  async start(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      this.#beat();
+      try {
+        if (this.#snap.resourceVersion === undefined) await this.#relist(signal);
+        await this.#watchOnce(signal);
+      } catch (err) {
+        if (signal.aborted) break;
+        if (err instanceof GoneError || httpStatusOf(err) === 410) {
+          this.#o.logger?.info("resourceVersion too old, relisting", { resourceVersion: this.#snap.resourceVersion });
+          this.#snap.resourceVersion = undefined;
+          continue;
+        }
+        const delay = this.#backoff.next(this.#clock.now());
+        const phase = err instanceof StreamStalledError ? "connecting" : phaseFor(err);
+        const message = errorText(err);
+        this.#snap.phase = phase;
+        this.#snap.lastError = message;
+        this.#o.logger?.warn("watch failed, retrying", { phase, error: message, retryInMs: delay });
+        await this.#clock.sleep(delay, signal);
+      }
+    }
+  }
+
+  #beat(): void {
+    this.#snap.heartbeatAt = this.#clock.now();
+  }
+
+  #progress(): void {
+    const now = this.#clock.now();
+    this.#snap.heartbeatAt = now;
+    this.#snap.lastEventAt = now;
+  }
+
+  async #relist(signal: AbortSignal): Promise<void> {
+    const { client, path, store } = this.#o;
+    if (!this.#snap.synced) this.#snap.phase = "syncing";
+    this.#snap.connectAttempts++;
+    const relist = store.startRelist(this.#o.namespace);
+    let continueToken: string | undefined;
+    let resourceVersion = "";
+    do {
+      const page = await client.listPage(path, { limit: this.#o.pageSize ?? 500, continueToken, signal });
+      for (const raw of page.items) relist.add(raw as Record<string, unknown>);
+      continueToken = page.continueToken;
+      resourceVersion = page.resourceVersion;
+      this.#progress();
+    } while (continueToken);
+    const changed = relist.finish();
+    this.#snap.resourceVersion = resourceVersion;
+    this.#snap.relists++;
+    this.#snap.synced = true;
+    this.#snap.lastError = null;
+    this.#o.logger?.info("listed", { objects: store.size, changed: changed.length, resourceVersion });
+    if (changed.length) this.#o.onChange(changed);
+  }
+
+  async #watchOnce(signal: AbortSignal): Promise<void> {
+    const { client, path, store } = this.#o;
+    const [lo, hi] = this.#o.watchTimeoutSeconds ?? [300, 600];
+    const idle = this.#o.idleTimeoutMs ?? 90_000;
+    const stream = new AbortController();
+    const onAbort = () => stream.abort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    let stalled = false;
+    let lastActivity = this.#clock.now();
+    const check = () => {
+      if (this.#clock.now() - lastActivity >= idle) {
+        stalled = true;
+        stream.abort();
+      } else timer = this.#clock.setTimer(Math.max(1, idle / 4), check);
+    };
+    let timer = this.#clock.setTimer(Math.max(1, idle / 4), check);
+    const openedAt = this.#clock.now();
+    let events = 0;
+    this.#snap.connectAttempts++;
+    try {
+      const iterable = client.watch(path, {
+        resourceVersion: this.#snap.resourceVersion!,
+        timeoutSeconds: Math.floor(lo + (hi - lo) * this.#random()),
+        allowWatchBookmarks: true,
+        signal: stream.signal,
+      });
+      this.#snap.phase = "watching";
+      this.#snap.lastError = null;
+      let batch: string[] = [];
+      for await (const ev of iterable) {
+        events++;
+        this.#progress();
+        lastActivity = this.#snap.lastEventAt!;
+        switch (ev.type) {
+          case "ADDED":
+          case "MODIFIED":
+            batch.push(store.upsert(ev.object));
+            break;
+          case "DELETED":
+            batch.push(store.delete(ev.object));
+            break;
+          case "BOOKMARK":
+            break;
+          case "ERROR": {
+            const code = ev.object?.code;
+            if (code === 410) throw new GoneError(`watch expired: ${ev.object?.message ?? "410 Gone"}`);
+            throw Object.assign(new Error(`watch ERROR event: ${ev.object?.message ?? JSON.stringify(ev.object)}`), {
+              status: typeof code === "number" ? code : undefined,
+            });
+          }
+        }
+        const rv = ev.object?.metadata?.resourceVersion;
+        if (rv) this.#snap.resourceVersion = rv;
+        if (batch.length) {
+          this.#o.onChange(batch);
+          batch = [];
+        }
+      }
+      if (stalled) throw new StreamStalledError(`watch stream silent for ${idle} ms; reconnecting`);
+      // A stream the server closes at once, over and over, would spin: treat it as a failure.
+      if (events === 0 && this.#clock.now() - openedAt < 1000 && !signal.aborted) {
+        throw new Error("watch stream closed immediately by the server");
+      }
+    } catch (err) {
+      if (stalled && !signal.aborted) {
+        this.#snap.watchdogAborts++;
+        throw new StreamStalledError(`watch stream silent for ${idle} ms; reconnecting`, { cause: err });
+      }
+      throw err;
+    } finally {
+      timer.cancel();
+      signal.removeEventListener("abort", onAbort);
+      stream.abort();
+    }
+  }
+}

@@ -1,0 +1,157 @@
+// Unit tests for the watch loop, on virtual time with a scripted list/watch client.
+import assert from "node:assert/strict";
+import { VirtualClock } from "../util/mod.ts";
+import { Store } from "./store.ts";
+import { type ListWatchClient, Watcher, type WatchEvent } from "./watcher.ts";
+
+const obj = (name: string, rv: string) => ({ metadata: { name, namespace: "ns", resourceVersion: rv } });
+
+type Step =
+  | { list: { items: unknown[]; rv: string } }
+  | { listError: unknown }
+  | { watch: WatchEvent[]; hang?: boolean }
+  | { watchError: unknown };
+
+/** Plays `steps` in order: each list/watch call takes the next step. */
+class ScriptedClient implements ListWatchClient {
+  calls: string[] = [];
+  constructor(private steps: Step[], private clock: VirtualClock) {}
+  #next(): Step {
+    const s = this.steps.shift();
+    if (!s) return { watch: [], hang: true };
+    return s;
+  }
+  listPage() {
+    this.calls.push("list");
+    const s = this.#next();
+    if ("listError" in s) return Promise.reject(s.listError);
+    if (!("list" in s)) throw new Error(`script expected a list, got ${JSON.stringify(s)}`);
+    return Promise.resolve({ items: s.list.items, resourceVersion: s.list.rv });
+  }
+  watch(_path: string, opts: { resourceVersion: string; signal?: AbortSignal }): AsyncIterable<WatchEvent> {
+    this.calls.push(`watch@${opts.resourceVersion}`);
+    const s = this.#next();
+    const signal = opts.signal;
+    return (async function* () {
+      if ("watchError" in s) throw s.watchError;
+      if (!("watch" in s)) throw new Error("script expected a watch");
+      for (const ev of s.watch) yield ev;
+      if (s.hang) {
+        await new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }));
+      }
+    })();
+  }
+}
+
+function setup(steps: Step[], idleTimeoutMs = 90_000) {
+  const clock = new VirtualClock(1_000_000);
+  const client = new ScriptedClient(steps, clock);
+  const store = new Store();
+  const changes: string[] = [];
+  const watcher = new Watcher({
+    path: "/apis/g/v1/things",
+    client,
+    store,
+    onChange: (keys) => changes.push(...keys),
+    clock,
+    idleTimeoutMs,
+    random: () => 0,
+  });
+  const stop = new AbortController();
+  const done = watcher.start(stop.signal);
+  return { clock, client, store, changes, watcher, stop, done };
+}
+
+Deno.test("Watcher lists, then watches from the list's resourceVersion", async () => {
+  const t = setup([{ list: { items: [obj("a", "5")], rv: "10" } }, {
+    watch: [{ type: "ADDED", object: obj("b", "11") }],
+    hang: true,
+  }]);
+  await t.clock.advance(10);
+  assert.deepEqual(t.client.calls, ["list", "watch@10"]);
+  assert.deepEqual(t.changes, ["ns/a", "ns/b"]);
+  const s = t.watcher.snapshot();
+  assert.equal(s.phase, "watching");
+  assert.equal(s.synced, true);
+  assert.equal(s.resourceVersion, "11");
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Watcher relists after an in-stream 410 ERROR event and reports the deletion made during the gap", async () => {
+  const t = setup([
+    { list: { items: [obj("a", "5"), obj("b", "6")], rv: "10" } },
+    { watch: [{ type: "ERROR", object: { kind: "Status", code: 410, message: "too old resource version" } }] },
+    { list: { items: [obj("a", "5")], rv: "20" } },
+    { watch: [], hang: true },
+  ]);
+  await t.clock.advance(10);
+  assert.deepEqual(t.client.calls, ["list", "watch@10", "list", "watch@20"]);
+  assert.equal(t.store.get("ns/b"), undefined);
+  assert.deepEqual(t.changes, ["ns/a", "ns/b", "ns/b"]);
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Watcher relists when the watch request itself answers HTTP 410", async () => {
+  const gone = Object.assign(new Error("410 Gone"), { status: 410 });
+  const t = setup([
+    { list: { items: [], rv: "10" } },
+    { watchError: gone },
+    { list: { items: [obj("c", "30")], rv: "30" } },
+    { watch: [], hang: true },
+  ]);
+  await t.clock.advance(10);
+  assert.deepEqual(t.client.calls, ["list", "watch@10", "list", "watch@30"]);
+  assert.equal(t.watcher.snapshot().relists, 2);
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Watcher backs off exponentially on failures and never spins hot", async () => {
+  const refused = () => Object.assign(new Error("connection refused"), { name: "TransportError" });
+  const t = setup(Array.from({ length: 20 }, () => ({ listError: refused() })));
+  // Over 60 virtual seconds: 0.8 + 1.6 + 3.2 + 6.4 + 12.8 + 25.6 s → 6 or 7 attempts, not thousands.
+  await t.clock.advance(60_000);
+  const attempts = t.client.calls.length;
+  assert.ok(attempts >= 5 && attempts <= 8, `attempts in 60 s: ${attempts}`);
+  assert.equal(t.watcher.snapshot().phase, "unreachable");
+  assert.match(t.watcher.snapshot().lastError ?? "", /connection refused/);
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Watcher maps 401, 403 and 404 to unauthorized, forbidden and missing-crd", async () => {
+  for (const [status, phase] of [[401, "unauthorized"], [403, "forbidden"], [404, "missing-crd"]] as const) {
+    const t = setup([{ listError: Object.assign(new Error(`HTTP ${status}`), { status }) }]);
+    await t.clock.advance(10);
+    assert.equal(t.watcher.snapshot().phase, phase);
+    t.stop.abort();
+    await t.done;
+  }
+});
+
+Deno.test("Watcher's inactivity watchdog reopens a silent stream from the last resourceVersion", async () => {
+  const t = setup([
+    { list: { items: [], rv: "10" } },
+    { watch: [{ type: "BOOKMARK", object: { metadata: { resourceVersion: "15" } } }], hang: true },
+    { watch: [], hang: true },
+  ], 5_000);
+  await t.clock.advance(10);
+  assert.deepEqual(t.client.calls, ["list", "watch@10"]);
+  await t.clock.advance(7_000);
+  await t.clock.advance(2_000); // backoff after the stall
+  assert.deepEqual(t.client.calls, ["list", "watch@10", "watch@15"]);
+  assert.equal(t.watcher.snapshot().watchdogAborts, 1);
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Watcher.start() settles after abort and leaves no timer behind", async () => {
+  const t = setup([{ list: { items: [], rv: "1" } }, { watch: [], hang: true }]);
+  await t.clock.advance(10);
+  t.stop.abort();
+  await t.done;
+  await t.clock.advance(0);
+  assert.equal(t.clock.pending, 0);
+});

@@ -1,0 +1,123 @@
+// A small structured logger: JSON or text lines, levels, bound fields, and credential redaction.
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+export type LogFormat = "json" | "text";
+export type LogFields = Record<string, unknown>;
+
+export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+/** Field names whose values are never written, whatever their content. */
+const SECRET_KEY = /token|password|secret|authorization|client-?key|bearer|credential/i;
+/** Values that look like credentials are masked even under innocent field names. */
+const SECRET_VALUE = [
+  /Bearer\s+[A-Za-z0-9._~+/=-]+/g,
+  /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, // JWTs
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
+];
+
+/** Masks anything in `text` that looks like a credential. */
+export function redact(text: string): string {
+  let out = text;
+  for (const re of SECRET_VALUE) out = out.replace(re, "[redacted]");
+  return out;
+}
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  format?: LogFormat;
+  /** Where lines go; defaults to stderr. */
+  write?: (line: string) => void;
+  now?: () => number;
+}
+
+interface Sink {
+  min: number;
+  format: LogFormat;
+  write: (line: string) => void;
+  now: () => number;
+}
+
+/** Writes one line per call. Child loggers carry bound fields such as `cluster`. */
+export class Logger {
+  readonly #sink: Sink;
+  readonly #fields: LogFields;
+
+  constructor(options: LoggerOptions = {}, fields: LogFields = {}, sink?: Sink) {
+    const encoder = new TextEncoder();
+    this.#sink = sink ?? {
+      min: RANK[options.level ?? "info"],
+      format: options.format ?? "json",
+      write: options.write ?? ((line) => Deno.stderr.writeSync(encoder.encode(line + "\n"))),
+      now: options.now ?? Date.now,
+    };
+    this.#fields = fields;
+  }
+
+  /** A logger that adds `fields` to every line. */
+  child(fields: LogFields): Logger {
+    return new Logger({}, { ...this.#fields, ...fields }, this.#sink);
+  }
+
+  enabled(level: LogLevel): boolean {
+    return RANK[level] >= this.#sink.min;
+  }
+
+  debug(msg: string, fields?: LogFields): void {
+    this.#log("debug", msg, fields);
+  }
+  info(msg: string, fields?: LogFields): void {
+    this.#log("info", msg, fields);
+  }
+  warn(msg: string, fields?: LogFields): void {
+    this.#log("warn", msg, fields);
+  }
+  error(msg: string, fields?: LogFields): void {
+    this.#log("error", msg, fields);
+  }
+
+  #log(level: LogLevel, msg: string, fields?: LogFields): void {
+    if (RANK[level] < this.#sink.min) return;
+    const all: LogFields = { ...this.#fields, ...fields };
+    const clean: LogFields = {};
+    for (const [k, v] of Object.entries(all)) {
+      if (v === undefined) continue;
+      clean[k] = SECRET_KEY.test(k) ? "[redacted]" : plain(v);
+    }
+    const time = new Date(this.#sink.now()).toISOString();
+    const line = this.#sink.format === "json"
+      ? JSON.stringify({ time, level, msg: redact(msg), ...clean })
+      : `${time} ${level.toUpperCase().padEnd(5)} ${redact(msg)}${
+        Object.entries(clean).map(([k, v]) => ` ${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join("")
+      }`;
+    this.#sink.write(line);
+  }
+}
+
+/** Turns errors into loggable text and masks credential-looking strings. */
+function plain(v: unknown): unknown {
+  if (v instanceof Error) return redact(errorText(v));
+  if (typeof v === "string") return redact(v);
+  return v;
+}
+
+/** An error's message with its chain of causes, one level per ": ". */
+export function errorText(err: unknown): string {
+  const parts: string[] = [];
+  let cur: unknown = err;
+  for (let depth = 0; cur !== undefined && cur !== null && depth < 5; depth++) {
+    if (cur instanceof Error) {
+      parts.push(cur.message);
+      cur = cur.cause;
+    } else {
+      parts.push(String(cur));
+      break;
+    }
+  }
+  return redact(parts.filter((p, i) => p && !parts[i - 1]?.includes(p)).join(": "));
+}
+
+/** A logger that drops everything, for tests that do not look at logs. */
+export function silentLogger(): Logger {
+  return new Logger({ level: "error", write: () => {} });
+}

@@ -1,0 +1,4 @@
+// Public surface of src/util: pure helpers that import nothing else from src/.
+export * from "./clock.ts";
+export * from "./backoff.ts";
+export * from "./logger.ts";

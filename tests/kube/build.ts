@@ -1,0 +1,204 @@
+// Builds the real kube-apiserver and an embedded etcd from tests/kube/ into .cache/kube-bin/, rebuilding only on change.
+//
+// Guarantees:
+// - The binaries are rebuilt only when the sha256 over go.mod, go.sum, cmd/**/*.go, the ldflags and the Go version
+//   differs from the one stored in `.cache/kube-bin/stamp`, or when a binary is missing.
+// - Concurrent callers (two test runs, a test run and `clusters:up`) build at most once: the build holds an exclusive
+//   lock on `.cache/kube-bin/.lock` and re-checks the stamp once it has it.
+// - Binaries are linked into a temporary folder and renamed into place, so running apiservers are never overwritten.
+//
+// Assumptions: `go` (1.26+) is on PATH; the Go module proxy is reachable for the first build.
+
+/** The Kubernetes version the binaries report on `/version` and `--version`. */
+export const KUBE_VERSION = "v1.36.3";
+
+/** Absolute path of the repository root (two levels above this file). */
+export const REPO_ROOT: string = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
+
+/** Folder of the Go module that builds the control-plane binaries. */
+export const KUBE_MODULE_DIR = `${REPO_ROOT}/tests/kube`;
+
+/** Folder the binaries and the stamp are written to. */
+export const KUBE_BIN_DIR = `${REPO_ROOT}/.cache/kube-bin`;
+
+/** Paths of the built binaries, and how they were obtained. */
+export interface KubeBinaries {
+  apiserver: string;
+  etcd: string;
+  /** True when the stamp matched and nothing was built. */
+  cached: boolean;
+  /** Seconds spent building (0 when cached). */
+  buildSeconds: number;
+}
+
+/** Options of {@linkcode ensureBinaries}. */
+export interface EnsureBinariesOptions {
+  /** Receives progress lines; defaults to writing them to stderr. */
+  log?: (line: string) => void;
+}
+
+/** The build failed or its inputs could not be read. */
+export class KubeBuildError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "KubeBuildError";
+  }
+}
+
+/** The `-ldflags` value: strip symbols and stamp the version that `/version` reports. */
+export function versionLdflags(version: string = KUBE_VERSION): string {
+  const [major, minor] = version.replace(/^v/, "").split(".");
+  return [
+    "-s",
+    "-w",
+    `-X k8s.io/component-base/version.gitVersion=${version}`,
+    `-X k8s.io/component-base/version.gitMajor=${major}`,
+    `-X k8s.io/component-base/version.gitMinor=${minor}`,
+    "-X k8s.io/component-base/version.gitTreeState=clean",
+    "-X k8s.io/component-base/version.buildDate=2026-01-01T00:00:00Z",
+    `-X k8s.io/client-go/pkg/version.gitVersion=${version}`,
+    `-X k8s.io/client-go/pkg/version.gitMajor=${major}`,
+    `-X k8s.io/client-go/pkg/version.gitMinor=${minor}`,
+  ].join(" ");
+}
+
+/** Relative paths (sorted) of every file whose content decides the build: go.mod, go.sum and cmd/**\/*.go. */
+async function buildInputs(): Promise<string[]> {
+  const files = ["go.mod", "go.sum"];
+  const walk = async (rel: string): Promise<void> => {
+    for await (const entry of Deno.readDir(`${KUBE_MODULE_DIR}/${rel}`)) {
+      const child = `${rel}/${entry.name}`;
+      if (entry.isDirectory) await walk(child);
+      else if (entry.isFile && entry.name.endsWith(".go")) files.push(child);
+    }
+  };
+  await walk("cmd");
+  return files.sort();
+}
+
+async function goVersion(): Promise<string> {
+  let out: Deno.CommandOutput;
+  try {
+    out = await new Deno.Command("go", { args: ["env", "GOVERSION"], stdout: "piped", stderr: "piped" }).output();
+  } catch (cause) {
+    throw new KubeBuildError("could not run `go env GOVERSION`: is Go 1.26+ installed and on PATH?", { cause });
+  }
+  if (!out.success) {
+    throw new KubeBuildError(
+      `\`go env GOVERSION\` exited with code ${out.code}: ${new TextDecoder().decode(out.stderr)}`,
+    );
+  }
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+/** Hex sha256 over the build inputs, the ldflags and the Go version (`go env GOVERSION` unless given). */
+export async function sourceHash(go?: string): Promise<string> {
+  const encoder = new TextEncoder();
+  const parts: Uint8Array[] = [encoder.encode(`ldflags=${versionLdflags()}\ngo=${go ?? await goVersion()}\n`)];
+  for (const rel of await buildInputs()) {
+    parts.push(encoder.encode(`\0file=${rel}\0`));
+    parts.push(await Deno.readFile(`${KUBE_MODULE_DIR}/${rel}`));
+  }
+  const total = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    total.set(part, offset);
+    offset += part.length;
+  }
+  const digest = await crypto.subtle.digest("SHA-256", total);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function readStamp(): Promise<string | null> {
+  try {
+    return (await Deno.readTextFile(`${KUBE_BIN_DIR}/stamp`)).trim();
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+async function isExecutable(path: string): Promise<boolean> {
+  try {
+    const info = await Deno.stat(path);
+    return info.isFile && ((info.mode ?? 0) & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Returns the paths of kube-apiserver and etcd, building them first when the stamp does not match the sources.
+ *
+ * Prints nothing when cached; when building, the `go build` output goes to stderr.
+ */
+export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promise<KubeBinaries> {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const apiserver = `${KUBE_BIN_DIR}/kube-apiserver`;
+  const etcd = `${KUBE_BIN_DIR}/etcd`;
+  await Deno.mkdir(KUBE_BIN_DIR, { recursive: true });
+  let go: string;
+  try {
+    go = await goVersion();
+  } catch (error) {
+    // No Go toolchain: prebuilt binaries (for example restored from a CI cache) are still usable.
+    if ((await readStamp()) !== null && (await isExecutable(apiserver)) && (await isExecutable(etcd))) {
+      log(`warning: ${(error as Error).message}; using the prebuilt binaries in ${KUBE_BIN_DIR} unchecked`);
+      return { apiserver, etcd, cached: true, buildSeconds: 0 };
+    }
+    throw error;
+  }
+  const hash = await sourceHash(go);
+  const upToDate = async () =>
+    (await readStamp()) === hash && (await isExecutable(apiserver)) && (await isExecutable(etcd));
+  if (await upToDate()) return { apiserver, etcd, cached: true, buildSeconds: 0 };
+
+  using lock = await Deno.open(`${KUBE_BIN_DIR}/.lock`, { create: true, write: true });
+  await lock.lock(true);
+  try {
+    if (await upToDate()) return { apiserver, etcd, cached: true, buildSeconds: 0 };
+    log(`building kube-apiserver ${KUBE_VERSION} and etcd into ${KUBE_BIN_DIR} (several minutes on a cold Go cache)`);
+    const started = performance.now();
+    const tmp = await Deno.makeTempDir({ dir: KUBE_BIN_DIR, prefix: ".build-" });
+    try {
+      const child = new Deno.Command("go", {
+        args: ["build", "-trimpath", "-ldflags", versionLdflags(), "-o", `${tmp}/`, "./cmd/..."],
+        cwd: KUBE_MODULE_DIR,
+        env: { CGO_ENABLED: "0" },
+        stdout: "inherit",
+        stderr: "inherit",
+      }).spawn();
+      const status = await child.status;
+      if (!status.success) {
+        throw new KubeBuildError(
+          `go build ./cmd/... in ${KUBE_MODULE_DIR} failed with exit code ${status.code} (see the output above)`,
+        );
+      }
+      await Deno.rename(`${tmp}/kube-apiserver`, apiserver);
+      await Deno.rename(`${tmp}/etcd`, etcd);
+    } finally {
+      await Deno.remove(tmp, { recursive: true }).catch(() => {});
+    }
+    await Deno.writeTextFile(`${KUBE_BIN_DIR}/stamp`, `${hash}\n`);
+    const buildSeconds = (performance.now() - started) / 1000;
+    return { apiserver, etcd, cached: false, buildSeconds };
+  } finally {
+    await lock.unlock();
+  }
+}
+
+if (import.meta.main) {
+  try {
+    const started = performance.now();
+    const bins = await ensureBinaries();
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    console.log(
+      bins.cached
+        ? `kube binaries are up to date (cached, checked in ${seconds}s): ${bins.apiserver}, ${bins.etcd}`
+        : `kube binaries built in ${bins.buildSeconds.toFixed(1)}s: ${bins.apiserver}, ${bins.etcd}`,
+    );
+  } catch (error) {
+    console.error(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+    Deno.exit(1);
+  }
+}

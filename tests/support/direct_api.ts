@@ -1,0 +1,146 @@
+// A minimal direct client for tests: reads clusters/local.yaml and talks to the real apiservers as admin.
+
+import YAML from "yaml";
+
+const root = new URL("../..", import.meta.url).pathname;
+export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+export interface ClusterEndpoint {
+  name: string;
+  server: string;
+  token: string;
+  ca: string;
+}
+
+/** Reads one context of clusters/local.yaml; throws loudly when the clusters are not up. */
+export function endpoint(context: string, file = `${root}clusters/local.yaml`): ClusterEndpoint {
+  let doc: any;
+  try {
+    doc = YAML.parse(Deno.readTextFileSync(file));
+  } catch (err) {
+    throw new Error(
+      `cannot read ${file}: the local clusters are not running; start them with \`deno task clusters:up\``,
+      {
+        cause: err,
+      },
+    );
+  }
+  const ctx = doc.contexts?.find((c: any) => c.name === context)?.context;
+  if (!ctx) throw new Error(`no context ${context} in ${file}`);
+  const cluster = doc.clusters.find((c: any) => c.name === ctx.cluster).cluster;
+  const user = doc.users.find((u: any) => u.name === ctx.user).user;
+  return {
+    name: context,
+    server: cluster.server,
+    token: user.token,
+    ca: new TextDecoder().decode(Uint8Array.from(atob(cluster["certificate-authority-data"]), (c) => c.charCodeAt(0))),
+  };
+}
+
+/** An admin HTTP client for one cluster. Call close() when done. */
+export class DirectApi {
+  readonly ep: ClusterEndpoint;
+  readonly #http: Deno.HttpClient;
+
+  constructor(context: string) {
+    this.ep = endpoint(context);
+    this.#http = Deno.createHttpClient({ caCerts: [this.ep.ca] });
+  }
+
+  async request<T = any>(method: string, path: string, body?: unknown, contentType = "application/json"): Promise<T> {
+    const res = await fetch(this.ep.server + path, {
+      method,
+      client: this.#http,
+      headers: { authorization: `Bearer ${this.ep.token}`, "content-type": contentType, accept: "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) {
+      throw Object.assign(new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`), { status: res.status });
+    }
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** Creates Uuid objects with bounded concurrency; returns their names. */
+  async createUuids(namespace: string, names: string[], concurrency = 16): Promise<string[]> {
+    let next = 0;
+    const worker = async () => {
+      while (next < names.length) {
+        const name = names[next++];
+        await this.request("POST", `/apis/demo.operator/v1/namespaces/${namespace}/uuid`, {
+          apiVersion: "demo.operator/v1",
+          kind: "Uuid",
+          metadata: { name, namespace },
+          spec: {},
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    return names;
+  }
+
+  /** Lists the Uuids of a namespace (all pages). */
+  async listUuids(namespace: string): Promise<any[]> {
+    const items: any[] = [];
+    let cont = "";
+    do {
+      const page = await this.request(
+        "GET",
+        `/apis/demo.operator/v1/namespaces/${namespace}/uuid?limit=500${
+          cont ? `&continue=${encodeURIComponent(cont)}` : ""
+        }`,
+      );
+      items.push(...page.items);
+      cont = page.metadata?.continue ?? "";
+    } while (cont);
+    return items;
+  }
+
+  /** Map of name → status.uuid (undefined when none yet). */
+  async uuidsOf(namespace: string): Promise<Map<string, unknown>> {
+    return new Map((await this.listUuids(namespace)).map((o) => [o.metadata.name, o.status?.uuid]));
+  }
+
+  /** Sum of apiserver_request_total for writes (PATCH/PUT) to the uuid resource. */
+  async uuidWrites(): Promise<number> {
+    const res = await fetch(this.ep.server + "/metrics", {
+      client: this.#http,
+      headers: { authorization: `Bearer ${this.ep.token}` },
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`GET /metrics: ${res.status}`);
+    let sum = 0;
+    for (const line of String(text).split("\n")) {
+      if (!line.startsWith("apiserver_request_total{")) continue;
+      if (!line.includes('resource="uuid"') || !/verb="(PATCH|PUT|APPLY)"/.test(line)) continue;
+      sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+    }
+    return sum;
+  }
+
+  close(): void {
+    this.#http.close();
+  }
+}
+
+/** Polls `fn` until it returns a truthy value. */
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 60_000,
+  everyMs = 250,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+      last = v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${String(last)}`);
+}
