@@ -5,13 +5,13 @@ import type { TokenBucket } from "../queue/mod.ts";
 import {
   type ApiClient,
   type ClusterContext,
-  EventRecorder,
   type EventLevel,
+  EventRecorder,
   type Operator,
   phaseFor,
   Store,
-  type WatchPhase,
   Watcher,
+  type WatchPhase,
   type WatchSnapshot,
 } from "../runtime/mod.ts";
 import { Backoff, type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";

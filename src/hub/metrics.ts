@@ -3,7 +3,15 @@
 import client from "prom-client";
 import type { ClusterHealth } from "./cluster_worker.ts";
 
-const STATES = ["connecting", "syncing", "watching", "unreachable", "unauthorized", "forbidden", "missing-crd"] as const;
+const STATES = [
+  "connecting",
+  "syncing",
+  "watching",
+  "unreachable",
+  "unauthorized",
+  "forbidden",
+  "missing-crd",
+] as const;
 
 /**
  * One registry per Hub (no global default registry), so several hubs in one process, as in tests,

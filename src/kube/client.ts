@@ -94,6 +94,13 @@ interface Transport {
 
 type AbortWhy = "caller" | "timeout" | "deadline" | "closed";
 
+/** Credentials from `access.auth()` with their TLS digest and when they were fetched. */
+interface Credentials {
+  auth: ClusterAuth;
+  fp: string;
+  at: number;
+}
+
 interface Opened {
   res: Response;
   call: Call;
@@ -127,8 +134,8 @@ export class KubeClient {
   readonly #closing = new AbortController();
   #transport: Transport | undefined;
   readonly #retired = new Set<Transport>();
-  #authCached: { auth: ClusterAuth; at: number } | undefined;
-  #authPending: Promise<ClusterAuth> | undefined;
+  #authCached: Credentials | undefined;
+  #authPending: Promise<Credentials> | undefined;
 
   constructor(access: ClusterAccess, options: KubeClientOptions = {}) {
     this.access = access;
@@ -156,7 +163,9 @@ export class KubeClient {
     const { res, call, transport } = await this.#open(method, path, opts);
     try {
       const text = await abortable(res.text(), call.signal);
-      if (!res.ok) throw apiErrorFrom({ method, path }, res.status, text, res.headers.get("retry-after"));
+      if (!res.ok) {
+        throw apiErrorFrom({ method, path }, res.status, { body: text, retryAfter: res.headers.get("retry-after") });
+      }
       if (text.trim() === "") return undefined as T;
       try {
         return JSON.parse(text) as T;
@@ -204,7 +213,8 @@ export class KubeClient {
    * aborts or the consumer stops iterating, cancelling the body so the stream is released.
    * A broken, stalled or malformed stream throws TransportError.
    */
-  async *watch<T = unknown>(path: string, opts: WatchOptions): AsyncGenerator<WatchEvent<T>, void, undefined> {
+  // deno-lint-ignore no-explicit-any
+  async *watch<T = any>(path: string, opts: WatchOptions): AsyncGenerator<WatchEvent<T>, void, undefined> {
     const query: Record<string, QueryValue> = {
       watch: "true",
       resourceVersion: opts.resourceVersion,
@@ -228,7 +238,10 @@ export class KubeClient {
     try {
       if (!res.ok) {
         const text = await res.text();
-        throw apiErrorFrom({ method: "GET", path }, res.status, text, res.headers.get("retry-after"));
+        throw apiErrorFrom({ method: "GET", path }, res.status, {
+          body: text,
+          retryAfter: res.headers.get("retry-after"),
+        });
       }
       if (!res.body) return;
       const r = reader = res.body.getReader();
@@ -301,8 +314,9 @@ export class KubeClient {
     const started = this.#clock.now();
     let transport: Transport | undefined;
     try {
-      const auth = await abortable(this.#auth(), call.signal);
-      transport = this.#transportFor(auth);
+      const creds = await abortable(this.#auth(), call.signal);
+      const auth = creds.auth;
+      transport = this.#transportFor(creds);
       transport.inflight++;
       const headers: Record<string, string> = {
         Accept: "application/json",
@@ -366,12 +380,13 @@ export class KubeClient {
     );
   }
 
-  #auth(): Promise<ClusterAuth> {
+  #auth(): Promise<Credentials> {
     const cached = this.#authCached;
-    if (cached && this.#clock.now() - cached.at < this.#authTtlMs) return Promise.resolve(cached.auth);
+    if (cached && this.#clock.now() - cached.at < this.#authTtlMs) return Promise.resolve(cached);
     this.#authPending ??= this.access.auth().then((auth) => {
-      this.#authCached = { auth, at: this.#clock.now() };
-      return auth;
+      const fresh = { auth, fp: tlsFingerprint(auth), at: this.#clock.now() };
+      this.#authCached = fresh;
+      return fresh;
     }).finally(() => {
       this.#authPending = undefined;
     });
@@ -383,8 +398,7 @@ export class KubeClient {
     this.access.invalidate?.();
   }
 
-  #transportFor(auth: ClusterAuth): Transport {
-    const fp = tlsFingerprint(auth);
+  #transportFor({ auth, fp }: Credentials): Transport {
     if (this.#transport && this.#transport.fp === fp) return this.#transport;
     if (this.#transport) {
       const old = this.#transport;

@@ -69,7 +69,12 @@ function fakeFetch(respond: (req: Seen) => Response | Promise<Response>): { fetc
 }
 
 /** A response body that the test feeds chunk by chunk. */
-function pushBody(): { stream: ReadableStream<Uint8Array>; push(s: string | Uint8Array): void; end(): void; cancelled: () => boolean } {
+function pushBody(): {
+  stream: ReadableStream<Uint8Array>;
+  push(s: string | Uint8Array): void;
+  end(): void;
+  cancelled: () => boolean;
+} {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let cancelled = false;
   const stream = new ReadableStream<Uint8Array>({
@@ -94,7 +99,8 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 // --- NDJSON framing ------------------------------------------------------------------------
 
 Deno.test("NdjsonDecoder joins lines and UTF-8 characters split across chunks", () => {
-  const text = '{"type":"ADDED","object":{"n":"é☃"}}\n{"type":"BOOKMARK","object":{}}\r\n\n{"type":"DELETED","object":{"n":1}}\n';
+  const text =
+    '{"type":"ADDED","object":{"n":"é☃"}}\n{"type":"BOOKMARK","object":{}}\r\n\n{"type":"DELETED","object":{"n":1}}\n';
   const bytes = enc.encode(text);
   for (const size of [1, 2, 3, 7, 64, bytes.length]) {
     const d = new NdjsonDecoder();
@@ -132,15 +138,17 @@ Deno.test("apiErrorFrom() takes reason and message from a Status body", () => {
   const err = apiErrorFrom(
     { method: "PATCH", path: "/apis/demo.operator/v1/namespaces/a/uuid/x/status" },
     409,
-    JSON.stringify({
-      kind: "Status",
-      apiVersion: "v1",
-      status: "Failure",
-      message: 'Operation cannot be fulfilled on uuid.demo.operator "x": the object has been modified',
-      reason: "Conflict",
-      details: { name: "x", group: "demo.operator", kind: "uuid" },
-      code: 409,
-    }),
+    {
+      body: JSON.stringify({
+        kind: "Status",
+        apiVersion: "v1",
+        status: "Failure",
+        message: 'Operation cannot be fulfilled on uuid.demo.operator "x": the object has been modified',
+        reason: "Conflict",
+        details: { name: "x", group: "demo.operator", kind: "uuid" },
+        code: 409,
+      }),
+    },
   );
   assert.equal(err.name, "ApiError");
   assert.equal(err.status, 409);
@@ -152,21 +160,20 @@ Deno.test("apiErrorFrom() takes reason and message from a Status body", () => {
 });
 
 Deno.test("apiErrorFrom() derives the reason from the status when the body is not a Status", () => {
-  const e401 = apiErrorFrom({ method: "GET", path: "/api" }, 401, "");
+  const e401 = apiErrorFrom({ method: "GET", path: "/api" }, 401, { body: "" });
   assert.equal(e401.reason, "Unauthorized");
   assert.equal(e401.message, "GET /api: 401 Unauthorized");
-  const e503 = apiErrorFrom({ method: "GET", path: "/x" }, 503, "<html>\nbusy</html>", "7");
+  const e503 = apiErrorFrom({ method: "GET", path: "/x" }, 503, { body: "<html>\nbusy</html>", retryAfter: "7" });
   assert.equal(e503.reason, "ServiceUnavailable");
   assert.equal(e503.retryAfterSeconds, 7);
   assert.equal(e503.message, "GET /x: 503 Service Unavailable: <html>");
   const e429 = apiErrorFrom({ method: "GET", path: "/x" }, 429, {
-    kind: "Status",
-    reason: "TooManyRequests",
-    message: "slow down",
-    details: { retryAfterSeconds: 3 },
+    body: { kind: "Status", reason: "TooManyRequests", message: "slow down", details: { retryAfterSeconds: 3 } },
   });
   assert.equal(e429.retryAfterSeconds, 3);
-  const gone = apiErrorFrom({ method: "GET", path: "/w" }, 410, { kind: "Status", code: 410, reason: "Expired", message: "too old resource version: 1 (2)" });
+  const gone = apiErrorFrom({ method: "GET", path: "/w" }, 410, {
+    body: { kind: "Status", code: 410, reason: "Expired", message: "too old resource version: 1 (2)" },
+  });
   assert.equal(gone.reason, "Expired");
 });
 
@@ -185,7 +192,10 @@ Deno.test("KubeClient.request() sends JSON with credentials and maps a Status er
       query: { fieldManager: "hub", dryRun: undefined },
     }).then(() => undefined, (e) => e);
     assert.ok(err instanceof ApiError);
-    assert.equal(err.message, "PATCH /apis/g/v1/namespaces/a/uuid/x/status: 409 Conflict: the object has been modified");
+    assert.equal(
+      err.message,
+      "PATCH /apis/g/v1/namespaces/a/uuid/x/status: 409 Conflict: the object has been modified",
+    );
     assert.ok(!JSON.stringify({ m: err.message, s: err.stack }).includes("secret-token-value"));
     assert.equal(seen[0].url, "https://fake.invalid:6443/apis/g/v1/namespaces/a/uuid/x/status?fieldManager=hub");
     const headers = new Headers(seen[0].init.headers);
@@ -201,7 +211,9 @@ Deno.test("KubeClient.request() sends JSON with credentials and maps a Status er
 
 Deno.test("KubeClient drops cached credentials and calls invalidate() after a 401", async () => {
   const access = new FakeAccess();
-  const { fetch } = fakeFetch(() => json(401, { kind: "Status", reason: "Unauthorized", message: "Unauthorized", code: 401 }));
+  const { fetch } = fakeFetch(() =>
+    json(401, { kind: "Status", reason: "Unauthorized", message: "Unauthorized", code: 401 })
+  );
   const client = new KubeClient(access, { fetch, authTtlMs: 60_000 });
   try {
     const err = await client.request("GET", "/api").catch((e) => e);
@@ -244,7 +256,12 @@ Deno.test("KubeClient.request() fails with a TransportError when no response arr
   const infos: ResponseInfo[] = [];
   const fetch: FetchLike = (_url, init) =>
     new Promise((_resolve, reject) => init.signal?.addEventListener("abort", () => reject(init.signal?.reason)));
-  const client = new KubeClient(new FakeAccess(), { fetch, clock, requestTimeoutMs: 5_000, onResponse: (i) => infos.push(i) });
+  const client = new KubeClient(new FakeAccess(), {
+    fetch,
+    clock,
+    requestTimeoutMs: 5_000,
+    onResponse: (i) => infos.push(i),
+  });
   try {
     const pending = client.request("GET", "/slow").catch((e) => e);
     await clock.advance(4_999);
@@ -261,7 +278,9 @@ Deno.test("KubeClient.request() fails with a TransportError when no response arr
 
 Deno.test("KubeClient.request() rejects with the caller's abort reason and a network failure as TransportError", async () => {
   const fetch: FetchLike = (_url, init) =>
-    init.signal?.aborted ? Promise.reject(init.signal.reason) : Promise.reject(new TypeError("fetch failed", { cause: new Error("connection refused") }));
+    init.signal?.aborted
+      ? Promise.reject(init.signal.reason)
+      : Promise.reject(new TypeError("fetch failed", { cause: new Error("connection refused") }));
   const client = new KubeClient(new FakeAccess(), { fetch });
   try {
     const ac = new AbortController();
@@ -298,7 +317,9 @@ Deno.test("KubeClient.watch() yields events split across chunks and ends when th
   try {
     const events: WatchEvent[] = [];
     const done = (async () => {
-      for await (const e of client.watch("/apis/g/v1/uuid", { resourceVersion: "7", timeoutSeconds: 300 })) events.push(e);
+      for await (const e of client.watch("/apis/g/v1/uuid", { resourceVersion: "7", timeoutSeconds: 300 })) {
+        events.push(e);
+      }
     })();
     body.push('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"MODI');
     body.push('FIED","object":{"metadata":{"name":"a"}}}\n');
@@ -316,7 +337,9 @@ Deno.test("KubeClient.watch() yields events split across chunks and ends when th
 });
 
 Deno.test("KubeClient.watch() throws ApiError before any event on a 410", async () => {
-  const { fetch } = fakeFetch(() => json(410, { kind: "Status", reason: "Expired", message: "too old resource version", code: 410 }));
+  const { fetch } = fakeFetch(() =>
+    json(410, { kind: "Status", reason: "Expired", message: "too old resource version", code: 410 })
+  );
   const client = new KubeClient(new FakeAccess(), { fetch });
   try {
     const events: WatchEvent[] = [];
@@ -394,7 +417,12 @@ Deno.test("KubeClient.close() ends requests in flight and rejects new ones", asy
 
 Deno.test("KubeClient.watch() reassembles events that a server writes in odd pieces, over real HTTP", async () => {
   const ac = new AbortController();
-  const pieces = ['{"type":"ADDED","object":{"n":"☃', '"}}\n{"type":"DEL', 'ETED","object":{"n":2}}\n', '{"type":"BOOKMARK","object":{}}'];
+  const pieces = [
+    '{"type":"ADDED","object":{"n":"☃',
+    '"}}\n{"type":"DEL',
+    'ETED","object":{"n":2}}\n',
+    '{"type":"BOOKMARK","object":{}}',
+  ];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen: () => {} }, () => {
     const bytes = pieces.map((p) => enc.encode(p));
     const stream = new ReadableStream<Uint8Array>({

@@ -60,7 +60,9 @@ export class ApiError extends Error {
     const reason = init.reason || defaultReason(init.status);
     const statusMessage = init.statusMessage ? redact(init.statusMessage) : "";
     super(
-      `${init.method} ${init.path}: ${init.status} ${reasonPhrase(init.status)}${statusMessage ? `: ${statusMessage}` : ""}`,
+      `${init.method} ${init.path}: ${init.status} ${reasonPhrase(init.status)}${
+        statusMessage ? `: ${statusMessage}` : ""
+      }`,
       options,
     );
     this.method = init.method;
@@ -100,14 +102,15 @@ export function isGone(err: unknown): boolean {
 
 /**
  * Builds an ApiError from an error response. `body` is the raw response text or an already
- * parsed object; a `metav1.Status` body supplies reason, message and details.
+ * parsed object; a `metav1.Status` body supplies reason, message and details. `retryAfter` is
+ * the Retry-After header, which wins over `details.retryAfterSeconds`.
  */
 export function apiErrorFrom(
   request: { method: string; path: string },
   status: number,
-  body?: unknown,
-  retryAfterHeader?: string | null,
+  options: { body?: unknown; retryAfter?: string | null } = {},
 ): ApiError {
+  const { body, retryAfter: retryAfterHeader } = options;
   let parsed: unknown = body;
   if (typeof body === "string") {
     try {

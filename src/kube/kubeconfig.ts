@@ -502,7 +502,10 @@ class KubeconfigAccess implements ClusterAccess {
     const e = err as { code?: unknown; syscall?: unknown; path?: unknown; name?: unknown };
     const exec = record(this.#init.user.exec);
     if (typeof e?.syscall === "string" && e.syscall !== "" && !e.syscall.startsWith("spawn")) {
-      return new AuthError(this.name, `context "${this.name}": cannot read ${String(e.path ?? "a file")}: ${fsReason(err)}`);
+      return new AuthError(
+        this.name,
+        `context "${this.name}": cannot read ${String(e.path ?? "a file")}: ${fsReason(err)}`,
+      );
     }
     if (exec) {
       const command = basename(String(exec.command));

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { AuthError, ConfigError } from "./errors.ts";
-import { type ClusterAccess, inClusterAccess, loadContexts, tlsFingerprint } from "./kubeconfig.ts";
+import { inClusterAccess, loadContexts, tlsFingerprint } from "./kubeconfig.ts";
 
 const CA = "-----BEGIN CERTIFICATE-----\nQ0EtQ0VSVA==\n-----END CERTIFICATE-----\n";
 const CERT = "-----BEGIN CERTIFICATE-----\nQ0xJRU5ULUNFUlQ=\n-----END CERTIFICATE-----\n";
@@ -61,12 +61,6 @@ const context = (name: string, clusterName: string, userName?: string, namespace
   context: { cluster: clusterName, user: userName, namespace },
 });
 
-async function only(files: string[], name: string): Promise<ClusterAccess> {
-  const catalog = await loadContexts({ files });
-  const [access] = catalog.select([name]);
-  return access;
-}
-
 Deno.test("loadContexts() reads clusters/*.yaml before $KUBECONFIG and keeps the first definition of a name", async () => {
   const dir = await tempDir();
   await Deno.mkdir(join(dir, "clusters"));
@@ -90,7 +84,10 @@ Deno.test("loadContexts() reads clusters/*.yaml before $KUBECONFIG and keeps the
   const extra = join(dir, "extra.kubeconfig");
   await Deno.writeTextFile(
     extra,
-    kubeconfig({ clusters: [cluster("c3", "https://c3.example")], contexts: [context("dev", "c3"), context("prod", "c3")] }),
+    kubeconfig({
+      clusters: [cluster("c3", "https://c3.example")],
+      contexts: [context("dev", "c3"), context("prod", "c3")],
+    }),
   );
   const catalog = await loadContexts({
     cwd: dir,
@@ -214,12 +211,19 @@ Deno.test("ClusterAccess.auth() sends a token, and re-reads a tokenFile as soon 
         user("rotating", { tokenFile: "token" }),
         user("basic", { username: "admin", password: "pw" }),
       ],
-      contexts: [context("static", "c", "static"), context("rotating", "c", "rotating"), context("basic", "c", "basic")],
+      contexts: [
+        context("static", "c", "static"),
+        context("rotating", "c", "rotating"),
+        context("basic", "c", "basic"),
+      ],
     }),
   );
   const catalog = await loadContexts({ files: [file] });
   const [stat, rotating, basic] = catalog.select(["static", "rotating", "basic"]);
-  assert.deepEqual((await stat.auth()).headers, { Authorization: "Bearer static-token", "Impersonate-User": "someone" });
+  assert.deepEqual((await stat.auth()).headers, {
+    Authorization: "Bearer static-token",
+    "Impersonate-User": "someone",
+  });
   assert.deepEqual((await rotating.auth()).headers.Authorization, "Bearer first-token");
   await Deno.writeTextFile(join(dir, "token"), "second-token-which-is-longer\n");
   assert.deepEqual((await rotating.auth()).headers.Authorization, "Bearer second-token-which-is-longer");
@@ -276,7 +280,11 @@ Deno.test("ClusterAccess.auth() runs an exec plugin, caches its token until expi
   assert.deepEqual((await future.auth()).headers.Authorization, "Bearer exec-token-2", "invalidate() forces a new run");
 
   assert.deepEqual((await past.auth()).headers.Authorization, "Bearer exec-token-3");
-  assert.deepEqual((await past.auth()).headers.Authorization, "Bearer exec-token-4", "an expired credential is renewed");
+  assert.deepEqual(
+    (await past.auth()).headers.Authorization,
+    "Bearer exec-token-4",
+    "an expired credential is renewed",
+  );
   const [a, b] = await Promise.all([past.auth(), past.auth()]);
   assert.deepEqual(a.headers.Authorization, b.headers.Authorization, "concurrent calls share one run");
   assert.deepEqual(await runs(dir), 5);
@@ -354,7 +362,10 @@ Deno.test("ContextCatalog.select() names a context whose user or cluster is miss
     assert.match(err.message, re);
     messages.push(err.message);
   };
-  expect("nouser", /^context "nouser" in .*k\.yaml refers to user "ghost", which no kubeconfig defines; known users: badkey, u$/);
+  expect(
+    "nouser",
+    /^context "nouser" in .*k\.yaml refers to user "ghost", which no kubeconfig defines; known users: badkey, u$/,
+  );
   expect("nocluster", /^context "nocluster" in .* refers to cluster "ghost-cluster", which no kubeconfig defines/);
   expect("badca", new RegExp(`cannot read certificate-authority file ${join(dir, "nope", "ca.crt")}: not found`));
   expect("badurl", /has an invalid server URL "not a url"/);
@@ -387,7 +398,9 @@ Deno.test("inClusterAccess() reads the service account from its root and picks u
   assert.deepEqual(v6.server, "https://[fd00::1]:6443");
 
   const catalog = await loadContexts({ files: [], cwd: root, env });
-  assert.deepEqual(catalog.select(["in-cluster"], { inCluster: { root } }).map((a) => a.server), ["https://10.96.0.1:443"]);
+  assert.deepEqual(catalog.select(["in-cluster"], { inCluster: { root } }).map((a) => a.server), [
+    "https://10.96.0.1:443",
+  ]);
 });
 
 Deno.test("inClusterAccess() says the hub is not running in a pod when the environment or files are missing", async () => {
@@ -409,7 +422,9 @@ Deno.test("Errors about credentials never contain the token, key or exec output"
     file,
     kubeconfig({
       clusters: [cluster("c", "https://x", { "certificate-authority-data": "!!not-base64!!" })],
-      users: [user("u", { token: secretToken, "client-key-data": b64(KEY), "client-certificate-data": "bm90IHBlbQ==" })],
+      users: [
+        user("u", { token: secretToken, "client-key-data": b64(KEY), "client-certificate-data": "bm90IHBlbQ==" }),
+      ],
       contexts: [context("ctx", "c", "u")],
     }),
   );
@@ -428,7 +443,13 @@ Deno.test("Errors about credentials never contain the token, key or exec output"
 });
 
 Deno.test("tlsFingerprint() changes with the certificates and ignores headers", () => {
-  const a = { headers: { Authorization: "Bearer x" }, caCerts: [CA], cert: CERT, key: KEY, insecureSkipTlsVerify: false };
+  const a = {
+    headers: { Authorization: "Bearer x" },
+    caCerts: [CA],
+    cert: CERT,
+    key: KEY,
+    insecureSkipTlsVerify: false,
+  };
   assert.deepEqual(tlsFingerprint(a), tlsFingerprint({ ...a, headers: { Authorization: "Bearer y" } }));
   assert.ok(tlsFingerprint(a) !== tlsFingerprint({ ...a, cert: CERT + "\n" }));
   assert.ok(tlsFingerprint(a) !== tlsFingerprint({ ...a, caCerts: undefined }));

@@ -101,8 +101,21 @@ export class DirectApi {
     return new Map((await this.listUuids(namespace)).map((o) => [o.metadata.name, o.status?.uuid]));
   }
 
-  /** Sum of apiserver_request_total for writes (PATCH/PUT) to the uuid resource. */
-  async uuidWrites(): Promise<number> {
+  /** Deletes every Uuid of a namespace in one request (deletecollection). */
+  async deleteAllUuids(namespace: string): Promise<void> {
+    await this.request("DELETE", `/apis/demo.operator/v1/namespaces/${namespace}/uuid`);
+  }
+
+  /**
+   * Watches a namespace's Uuids from now on, recording every distinct status.uuid each object ever
+   * showed. An independent observer: it shares no code with the hub.
+   */
+  watchUuids(namespace: string): UuidHistory {
+    return new UuidHistory(this.ep, this.#http, namespace);
+  }
+
+  /** Sum of apiserver_request_total for writes (PATCH/PUT) to the uuid resource; `okOnly` counts 2xx only. */
+  async uuidWrites(okOnly = false): Promise<number> {
     const res = await fetch(this.ep.server + "/metrics", {
       client: this.#http,
       headers: { authorization: `Bearer ${this.ep.token}` },
@@ -113,6 +126,7 @@ export class DirectApi {
     for (const line of String(text).split("\n")) {
       if (!line.startsWith("apiserver_request_total{")) continue;
       if (!line.includes('resource="uuid"') || !/verb="(PATCH|PUT|APPLY)"/.test(line)) continue;
+      if (okOnly && !/code="2\d\d"/.test(line)) continue;
       sum += Number(line.slice(line.lastIndexOf(" ") + 1));
     }
     return sum;
@@ -143,4 +157,63 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, everyMs));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${String(last)}`);
+}
+
+/** Every status.uuid value each object showed, as seen by an independent watch. */
+export class UuidHistory {
+  readonly seen = new Map<string, Set<string>>();
+  /** Objects that showed a status with some but not all of uuid, state and message. */
+  readonly partial: string[] = [];
+  readonly #abort = new AbortController();
+  readonly #done: Promise<void>;
+
+  constructor(ep: ClusterEndpoint, http: Deno.HttpClient, namespace: string) {
+    this.#done = this.#run(ep, http, namespace).catch((err) => {
+      if (!this.#abort.signal.aborted) throw err;
+    });
+  }
+
+  async #run(ep: ClusterEndpoint, http: Deno.HttpClient, namespace: string): Promise<void> {
+    const res = await fetch(`${ep.server}/apis/demo.operator/v1/namespaces/${namespace}/uuid?watch=1`, {
+      client: http,
+      headers: { authorization: `Bearer ${ep.token}` },
+      signal: this.#abort.signal,
+    });
+    if (!res.ok || !res.body) throw new Error(`watch for UuidHistory: ${res.status}`);
+    let buf = "";
+    for await (const text of res.body.pipeThrough(new TextDecoderStream())) {
+      buf += text;
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (!line.trim()) continue;
+        const ev = JSON.parse(line);
+        const o = ev.object;
+        if (ev.type === "ERROR" || !o?.metadata) continue;
+        const st = o.status;
+        const name = o.metadata.name;
+        if (st && (st.uuid !== undefined || st.state !== undefined)) {
+          const complete = typeof st.uuid === "string" && typeof st.state === "string" &&
+            typeof st.message === "string";
+          if (!complete) this.partial.push(`${name}: ${JSON.stringify(st)}`);
+        }
+        if (typeof st?.uuid === "string" && st.uuid) {
+          let set = this.seen.get(name);
+          if (!set) this.seen.set(name, set = new Set());
+          set.add(st.uuid);
+        }
+      }
+    }
+  }
+
+  /** Names of objects that showed more than one UUID. */
+  changed(): string[] {
+    return [...this.seen].filter(([, s]) => s.size > 1).map(([n, s]) => `${n}: ${[...s].join(" -> ")}`);
+  }
+
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    await this.#done;
+  }
 }

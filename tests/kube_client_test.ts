@@ -1,0 +1,380 @@
+// End-to-end tests of src/kube against the real local kube-apiservers (clusters/local.yaml, context prod).
+//
+// Assumptions: the clusters were started with `deno task clusters:up`; a test fails (never skips) with that
+// instruction when they are not. Every test works in its own namespace and tolerates a hub running elsewhere
+// that may also touch Uuid objects (extra MODIFIED events, newer resourceVersions).
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { errorText } from "../src/util/mod.ts";
+import {
+  ApiError,
+  type ClusterAccess,
+  describePermission,
+  KubeClient,
+  loadContexts,
+  missingPermissions,
+  namespacePath,
+  type PermissionCheck,
+  resourcePath,
+  TransportError,
+  type WatchEvent,
+} from "../src/kube/mod.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const KUBECONFIG = join(ROOT, "clusters", "local.yaml");
+const NOT_RUNNING = "local clusters are not running: start them with `deno task clusters:up` " +
+  "(deno run --allow-all tests/kube/clusters.ts up)";
+const CONTEXT = "prod";
+const UUID = { group: "demo.operator", version: "v1", plural: "uuid" } as const;
+
+interface Uuid {
+  metadata: { name: string; resourceVersion: string; labels?: Record<string, string> };
+  status?: { uuid?: string; state?: string; message?: string };
+}
+
+/** A client for the prod context, after proving the apiserver answers. Fails with how to start the clusters. */
+async function connect(): Promise<{ access: ClusterAccess; client: KubeClient }> {
+  let access: ClusterAccess;
+  try {
+    [access] = (await loadContexts({ files: [KUBECONFIG] })).select([CONTEXT]);
+  } catch (err) {
+    throw new Error(`${NOT_RUNNING} (${errorText(err)})`);
+  }
+  const client = new KubeClient(access, { requestTimeoutMs: 15_000 });
+  try {
+    await client.request("GET", "/version");
+  } catch (err) {
+    client.close();
+    throw new Error(`${NOT_RUNNING} (${errorText(err)})`);
+  }
+  return { access, client };
+}
+
+/** Runs `fn` in a fresh namespace, then deletes its Uuid objects and the namespace. */
+async function inNamespace(client: KubeClient, fn: (ns: string) => Promise<void>): Promise<void> {
+  const ns = `kube-client-${crypto.randomUUID().slice(0, 8)}`;
+  await client.request("POST", namespacePath(), {
+    body: {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: ns, labels: { "operator-hub.test/ephemeral": "true" } },
+    },
+  });
+  try {
+    await fn(ns);
+  } finally {
+    // No kube-controller-manager runs, so nothing would garbage-collect the objects: delete them ourselves.
+    const list = await client.listPage<Uuid>(resourcePath({ ...UUID, namespace: ns })).catch(() => undefined);
+    for (const o of list?.items ?? []) {
+      const path = resourcePath({ ...UUID, namespace: ns, name: o.metadata.name });
+      await client.request("PATCH", path, { body: { metadata: { finalizers: null } } }).catch(() => {});
+      await client.request("DELETE", path).catch(() => {});
+    }
+    await client.request("DELETE", namespacePath(ns)).catch(() => {});
+  }
+}
+
+function createUuid(client: KubeClient, ns: string, name: string, labels: Record<string, string> = {}): Promise<Uuid> {
+  return client.request<Uuid>("POST", resourcePath({ ...UUID, namespace: ns }), {
+    body: { apiVersion: "demo.operator/v1", kind: "Uuid", metadata: { name, labels }, spec: {} },
+  });
+}
+
+async function deleteUuid(client: KubeClient, ns: string, name: string): Promise<void> {
+  const path = resourcePath({ ...UUID, namespace: ns, name });
+  await client.request("PATCH", path, { body: { metadata: { finalizers: null } } });
+  await client.request("DELETE", path);
+}
+
+/** A kubeconfig for the prod server with the given user section, in a private temp dir. */
+async function tempKubeconfig(
+  access: ClusterAccess,
+  user: Record<string, unknown>,
+  cluster: Record<string, unknown>,
+): Promise<{ dir: string; file: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "kube_client_test_" });
+  await Deno.chmod(dir, 0o700);
+  const file = join(dir, "config.yaml");
+  await Deno.writeTextFile(
+    file,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "c", cluster: { server: access.server, ...cluster } }],
+      users: [{ name: "u", user }],
+      contexts: [{ name: "ctx", context: { cluster: "c", user: "u" } }],
+    }),
+    { mode: 0o600 },
+  );
+  return { dir, file };
+}
+
+async function caData(access: ClusterAccess): Promise<string> {
+  const ca = (await access.auth()).caCerts?.[0];
+  assert.ok(ca, "clusters/local.yaml has certificate-authority-data");
+  return btoa(ca);
+}
+
+Deno.test("KubeClient.listPage() pages through Uuid objects two at a time with continue tokens", async () => {
+  const { client } = await connect();
+  try {
+    await inNamespace(client, async (ns) => {
+      const names = ["a", "b", "c", "d", "e"];
+      for (const n of names) await createUuid(client, ns, n);
+      const path = resourcePath({ ...UUID, namespace: ns });
+      const pages: { names: string[]; rv: string; cont?: string }[] = [];
+      let cont: string | undefined;
+      do {
+        const page = await client.listPage<Uuid>(path, { limit: 2, continueToken: cont });
+        cont = page.continueToken;
+        pages.push({ names: page.items.map((i) => i.metadata.name), rv: page.resourceVersion, cont });
+      } while (cont);
+      assert.deepEqual(pages.map((p) => p.names), [["a", "b"], ["c", "d"], ["e"]]);
+      assert.ok(pages[0].cont && pages[1].cont && !pages[2].cont);
+      assert.ok(/^\d+$/.test(pages[0].rv));
+      assert.ok(pages.every((p) => p.rv === pages[0].rv), "every page is from the same snapshot");
+    });
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("KubeClient.watch() from a list's resourceVersion sees ADDED, MODIFIED, DELETED and BOOKMARK, and ends when the server does", async () => {
+  const { client } = await connect();
+  try {
+    await inNamespace(client, async (ns) => {
+      const path = resourcePath({ ...UUID, namespace: ns });
+      const { resourceVersion } = await client.listPage(path);
+      const events: WatchEvent<Uuid>[] = [];
+      const started = Date.now();
+      const watching = (async () => {
+        for await (const e of client.watch<Uuid>(path, { resourceVersion, timeoutSeconds: 6 })) events.push(e);
+      })();
+      await createUuid(client, ns, "w1");
+      await client.request("PATCH", resourcePath({ ...UUID, namespace: ns, name: "w1" }), {
+        body: { metadata: { labels: { touched: "yes" } } },
+      });
+      await deleteUuid(client, ns, "w1");
+      await watching; // the server closes the stream after timeoutSeconds
+      const elapsed = Date.now() - started;
+      assert.ok(elapsed >= 4_000 && elapsed < 15_000, `the stream ended after ${elapsed} ms`);
+      const mine = events.filter((e) => e.type !== "BOOKMARK" && e.object.metadata.name === "w1").map((e) => e.type);
+      assert.equal(mine[0], "ADDED");
+      assert.ok(mine.includes("MODIFIED"), mine.join(","));
+      assert.equal(mine.at(-1), "DELETED");
+      const bookmarks = events.filter((e) => e.type === "BOOKMARK");
+      assert.ok(bookmarks.length > 0, `no BOOKMARK among ${events.map((e) => e.type).join(",")}`);
+      assert.ok(/^\d+$/.test(bookmarks[0].object.metadata.resourceVersion));
+    });
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("KubeClient.watch() from a too-old resourceVersion reports 410 Gone, as a status or an ERROR event", async () => {
+  const { client } = await connect();
+  try {
+    const path = resourcePath(UUID);
+    let gone = false;
+    try {
+      for await (const e of client.watch(path, { resourceVersion: "1", timeoutSeconds: 5 })) {
+        assert.equal(e.type, "ERROR", `first event is ${e.type}`);
+        assert.equal(e.object.code, 410);
+        assert.equal(e.object.reason, "Expired");
+        gone = true;
+        break;
+      }
+    } catch (err) {
+      assert.ok(err instanceof ApiError && err.status === 410, errorText(err));
+      gone = true;
+    }
+    assert.ok(gone);
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("KubeClient.watch() ends promptly when its signal aborts", async () => {
+  const { client } = await connect();
+  try {
+    const ac = new AbortController();
+    const { resourceVersion } = await client.listPage(resourcePath(UUID), { limit: 1 });
+    const started = Date.now();
+    setTimeout(() => ac.abort(), 300);
+    for await (
+      const _ of client.watch(resourcePath(UUID), { resourceVersion, timeoutSeconds: 300, signal: ac.signal })
+    ) {
+      // Objects changed by other tests may arrive; keep going until the abort.
+    }
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed < 2_000, `the watch ended ${elapsed} ms after it started`);
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("PATCH of the status subresource with a stale resourceVersion fails with ApiError 409 Conflict", async () => {
+  const { client } = await connect();
+  try {
+    await inNamespace(client, async (ns) => {
+      const created = await createUuid(client, ns, "p1");
+      const statusPath = resourcePath({ ...UUID, namespace: ns, name: "p1", subresource: "status" });
+      let rv = created.metadata.resourceVersion;
+      let patched: Uuid | undefined;
+      for (let attempt = 0; attempt < 5 && !patched; attempt++) {
+        try {
+          patched = await client.request<Uuid>("PATCH", statusPath, {
+            body: { metadata: { resourceVersion: rv }, status: { message: "first" } },
+          });
+        } catch (err) {
+          if (!(err instanceof ApiError && err.status === 409)) throw err;
+          // Something else (a running hub) changed it; try with the current version.
+          rv = (await client.request<Uuid>("GET", resourcePath({ ...UUID, namespace: ns, name: "p1" }))).metadata
+            .resourceVersion;
+        }
+      }
+      assert.ok(patched, "a patch with the current resourceVersion succeeded");
+      assert.equal(patched.status?.message, "first");
+      assert.notEqual(patched.metadata.resourceVersion, rv);
+
+      const err = await client.request("PATCH", statusPath, {
+        body: { metadata: { resourceVersion: rv }, status: { message: "stale" } },
+      }).then(() => undefined, (e) => e);
+      assert.ok(err instanceof ApiError, errorText(err));
+      assert.equal(err.status, 409);
+      assert.equal(err.reason, "Conflict");
+      assert.match(
+        err.message,
+        new RegExp(
+          `^PATCH /apis/demo\\.operator/v1/namespaces/${ns}/uuid/p1/status: 409 Conflict: Operation cannot be fulfilled`,
+        ),
+      );
+    });
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("missingPermissions() asks SelfSubjectAccessReviews: admin lacks nothing, a bare service account lacks all", async () => {
+  const { access, client } = await connect();
+  const checks: PermissionCheck[] = [
+    { verb: "list", group: "demo.operator", resource: "uuid" },
+    { verb: "watch", group: "demo.operator", resource: "uuid" },
+    { verb: "patch", group: "demo.operator", resource: "uuid", subresource: "status" },
+    { verb: "create", group: "", resource: "events", namespace: "default" },
+  ];
+  let limited: KubeClient | undefined;
+  let dir: string | undefined;
+  try {
+    assert.deepEqual(await missingPermissions(client, checks), []);
+    await inNamespace(client, async (ns) => {
+      await client.request(
+        "POST",
+        resourcePath({ group: "", version: "v1", plural: "serviceaccounts", namespace: ns }),
+        {
+          body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "bare" } },
+        },
+      );
+      const review = await client.request<{ status: { token: string } }>(
+        "POST",
+        resourcePath({
+          group: "",
+          version: "v1",
+          plural: "serviceaccounts",
+          namespace: ns,
+          name: "bare",
+          subresource: "token",
+        }),
+        { body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 600 } } },
+      );
+      const tmp = await tempKubeconfig(access, { tokenFile: "token" }, {
+        "certificate-authority-data": await caData(access),
+      });
+      dir = tmp.dir;
+      await Deno.writeTextFile(join(tmp.dir, "token"), review.status.token, { mode: 0o600 });
+      const [sa] = (await loadContexts({ files: [tmp.file] })).select(["ctx"]);
+      limited = new KubeClient(sa);
+      const missing = await missingPermissions(limited, checks);
+      assert.deepEqual(missing.map(describePermission), [
+        "list uuid.demo.operator",
+        "watch uuid.demo.operator",
+        "patch uuid/status.demo.operator",
+        "create events in namespace default",
+      ]);
+      const forbidden = await limited.listPage(resourcePath(UUID)).then(() => undefined, (e) => e);
+      assert.ok(forbidden instanceof ApiError && forbidden.status === 403 && forbidden.reason === "Forbidden");
+      assert.match(
+        forbidden.message,
+        /^GET \/apis\/demo\.operator\/v1\/uuid: 403 Forbidden: .*cannot list resource "uuid"/,
+      );
+
+      // A rotated token file is picked up by the next request (after the client's 1 s credential cache).
+      await Deno.writeTextFile(join(tmp.dir, "token"), "not-a-valid-token-at-all");
+      await new Promise((r) => setTimeout(r, 1_100));
+      const unauthorized = await limited.request("GET", "/version").then(() => undefined, (e) => e);
+      assert.ok(unauthorized instanceof ApiError && unauthorized.status === 401, errorText(unauthorized));
+      assert.equal(unauthorized.reason, "Unauthorized");
+      assert.ok(!unauthorized.message.includes("not-a-valid-token-at-all"));
+    });
+  } finally {
+    limited?.close();
+    client.close();
+    if (dir) await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("KubeClient honours insecure-skip-tls-verify, and without it refuses a server it cannot verify", async () => {
+  const { access, client } = await connect();
+  client.close();
+  const token = (await access.auth()).headers.Authorization?.replace(/^Bearer /, "");
+  assert.ok(token, "clusters/local.yaml uses a bearer token");
+  const insecure = await tempKubeconfig(access, { token }, { "insecure-skip-tls-verify": true });
+  const unverified = await tempKubeconfig(access, { token }, {});
+  const [a] = (await loadContexts({ files: [insecure.file] })).select(["ctx"]);
+  const [b] = (await loadContexts({ files: [unverified.file] })).select(["ctx"]);
+  const c1 = new KubeClient(a);
+  const c2 = new KubeClient(b);
+  try {
+    const version = await c1.request<{ major: string }>("GET", "/version");
+    assert.equal(version.major, "1");
+    const page = await c1.listPage(resourcePath(UUID), { limit: 1 });
+    let events = 0;
+    for await (const _ of c1.watch(resourcePath(UUID), { resourceVersion: page.resourceVersion, timeoutSeconds: 1 })) {
+      events++;
+    }
+    assert.ok(events >= 0);
+    const err = await c2.request("GET", "/version").then(() => undefined, (e) => e);
+    assert.ok(err instanceof TransportError, errorText(err));
+    assert.match(errorText(err), /certificate|UnknownIssuer/i);
+    assert.ok(!errorText(err).includes(token));
+  } finally {
+    c1.close();
+    c2.close();
+    await Deno.remove(insecure.dir, { recursive: true });
+    await Deno.remove(unverified.dir, { recursive: true });
+  }
+});
+
+Deno.test("KubeClient.close() ends a running watch and leaves no socket or timer behind", async () => {
+  const { client } = await connect();
+  const path = resourcePath(UUID);
+  const { resourceVersion } = await client.listPage(path, { limit: 1 });
+  let ended: unknown = "still running";
+  const watching = (async () => {
+    try {
+      for await (const _ of client.watch(path, { resourceVersion, timeoutSeconds: 300 })) { /* keep going */ }
+      ended = undefined;
+    } catch (err) {
+      ended = err;
+    }
+  })();
+  await Promise.all([client.request("GET", "/version"), client.listPage(path, { limit: 1 })]);
+  await new Promise((r) => setTimeout(r, 200));
+  client.close();
+  await watching;
+  assert.ok(ended instanceof TransportError && /was closed/.test(ended.message), errorText(ended));
+  const late = await client.request("GET", "/version").then(() => undefined, (e) => e);
+  assert.ok(late instanceof TransportError);
+  // Deno.test's resource and op sanitizers (on by default) fail this test if anything is left open.
+});

@@ -1,0 +1,140 @@
+// End-to-end: a UUID, once written, never changes: across restarts, SIGKILL mid-burst and two hubs at once.
+
+import assert from "node:assert/strict";
+import { DirectApi, UUID_V4, waitFor } from "./support/direct_api.ts";
+import { HubProcess } from "./support/hub_process.ts";
+import { testNamespace } from "./support/mod.ts";
+
+const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+
+async function waitAllAssigned(api: DirectApi, namespace: string, count: number, timeoutMs = 120_000) {
+  return await waitFor(
+    async () => {
+      const m = await api.uuidsOf(namespace);
+      const done = [...m.values()].filter((u) => typeof u === "string" && UUID_V4.test(u)).length;
+      return m.size === count && done === count ? m : undefined;
+    },
+    `${count} Uuids assigned in ${api.ep.name}/${namespace}`,
+    timeoutMs,
+  );
+}
+
+Deno.test("A hub restart changes no UUID and writes nothing for objects already done", async () => {
+  const ns = await testNamespace("restart");
+  const api = new DirectApi("prod");
+  const history = api.watchUuids(ns.name);
+  let hub = HubProcess.start({ clusters: ["prod"] });
+  try {
+    await hub.waitReady();
+    await api.createUuids(ns.name, names("r", 30));
+    const before = await waitAllAssigned(api, ns.name, 30);
+    assert.equal((await hub.stop()).code, 0, hub.tail());
+    const writes = await api.uuidWrites();
+    hub = HubProcess.start({ clusters: ["prod"] });
+    await hub.waitReady();
+    // The restarted hub lists all 30 and reconciles each once; give it time to (wrongly) write.
+    await waitFor(async () => (await hub.get("/status")).body.controller.queued === 0, "queue drained");
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.deepEqual(await api.uuidsOf(ns.name), before);
+    assert.equal(await api.uuidWrites() - writes, 0, "writes after restart");
+    assert.deepEqual(history.changed(), []);
+  } finally {
+    await hub.kill();
+    await history.stop();
+    await api.deleteAllUuids(ns.name);
+    api.close();
+    await ns.cleanup();
+  }
+});
+
+Deno.test("SIGKILL of the hub in the middle of a burst of 500 creations leaves every object with exactly one UUID", async () => {
+  const ns = await testNamespace("sigkill");
+  const api = new DirectApi("prod");
+  const history = api.watchUuids(ns.name);
+  let hub = HubProcess.start({ clusters: ["prod"] });
+  try {
+    await hub.waitReady();
+    const creating = api.createUuids(ns.name, names("k", 500), 8);
+    await waitFor(
+      async () => {
+        const m = await api.uuidsOf(ns.name);
+        return [...m.values()].filter(Boolean).length >= 100;
+      },
+      "100 UUIDs before the kill",
+      60_000,
+      50,
+    );
+    await hub.kill();
+    const atKill = await api.uuidsOf(ns.name);
+    await creating;
+    hub = HubProcess.start({ clusters: ["prod"] });
+    const after = await waitAllAssigned(api, ns.name, 500);
+    for (const [name, uuid] of atKill) if (uuid) assert.equal(after.get(name), uuid, `${name} changed`);
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.deepEqual(history.changed(), []);
+    assert.deepEqual(history.partial, [], "objects seen with a half-written status");
+    assert.equal(new Set(after.values()).size, 500, "UUIDs are unique");
+  } finally {
+    await hub.kill();
+    await history.stop();
+    await api.deleteAllUuids(ns.name);
+    api.close();
+    await ns.cleanup();
+  }
+});
+
+Deno.test("Two hubs on the same clusters at once write each UUID once and never overwrite one", async () => {
+  const ns = await testNamespace("twohubs");
+  const clusters = ["prod", "staging"];
+  const apis = clusters.map((c) => new DirectApi(c));
+  const histories = apis.map((a) => a.watchUuids(ns.name));
+  const hubs = [HubProcess.start({ clusters }), HubProcess.start({ clusters })];
+  try {
+    await Promise.all(hubs.map((h) => h.waitReady()));
+    const okBefore = await Promise.all(apis.map((a) => a.uuidWrites(true)));
+    await Promise.all(apis.map((a) => a.createUuids(ns.name, names("t", 100))));
+    await Promise.all(apis.map((a) => waitAllAssigned(a, ns.name, 100)));
+    await new Promise((r) => setTimeout(r, 1500));
+    for (const [i, h] of histories.entries()) assert.deepEqual(h.changed(), [], clusters[i]);
+    const okAfter = await Promise.all(apis.map((a) => a.uuidWrites(true)));
+    for (const i of [0, 1]) assert.equal(okAfter[i] - okBefore[i], 100, `${clusters[i]}: successful writes`);
+  } finally {
+    await Promise.all(hubs.map((h) => h.kill()));
+    await Promise.all(histories.map((h) => h.stop()));
+    await Promise.all(apis.map((a) => a.deleteAllUuids(ns.name)));
+    apis.forEach((a) => a.close());
+    await ns.cleanup();
+  }
+});
+
+Deno.test("SIGTERM during a burst exits 0 and leaves no half-written status", async () => {
+  const ns = await testNamespace("sigterm");
+  const api = new DirectApi("prod");
+  const history = api.watchUuids(ns.name);
+  let hub = HubProcess.start({ clusters: ["prod"] });
+  try {
+    await hub.waitReady();
+    const creating = api.createUuids(ns.name, names("s", 200), 8);
+    await waitFor(async () => [...(await api.uuidsOf(ns.name)).values()].filter(Boolean).length >= 20, "20 done");
+    const status = await hub.stop("SIGTERM");
+    assert.equal(status.code, 0, `exit code after SIGTERM\n${hub.tail()}`);
+    await creating;
+    const objs = await api.listUuids(ns.name);
+    for (const o of objs) {
+      const st = o.status;
+      if (st) {
+        assert.ok(UUID_V4.test(st.uuid) && st.state === "Ok" && typeof st.message === "string", JSON.stringify(st));
+      }
+    }
+    hub = HubProcess.start({ clusters: ["prod"] });
+    await waitAllAssigned(api, ns.name, 200);
+    assert.deepEqual(history.changed(), []);
+    assert.deepEqual(history.partial, []);
+  } finally {
+    await hub.kill();
+    await history.stop();
+    await api.deleteAllUuids(ns.name);
+    api.close();
+    await ns.cleanup();
+  }
+});
