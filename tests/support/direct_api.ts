@@ -1,4 +1,5 @@
 // A minimal direct client for tests: reads clusters/local.yaml and talks to the real apiservers as admin.
+// deno-lint-ignore-file no-explicit-any -- JSON from the apiserver and the hub is checked by the tests themselves.
 
 import YAML from "yaml";
 

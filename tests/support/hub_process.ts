@@ -1,4 +1,5 @@
 // Runs the hub as a real subprocess, with exactly the permissions of `deno task run`, for end-to-end tests.
+// deno-lint-ignore-file no-explicit-any -- JSON from the apiserver and the hub is checked by the tests themselves.
 
 const root = new URL("../..", import.meta.url).pathname;
 
