@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { DirectApi, UUID_V4, waitFor } from "./support/direct_api.ts";
 import { HubProcess } from "./support/hub_process.ts";
-import { kubectlOk, testNamespace } from "./support/mod.ts";
+import { installProductionCrd, installSeedCrd, kubectlOk, testNamespace } from "./support/mod.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
 
@@ -62,6 +62,127 @@ Deno.test("The hub gives every Uuid applied with kubectl in prod, staging and de
   } finally {
     await hub.kill();
     apis.forEach((a) => a.close());
+    await ns.cleanup();
+  }
+});
+
+Deno.test("Fairness: staging's single new Uuid gets its UUID while prod's 3,000 are still far from drained", async () => {
+  const ns = await testNamespace("fair", { contexts: ["prod", "staging"] });
+  const prod = new DirectApi("prod");
+  const staging = new DirectApi("staging");
+  // A low process-wide budget makes prod's backlog last long enough to observe ordering.
+  const hub = HubProcess.start({ clusters: ["prod", "staging"], args: ["--qps", "150", "--burst", "10"] });
+  try {
+    await hub.waitReady();
+    await prod.createUuids(ns.name, Array.from({ length: 3000 }, (_, i) => `p-${i}`), 32);
+    const count = async () => [...(await prod.uuidsOf(ns.name)).values()].filter(Boolean).length;
+    await waitFor(async () => (await count()) >= 50, "prod to start draining", 60_000, 100);
+    const doneAtCreate = await count();
+    await staging.createUuids(ns.name, ["s-0"]);
+    await waitFor(async () => (await staging.uuidsOf(ns.name)).get("s-0"), "staging's UUID", 60_000, 50);
+    const doneAtStaging = await count();
+    console.log(
+      `fairness: prod had ${doneAtCreate}/3000 done when staging's object was created, ${doneAtStaging}/3000 when it got its UUID`,
+    );
+    assert.ok(
+      doneAtStaging < 1500,
+      `prod had ${doneAtStaging} of 3000 done when staging's object got its UUID (created at ${doneAtCreate})`,
+    );
+  } finally {
+    await hub.kill();
+    await prod.deleteAllUuids(ns.name);
+    prod.close();
+    staging.close();
+    await ns.cleanup();
+  }
+});
+
+Deno.test("Health: an unreachable cluster keeps /readyz at 503 naming it, /healthz at 200 degraded, while the others work", async () => {
+  const ns = await testNamespace("health", { contexts: ["prod"] });
+  const api = new DirectApi("prod");
+  const dir = await Deno.makeTempDir();
+  const ghost = `${dir}/ghost.yaml`;
+  // A context whose server refuses connections: a port nobody listens on.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  await Deno.writeTextFile(
+    ghost,
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: ghost\n  cluster:\n    server: https://127.0.0.1:${port}\n` +
+      `users:\n- name: ghost\n  user:\n    token: ghost-token-never-valid\ncontexts:\n- name: ghost\n  context:\n` +
+      `    cluster: ghost\n    user: ghost\ncurrent-context: ghost\n`,
+  );
+  const hub = HubProcess.start({
+    clusters: ["prod", "ghost"],
+    kubeconfigs: [new URL("../clusters/local.yaml", import.meta.url).pathname, ghost],
+  });
+  try {
+    const status = await hub.waitStatus((s) => s.clusters?.prod?.state === "watching" && s.clusters?.ghost?.lastError);
+    assert.equal(status.clusters.ghost.state, "unreachable");
+    const ready = await hub.get("/readyz");
+    assert.equal(ready.status, 503);
+    assert.deepEqual(ready.body.notReady, ["ghost"]);
+    const live = await hub.get("/healthz");
+    assert.equal(live.status, 200);
+    assert.equal(live.body.status, "degraded");
+    await api.createUuids(ns.name, ["h-0"]);
+    const uuid = await waitFor(async () => (await api.uuidsOf(ns.name)).get("h-0"), "prod UUID while ghost is down");
+    assert.match(String(uuid), UUID_V4);
+    const text = JSON.stringify((await hub.get("/status")).body) + (await hub.get("/metrics")).text +
+      hub.logs.join("\n");
+    assert.ok(!text.includes("ghost-token-never-valid"), "the token leaked into /status, /metrics or logs");
+    assert.ok(!text.includes(api.ep.token), "the admin token leaked into /status, /metrics or logs");
+  } finally {
+    await hub.kill();
+    await api.deleteAllUuids(ns.name);
+    api.close();
+    await ns.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Readiness: /readyz is 503 until the first full list completes, then 200", async () => {
+  const hub = HubProcess.start({ clusters: ["prod", "staging", "dev"] });
+  try {
+    // Poll from the first moment the port answers; the first answer must not claim readiness
+    // before every cluster reports `synced`.
+    const first = await waitFor(async () => await hub.get("/readyz"), "first /readyz answer", 30_000, 20);
+    if (first.status === 200) {
+      for (const c of CLUSTERS) assert.equal(first.body.clusters[c].synced, true);
+    } else {
+      assert.equal(first.status, 503);
+      assert.ok(first.body.notReady.length > 0);
+    }
+    await hub.waitReady();
+    const ready = await hub.get("/readyz");
+    assert.equal(ready.status, 200);
+    for (const c of CLUSTERS) assert.equal(ready.body.clusters[c].state, "watching");
+  } finally {
+    await hub.kill();
+  }
+});
+
+Deno.test("The seed-shaped CRD (no status subresource) is detected and served by patching the object itself", async () => {
+  const ns = await testNamespace("seed", { contexts: ["dev"] });
+  const api = new DirectApi("dev");
+  await installSeedCrd("dev");
+  const hub = HubProcess.start({ clusters: ["dev"] });
+  try {
+    await hub.waitReady();
+    const before = await api.uuidWrites();
+    const file = await Deno.makeTempFile({ suffix: ".yaml" });
+    await Deno.writeTextFile(file, [1, 2].map((i) => uuidManifest(ns.name, `seed-${i}`)).join("---\n"));
+    await kubectlOk("dev", ["apply", "-f", file]);
+    const m = await allAssigned(api, ns.name, 2);
+    const out = await kubectlOk("dev", ["get", "uuid", "-n", ns.name]);
+    for (const [name, uuid] of m) assert.match(out, new RegExp(`${name}\\s+${uuid}\\s+Ok`));
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(await api.uuidWrites() - before, 2, "one write per object without a status subresource");
+  } finally {
+    await hub.kill();
+    await api.deleteAllUuids(ns.name);
+    api.close();
+    await installProductionCrd("dev");
     await ns.cleanup();
   }
 });

@@ -115,8 +115,9 @@ export class Controller {
       const timeout = new Promise<never>((_, reject) => {
         timer = this.#clock.setTimer(timeoutMs, () => {
           const err = new ReconcileTimeoutError(`reconcile of ${key} did not finish within ${timeoutMs} ms`);
-          abort.abort(err);
+          // Reject first: a reconcile that returns as soon as it is aborted must still count as timed out.
           reject(err);
+          abort.abort(err);
         });
       });
       const result = await Promise.race([

@@ -1,0 +1,141 @@
+// Unit tests for the controller loop, on virtual time.
+import assert from "node:assert/strict";
+import { FairWorkQueue } from "../queue/mod.ts";
+import { silentLogger, VirtualClock } from "../util/mod.ts";
+import { Controller, type ReconcileOutcome } from "./controller.ts";
+import { type ClusterContext, type Reconciler, type Request, TerminalError } from "./reconciler.ts";
+import { Store } from "./store.ts";
+
+const cluster = (name: string): ClusterContext => ({
+  name,
+  store: new Store(),
+  api: { request: () => Promise.reject(new Error("no API in this test")) },
+  events: { record: () => Promise.resolve() },
+});
+
+function setup(reconcile: Reconciler["reconcile"], options: { concurrency?: number; timeoutMs?: number } = {}) {
+  const clock = new VirtualClock(0);
+  const queue = new FairWorkQueue({ clock });
+  const outcomes: [string, ReconcileOutcome][] = [];
+  const contexts = new Map([["a", cluster("a")], ["b", cluster("b")]]);
+  const controller = new Controller({
+    reconciler: { reconcile },
+    queue,
+    cluster: (name) => contexts.get(name),
+    concurrency: options.concurrency ?? 2,
+    reconcileTimeoutMs: options.timeoutMs ?? 1000,
+    drainTimeoutMs: 500,
+    clock,
+    logger: silentLogger(),
+    observer: { reconciled: (c, o) => outcomes.push([c, o]) },
+  });
+  const stop = new AbortController();
+  const done = controller.start(stop.signal);
+  return { clock, queue, controller, outcomes, stop, done, contexts };
+}
+
+Deno.test("Controller retries a failing reconcile with growing backoff and forgets it after success", async () => {
+  const calls: number[] = [];
+  const t = setup(() => {
+    calls.push(t.clock.now());
+    return calls.length < 4 ? Promise.reject(new Error("transient")) : Promise.resolve();
+  });
+  t.controller.enqueue("a", ["ns/x"]);
+  await t.clock.advance(1000);
+  assert.equal(calls.length, 4);
+  // 5 ms, 10 ms, 20 ms between attempts (client-go's per-item exponential backoff).
+  assert.deepEqual(calls.slice(1).map((c, i) => c - calls[i]), [5, 10, 20]);
+  assert.equal(t.queue.numRequeues("a/ns/x"), 0, "forgotten after success");
+  assert.deepEqual(t.outcomes.map(([, o]) => o), ["error", "error", "error", "success"]);
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Controller does not retry a TerminalError", async () => {
+  let calls = 0;
+  const t = setup(() => {
+    calls++;
+    return Promise.reject(new TerminalError("cannot be fixed by retrying"));
+  });
+  t.controller.enqueue("a", ["ns/x"]);
+  await t.clock.advance(10_000);
+  assert.equal(calls, 1);
+  assert.deepEqual(t.outcomes, [["a", "terminal"]]);
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Controller abandons a reconcile that hangs past the timeout, retries it, and keeps serving other keys", async () => {
+  const seen: string[] = [];
+  let hangs = 1;
+  const t = setup((req: Request, ctx) => {
+    seen.push(`${req.name}@${t.clock.now()}`);
+    if (req.name === "stuck" && hangs-- > 0) {
+      return new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve(), { once: true }));
+    }
+    return Promise.resolve();
+  }, { concurrency: 1, timeoutMs: 1000 });
+  t.controller.enqueue("a", ["ns/stuck"]);
+  await t.clock.advance(10);
+  t.controller.enqueue("b", ["ns/other"]);
+  await t.clock.advance(1100);
+  // With one worker, "other" could only run because the hung reconcile was abandoned at 1000 ms.
+  assert.ok(seen.includes("other@1000"), seen.join(", "));
+  assert.ok(seen.some((s) => s.startsWith("stuck@") && s !== "stuck@0"), `stuck was retried: ${seen.join(", ")}`);
+  assert.deepEqual(t.outcomes.map(([c, o]) => `${c}:${o}`).slice(0, 2), ["a:error", "b:success"]);
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Controller never reconciles the same key twice at once, and reruns it once if it changed meanwhile", async () => {
+  let running = 0;
+  let maxRunning = 0;
+  let runs = 0;
+  const t = setup(async () => {
+    running++;
+    runs++;
+    maxRunning = Math.max(maxRunning, running);
+    await t.clock.sleep(100);
+    running--;
+  }, { concurrency: 4 });
+  t.controller.enqueue("a", ["ns/x"]);
+  await t.clock.advance(10);
+  for (let i = 0; i < 5; i++) t.controller.enqueue("a", ["ns/x"]);
+  await t.clock.advance(500);
+  assert.equal(maxRunning, 1);
+  assert.equal(runs, 2, "one run, plus one for the adds made while it ran");
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Controller skips keys of a cluster that was disengaged", async () => {
+  let calls = 0;
+  const t = setup(() => {
+    calls++;
+    return Promise.resolve();
+  });
+  t.contexts.delete("b");
+  t.controller.enqueue("b", ["ns/x"]);
+  await t.clock.advance(100);
+  assert.equal(calls, 0);
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Controller.start() lets an in-flight reconcile finish on shutdown, within the drain timeout", async () => {
+  let finished = false;
+  const t = setup(async () => {
+    await t.clock.sleep(200);
+    finished = true;
+  });
+  t.controller.enqueue("a", ["ns/x"]);
+  await t.clock.advance(10);
+  t.stop.abort();
+  let settled = false;
+  t.done.then(() => (settled = true));
+  await t.clock.advance(50);
+  assert.equal(settled, false, "start() must wait for the in-flight reconcile");
+  await t.clock.advance(200);
+  assert.equal(finished, true);
+  assert.equal(settled, true);
+});
