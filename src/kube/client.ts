@@ -237,7 +237,7 @@ export class KubeClient {
     let onAbort: (() => void) | undefined;
     try {
       if (!res.ok) {
-        const text = await res.text();
+        const text = await abortable(res.text(), call.signal);
         throw apiErrorFrom({ method: "GET", path }, res.status, {
           body: text,
           retryAfter: res.headers.get("retry-after"),

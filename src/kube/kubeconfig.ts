@@ -264,7 +264,9 @@ class Catalog implements ContextCatalog {
       }
     }
     return [...new Set(names)].map((n) =>
-      n === IN_CLUSTER ? inClusterAccess({ env: this.#env, ...opts.inCluster }) : this.#access(n)
+      n === IN_CLUSTER
+        ? inClusterAccess({ root: opts.inCluster?.root, env: opts.inCluster?.env ?? this.#env })
+        : this.#access(n)
     );
   }
 

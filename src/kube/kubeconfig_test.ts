@@ -398,9 +398,11 @@ Deno.test("inClusterAccess() reads the service account from its root and picks u
   assert.deepEqual(v6.server, "https://[fd00::1]:6443");
 
   const catalog = await loadContexts({ files: [], cwd: root, env });
-  assert.deepEqual(catalog.select(["in-cluster"], { inCluster: { root } }).map((a) => a.server), [
-    "https://10.96.0.1:443",
-  ]);
+  assert.deepEqual(
+    catalog.select(["in-cluster"], { inCluster: { root, env: undefined } }).map((a) => a.server),
+    ["https://10.96.0.1:443"],
+    "the catalog's environment is used when the in-cluster options give none",
+  );
 });
 
 Deno.test("inClusterAccess() says the hub is not running in a pod when the environment or files are missing", async () => {
