@@ -1,0 +1,45 @@
+// Unit tests for the structured logger.
+import assert from "node:assert/strict";
+import { errorText, Logger, redact } from "./logger.ts";
+
+function capture(level: "debug" | "info" = "info", format: "json" | "text" = "json") {
+  const lines: string[] = [];
+  return { lines, log: new Logger({ level, format, write: (l) => lines.push(l), now: () => 0 }) };
+}
+
+Deno.test("Logger writes one JSON line with bound and call fields", () => {
+  const { lines, log } = capture();
+  log.child({ cluster: "prod" }).info("listed", { objects: 3 });
+  assert.deepEqual(JSON.parse(lines[0]), {
+    time: "1970-01-01T00:00:00.000Z",
+    level: "info",
+    msg: "listed",
+    cluster: "prod",
+    objects: 3,
+  });
+});
+
+Deno.test("Logger drops lines below its level", () => {
+  const { lines, log } = capture("info");
+  log.debug("hidden");
+  assert.equal(lines.length, 0);
+});
+
+Deno.test("Logger never writes credential fields or credential-looking values", () => {
+  const { lines, log } = capture("info", "text");
+  const jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW0iLCJleHAiOjF9.c2lnbmF0dXJlLXZhbHVl";
+  log.info(`request failed with Authorization: Bearer abc.def-123`, {
+    token: "s3cr3t",
+    "client-key-data": "LS0tLS1CRUdJTi",
+    error: new Error(`bad token ${jwt}`),
+  });
+  const line = lines.join("\n");
+  for (const secret of ["s3cr3t", "LS0tLS1CRUdJTi", jwt, "abc.def-123"]) assert.ok(!line.includes(secret), line);
+  assert.match(line, /\[redacted\]/);
+});
+
+Deno.test("errorText() joins the chain of causes and redacts it", () => {
+  const err = new Error("cannot list", { cause: new Error("connection refused: Bearer xyz") });
+  assert.equal(errorText(err), "cannot list: connection refused: [redacted]");
+  assert.equal(redact("-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----"), "[redacted]");
+});
