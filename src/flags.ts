@@ -21,7 +21,33 @@ export interface HubFlags {
   eventLevel: "Normal" | "Warning";
   serviceAccountRoot?: string;
   limits: HubLimits;
+  leaderElection: LeaderElectionFlags;
 }
+
+/** `--leader-elect*`: controller-runtime's flags and defaults (15 s lease, 10 s renew deadline, 2 s retry). */
+export interface LeaderElectionFlags {
+  enabled: boolean;
+  /** Lease name. */
+  id: string;
+  /** Lease namespace; default: the home cluster's namespace (the pod's own for in-cluster), else `default`. */
+  namespace?: string;
+  /** The cluster holding the lease; default `in-cluster` when selected, else the first selected cluster. */
+  cluster?: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+
+/** Defaults of the leader-election flags. */
+export const LEADER_ELECTION_DEFAULTS = {
+  id: "operator-hub.demo.operator",
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+} as const;
+
+/** client-go's JitterFactor: the renew deadline must exceed retryPeriod × this. */
+const JITTER_FACTOR = 1.2;
 
 interface NumberFlag {
   key: keyof HubLimits;
@@ -83,6 +109,27 @@ export function helpText(): string {
     "  --service-account-dir DIR  where in-cluster credentials live",
     "                             (default /var/run/secrets/kubernetes.io/serviceaccount)",
     "",
+    "Leader election (off by default; replicas that do not lead keep watching but do not reconcile):",
+    "  --leader-elect             elect one reconciling replica through a coordination.k8s.io/v1 Lease",
+    `  --leader-elect-id NAME     the Lease's name (default ${LEADER_ELECTION_DEFAULTS.id})`,
+    "  --leader-elect-namespace NS",
+    "                             the Lease's namespace (default: the pod's own in-cluster, else the",
+    "                             Lease cluster's context namespace, else default)",
+    "  --leader-elect-cluster NAME",
+    "                             the cluster holding the Lease (default: in-cluster if selected, else the first)",
+    "  --leader-elect-lease-duration SECONDS",
+    `                             how long a standby waits after the last renewal it saw (default ${
+      LEADER_ELECTION_DEFAULTS.leaseDurationMs / 1000
+    })`,
+    "  --leader-elect-renew-deadline SECONDS",
+    `                             how long the leader retries renewing before it stops leading (default ${
+      LEADER_ELECTION_DEFAULTS.renewDeadlineMs / 1000
+    })`,
+    "  --leader-elect-retry-period SECONDS",
+    `                             pause between attempts to acquire or renew (default ${
+      LEADER_ELECTION_DEFAULTS.retryPeriodMs / 1000
+    })`,
+    "",
     "Health:",
     "  --liveness URL             serve /healthz, /readyz, /status and /metrics on URL's host and port,",
     "                             Kopf's form, e.g. http://0.0.0.0:8080/healthz. Default: not served",
@@ -122,6 +169,13 @@ export function parseFlags(argv: string[]): HubFlags {
         "log-format": { type: "string" },
         "event-level": { type: "string" },
         "service-account-dir": { type: "string" },
+        "leader-elect": { type: "boolean" },
+        "leader-elect-id": { type: "string" },
+        "leader-elect-namespace": { type: "string" },
+        "leader-elect-cluster": { type: "string" },
+        "leader-elect-lease-duration": { type: "string" },
+        "leader-elect-renew-deadline": { type: "string" },
+        "leader-elect-retry-period": { type: "string" },
         ...numberOptions,
       },
     }));
@@ -161,6 +215,14 @@ export function parseFlags(argv: string[]): HubFlags {
     }
     limits[f.key] = n * f.scale;
   }
+  const leaderElection = parseLeaderElection(values);
+  if (leaderElection.cluster !== undefined && !clusters.includes(leaderElection.cluster) && !clusters.includes("all")) {
+    throw new FlagError(
+      `invalid --leader-elect-cluster "${leaderElection.cluster}": it must be one of the --clusters (${
+        clusters.join(", ")
+      })`,
+    );
+  }
   return {
     help,
     version,
@@ -173,6 +235,55 @@ export function parseFlags(argv: string[]): HubFlags {
     eventLevel: normalizedEvent,
     serviceAccountRoot: values["service-account-dir"] as string | undefined,
     limits,
+    leaderElection,
+  };
+}
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function parseLeaderElection(values: Record<string, unknown>): LeaderElectionFlags {
+  const seconds = (flag: string, fallbackMs: number): number => {
+    const raw = values[flag] as string | undefined;
+    if (raw === undefined) return fallbackMs;
+    const n = Number(raw);
+    if (raw.trim() === "" || !Number.isFinite(n) || n <= 0) {
+      throw new FlagError(`invalid --${flag} "${raw}": must be a positive number of seconds`);
+    }
+    return Math.round(n * 1000);
+  };
+  const d = LEADER_ELECTION_DEFAULTS;
+  const leaseDurationMs = seconds("leader-elect-lease-duration", d.leaseDurationMs);
+  const renewDeadlineMs = seconds("leader-elect-renew-deadline", d.renewDeadlineMs);
+  const retryPeriodMs = seconds("leader-elect-retry-period", d.retryPeriodMs);
+  if (leaseDurationMs <= renewDeadlineMs) {
+    throw new FlagError(
+      `invalid --leader-elect-lease-duration ${leaseDurationMs / 1000}: it must be greater than ` +
+        `--leader-elect-renew-deadline (${renewDeadlineMs / 1000})`,
+    );
+  }
+  if (renewDeadlineMs <= retryPeriodMs * JITTER_FACTOR) {
+    throw new FlagError(
+      `invalid --leader-elect-renew-deadline ${renewDeadlineMs / 1000}: it must be greater than ` +
+        `${JITTER_FACTOR} × --leader-elect-retry-period (${(retryPeriodMs * JITTER_FACTOR) / 1000})`,
+    );
+  }
+  const id = (values["leader-elect-id"] as string | undefined) ?? d.id;
+  if (id.length > 253 || !DNS_SUBDOMAIN.test(id)) {
+    throw new FlagError(`invalid --leader-elect-id "${id}": a Lease name must be a lowercase DNS subdomain`);
+  }
+  const namespace = values["leader-elect-namespace"] as string | undefined;
+  if (namespace !== undefined && (namespace.length > 63 || !DNS_LABEL.test(namespace))) {
+    throw new FlagError(`invalid --leader-elect-namespace "${namespace}": must be a lowercase DNS label`);
+  }
+  return {
+    enabled: values["leader-elect"] === true,
+    id,
+    namespace,
+    cluster: values["leader-elect-cluster"] as string | undefined,
+    leaseDurationMs,
+    renewDeadlineMs,
+    retryPeriodMs,
   };
 }
 

@@ -1,9 +1,12 @@
 // Entry point: the only place that reads flags, the environment and signals; builds and runs the Hub.
 
+// First import: npm packages evaluated after it see only the environment variables --allow-env grants.
+import "./_npm_env.ts";
 import { FlagError, helpText, parseFlags } from "./flags.ts";
-import { Hub, serveHealth } from "./hub/mod.ts";
-import { ConfigError, loadContexts } from "./kube/mod.ts";
+import { Hub, type HubLeaderElection, serveHealth } from "./hub/mod.ts";
+import { type ClusterAccess, ConfigError, IN_CLUSTER, loadContexts } from "./kube/mod.ts";
 import { uuidOperator } from "./operators/uuid/mod.ts";
+import { hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
 import { errorText, Logger } from "./util/mod.ts";
 
 export const VERSION = "0.1.0";
@@ -27,18 +30,24 @@ export async function main(argv: string[]): Promise<number> {
   }
   const logger = new Logger({ level: flags.logLevel, format: flags.logFormat });
 
-  let selected;
+  let selected: ClusterAccess[];
+  let leaderElection: HubLeaderElection | undefined;
   try {
-    const catalog = await loadContexts({
-      files: flags.kubeconfigs,
-      env: (k) => Deno.env.get(k),
-      cwd: Deno.cwd(),
-    });
-    selected = catalog.select(flags.clusters, {
-      inCluster: { root: flags.serviceAccountRoot, env: (k) => Deno.env.get(k) },
-    });
+    const catalog = await loadContexts({ files: flags.kubeconfigs, env: readEnv, cwd: Deno.cwd() });
+    selected = catalog.select(flags.clusters, { inCluster: { root: flags.serviceAccountRoot, env: readEnv } });
+    // A missing Deno permission fails here, with the flag to add, instead of as endless retries later.
+    requireNet([
+      ...selected.flatMap((a) => [
+        { what: `cluster "${a.name}"`, host: netHost(a.server) },
+        ...(a.proxyUrl ? [{ what: `the proxy of cluster "${a.name}"`, host: netHost(a.proxyUrl) }] : []),
+      ]),
+      ...(flags.liveness
+        ? [{ what: "the --liveness address", host: `${flags.liveness.hostname}:${flags.liveness.port}` }]
+        : []),
+    ]);
+    if (flags.leaderElection.enabled) leaderElection = leaderElectionFor(flags.leaderElection, selected);
   } catch (err) {
-    if (err instanceof ConfigError) return usageError(err.message);
+    if (err instanceof ConfigError || err instanceof PermissionError) return usageError(err.message);
     throw err;
   }
 
@@ -47,6 +56,7 @@ export async function main(argv: string[]): Promise<number> {
     namespaces: flags.namespaces,
     limits: flags.limits,
     eventLevel: flags.eventLevel,
+    leaderElection,
     logger,
   });
   for (const access of selected) await hub.engage(access.name, access);
@@ -77,12 +87,52 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
 
-  logger.info("operator-hub starting", { version: VERSION, clusters: selected.map((a) => a.name) });
+  logger.info("operator-hub starting", {
+    version: VERSION,
+    clusters: selected.map((a) => a.name),
+    ...(leaderElection
+      ? {
+        leaderElection: `${leaderElection.cluster}:${leaderElection.namespace}/${leaderElection.name}`,
+        identity: leaderElection.identity,
+      }
+      : {}),
+  });
   await Promise.all([hub.start(stop.signal), server]);
   Deno.removeSignalListener("SIGTERM", sigterm);
   Deno.removeSignalListener("SIGINT", sigint);
   logger.info("operator-hub stopped");
   return 0;
+}
+
+/**
+ * Where the Lease lives: `--leader-elect-cluster`, else the pod's own cluster when selected, else
+ * the first selected cluster; its namespace: `--leader-elect-namespace`, else that cluster's
+ * namespace (the pod's, in-cluster), else `default`.
+ */
+function leaderElectionFor(
+  f: ReturnType<typeof parseFlags>["leaderElection"],
+  selected: ClusterAccess[],
+): HubLeaderElection {
+  const home = f.cluster !== undefined
+    ? selected.find((a) => a.name === f.cluster)
+    : selected.find((a) => a.name === IN_CLUSTER) ?? selected[0];
+  if (!home) {
+    throw new ConfigError(
+      `invalid --leader-elect-cluster "${f.cluster}": choose one of the selected clusters (${
+        selected.map((a) => a.name).join(", ")
+      })`,
+    );
+  }
+  return {
+    cluster: home.name,
+    access: home,
+    namespace: f.namespace ?? home.namespace ?? "default",
+    name: f.id,
+    identity: `${hostname("the leader-election identity")}_${crypto.randomUUID()}`,
+    leaseDurationMs: f.leaseDurationMs,
+    renewDeadlineMs: f.renewDeadlineMs,
+    retryPeriodMs: f.retryPeriodMs,
+  };
 }
 
 function usageError(message: string): number {

@@ -1,6 +1,13 @@
 // One engaged cluster: its client, store, pre-flight checks and watchers, from connect to full stop.
 
-import { type ClusterAccess, describePermission, KubeClient, missingPermissions, resourcePath } from "../kube/mod.ts";
+import {
+  type ClusterAccess,
+  describePermission,
+  KubeClient,
+  missingPermissions,
+  type PermissionCheck,
+  resourcePath,
+} from "../kube/mod.ts";
 import type { TokenBucket } from "../queue/mod.ts";
 import {
   type ApiClient,
@@ -35,6 +42,8 @@ export interface ClusterWorkerOptions {
   operator: Operator;
   /** Namespaces to watch; empty means all. */
   namespaces: string[];
+  /** Permissions checked in pre-flight besides the operator's, as given (e.g. the leader-election Lease's). */
+  extraPermissions?: PermissionCheck[];
   /** Called with `namespace/name` keys whose objects changed. */
   onChange(cluster: string, keys: string[]): void;
   /** This cluster's API budget, spent by every request a reconciler makes. */
@@ -136,9 +145,12 @@ export class ClusterWorker {
       p.at = this.#clock.now();
       try {
         const prep = await this.#o.operator.prepare(this.#context, signal);
-        const checks = this.#o.namespaces.length
-          ? this.#o.namespaces.flatMap((namespace) => prep.permissions.map((c) => ({ ...c, namespace })))
-          : prep.permissions;
+        const checks = [
+          ...(this.#o.namespaces.length
+            ? this.#o.namespaces.flatMap((namespace) => prep.permissions.map((c) => ({ ...c, namespace })))
+            : prep.permissions),
+          ...(this.#o.extraPermissions ?? []),
+        ];
         const missing = await missingPermissions(this.#client, checks, signal);
         if (missing.length === 0) return true;
         p.phase = "forbidden";

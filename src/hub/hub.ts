@@ -1,10 +1,11 @@
 // The Hub: engages and disengages clusters at runtime and drives one shared, fair controller over all of them.
 
-import type { ClusterAccess } from "../kube/mod.ts";
+import { type ClusterAccess, KubeClient, type PermissionCheck } from "../kube/mod.ts";
 import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../queue/mod.ts";
 import { type ClusterContext, Controller, type EventLevel, type Operator } from "../runtime/mod.ts";
 import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
 import { type ClusterHealth, ClusterWorker } from "./cluster_worker.ts";
+import { type LeaderElectionSnapshot, LeaderElector } from "./leader_election.ts";
 import { HubMetrics } from "./metrics.ts";
 
 /** Tunables; every one has a default a newcomer never needs to change. */
@@ -48,8 +49,34 @@ export interface HubOptions {
   namespaces?: string[];
   limits?: Partial<HubLimits>;
   eventLevel?: EventLevel;
+  /** When set, only the replica holding the Lease reconciles; the others keep watching (warm caches). */
+  leaderElection?: HubLeaderElection;
   clock?: Clock;
   logger: Logger;
+}
+
+/**
+ * One Lease, held in one "home" cluster, gates reconciling in every cluster of this hub.
+ *
+ * Why one home Lease: a Lease is a coordination object of one API server, and the hub's job is
+ * "exactly one replica reconciles"; the pod's own cluster (in-cluster) is the natural home because
+ * it is where the replicas run and the one cluster they can always reach. The gate is kept per
+ * cluster (`#leads(cluster)`), so sharding (a later issue) swaps this for one LeaderElector per
+ * cluster, each Lease in the cluster it gates, without touching the controller or the workers.
+ */
+export interface HubLeaderElection {
+  /** The engaged cluster that holds the Lease. */
+  cluster: string;
+  /** Credentials for it; the elector gets its own client, so renewals never queue behind watches. */
+  access: ClusterAccess;
+  namespace: string;
+  /** The Lease's name (`--leader-elect-id`). */
+  name: string;
+  /** This replica's identity: hostname + "_" + a random UUID. */
+  identity: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
 }
 
 export type HubStatus = "ok" | "degraded" | "failing";
@@ -61,6 +88,8 @@ export interface HubHealth {
   clusters: Record<string, ClusterHealth>;
   notReady?: string[];
   controller: { inFlight: number; queued: number; wedged: boolean };
+  /** Present with --leader-elect. `leader: false` is a healthy standby: it watches but does not reconcile. */
+  leaderElection?: LeaderElectionSnapshot & { cluster: string };
 }
 
 interface Engaged {
@@ -76,7 +105,10 @@ interface Engaged {
  * - `engage` and `disengage` work before and after `start`; a disengaged cluster's watches, timers,
  *   sockets and queued keys are gone once `disengage` settles;
  * - a cluster that fails in any way only changes its own health entry;
- * - `start` settles after the controller drained (bounded) and every cluster stopped.
+ * - `start` settles after the controller drained (bounded) and every cluster stopped;
+ * - with leader election, nothing is queued or started while this replica does not hold the Lease
+ *   (its watches keep the stores current), everything stored is queued when it takes the Lease, and
+ *   on shutdown the Lease is handed back only after in-flight reconciles drained.
  */
 export class Hub {
   readonly metrics: HubMetrics;
@@ -87,6 +119,10 @@ export class Hub {
   readonly #controller: Controller;
   readonly #clusters = new Map<string, Engaged>();
   readonly #pending = new Map<string, ClusterAccess>();
+  readonly #elector: LeaderElector | undefined;
+  readonly #electorClient: KubeClient | undefined;
+  /** Whether this replica may reconcile: always without leader election, else while it holds the Lease. */
+  #leading: boolean;
   #running: AbortSignal | undefined;
 
   constructor(options: HubOptions) {
@@ -124,6 +160,36 @@ export class Hub {
         },
       },
     });
+    const le = options.leaderElection;
+    this.#leading = !le;
+    if (le) {
+      this.#electorClient = new KubeClient(le.access, {
+        clock: this.#clock,
+        requestTimeoutMs: this.limits.requestTimeoutMs,
+        logger: options.logger.child({ cluster: le.cluster }),
+        userAgent: "operator-hub/leader-election",
+        onResponse: ({ method, code }) => m.requests.inc({ cluster: le.cluster, code: String(code), method }),
+      });
+      m.leader.set({ name: le.name }, 0);
+      this.#elector = new LeaderElector({
+        api: this.#electorClient,
+        namespace: le.namespace,
+        name: le.name,
+        identity: le.identity,
+        leaseDurationMs: le.leaseDurationMs,
+        renewDeadlineMs: le.renewDeadlineMs,
+        retryPeriodMs: le.retryPeriodMs,
+        clock: this.#clock,
+        logger: options.logger.child({ cluster: le.cluster }),
+        onStartedLeading: () => this.#setLeading(true),
+        onStoppedLeading: () => this.#setLeading(false),
+      });
+    }
+  }
+
+  /** Whether this replica currently reconciles (always true without leader election). */
+  get leading(): boolean {
+    return this.#leading;
   }
 
   /** Cluster names currently engaged. */
@@ -160,9 +226,17 @@ export class Hub {
     this.#running = clustersStop.signal;
     for (const [name, access] of this.#pending) this.#launch(name, access, clustersStop.signal);
     this.#pending.clear();
-    // The controller stops first, so in-flight reconciles drain while their clients are still open.
+    const electionStop = new AbortController();
+    const election = this.#elector?.start(electionStop.signal).catch((err) => {
+      this.#o.logger.error("leader election stopped unexpectedly", { error: err });
+    });
+    // The controller stops first, so in-flight reconciles drain while their clients are still open,
+    // and while this replica still holds the Lease; only then is the Lease handed back.
     await this.#controller.start(signal);
     this.#queue.shutDown();
+    electionStop.abort();
+    await election;
+    this.#electorClient?.close();
     clustersStop.abort();
     await Promise.all([...this.#clusters.values()].map((e) => e.done));
     this.#clusters.clear();
@@ -176,7 +250,11 @@ export class Hub {
     const worker = new ClusterWorker(name, access, {
       operator: this.#o.operator,
       namespaces: this.#o.namespaces ?? [],
-      onChange: (cluster, keys) => this.#controller.enqueue(cluster, keys),
+      extraPermissions: this.#o.leaderElection?.cluster === name ? leasePermissions(this.#o.leaderElection) : [],
+      // A standby keeps its store current but queues nothing; on taking over it queues every key.
+      onChange: (cluster, keys) => {
+        if (this.#leads(cluster)) this.#controller.enqueue(cluster, keys);
+      },
       apiBudget: new TokenBucket(this.limits.clusterQps, this.limits.clusterBurst, { clock: this.#clock }),
       eventLevel: this.#o.eventLevel,
       idleTimeoutMs: this.limits.watchIdleTimeoutMs,
@@ -193,7 +271,30 @@ export class Hub {
   }
 
   #context(cluster: string): ClusterContext | undefined {
+    // A key dequeued after leadership was lost is dropped (the controller forgets it).
+    if (!this.#leads(cluster)) return undefined;
     return this.#clusters.get(cluster)?.worker.context;
+  }
+
+  /** The per-cluster reconcile gate. One home Lease today, so every cluster follows it. */
+  #leads(_cluster: string): boolean {
+    return this.#leading;
+  }
+
+  /**
+   * Opens or closes the gate. Opening queues every object already in the stores (the watches kept
+   * them current while standing by); closing drops everything queued, so nothing new starts.
+   * Reconciles already running finish: each writes at most once, guarded by resourceVersion.
+   */
+  #setLeading(leading: boolean): void {
+    if (this.#leading === leading) return;
+    this.#leading = leading;
+    const le = this.#o.leaderElection!;
+    this.metrics.leader.set({ name: le.name }, leading ? 1 : 0);
+    for (const [name, e] of this.#clusters) {
+      if (leading) this.#controller.enqueue(name, e.worker.store.keys());
+      else this.#queue.removeCluster(name);
+    }
   }
 
   /** The aggregated health of every cluster and of the shared controller. */
@@ -231,6 +332,19 @@ export class Hub {
       clusters,
       ...(notReady.length ? { notReady } : {}),
       controller: { inFlight: this.#controller.inFlight, queued, wedged: controllerWedged },
+      ...(this.#elector
+        ? { leaderElection: { ...this.#elector.snapshot(), cluster: this.#o.leaderElection!.cluster } }
+        : {}),
     };
   }
+}
+
+/** What the elector needs in the Lease's namespace, checked in the home cluster's pre-flight. */
+function leasePermissions(le: HubLeaderElection): PermissionCheck[] {
+  return ["get", "create", "update"].map((verb) => ({
+    verb,
+    group: "coordination.k8s.io",
+    resource: "leases",
+    namespace: le.namespace,
+  }));
 }

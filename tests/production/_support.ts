@@ -1,0 +1,332 @@
+// Helpers for the production tests: the compile task's permissions, deploy/ manifests, ServiceAccount identities
+// bound to the hub's ClusterRole, a kubelet-style service-account directory, and a Prometheus text parser.
+// deno-lint-ignore-file no-explicit-any -- manifests and API answers are checked by the tests themselves.
+
+import parsePrometheusTextFormat from "parse-prometheus-text-format";
+import YAML from "yaml";
+import { endpoint } from "../support/direct_api.ts";
+import { apiserverCa, apiserverUrl, kubectl, kubectlOk } from "../support/mod.ts";
+
+export const ROOT = new URL("../..", import.meta.url).pathname;
+/** Where the image mounts the kubeconfigs Secret (its WORKDIR is /app) and where Kubernetes mounts the token. */
+export const MOUNT_DIR = "/app/clusters";
+export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/** The words of one deno.json task. */
+export function taskWords(task: string): string[] {
+  const config = JSON.parse(Deno.readTextFileSync(`${ROOT}deno.json`));
+  const line = config.tasks[task];
+  if (typeof line !== "string") throw new Error(`deno.json has no "${task}" task`);
+  return line.split(/\s+/).filter(Boolean);
+}
+
+/** The permission flags the `compile` task bakes into the binary (exactly those, in order). */
+export function compilePermissions(): string[] {
+  return taskWords("compile").filter((w) => w.startsWith("--allow-") || w.startsWith("--deny-"));
+}
+
+/** The comma-separated values of one `--flag=a,b` permission word; undefined when the flag is absent. */
+export function flagValues(permissions: string[], flag: string): string[] | undefined {
+  const word = permissions.find((w) => w === flag || w.startsWith(`${flag}=`));
+  if (word === undefined) return undefined;
+  return word.includes("=") ? word.slice(word.indexOf("=") + 1).split(",") : [];
+}
+
+/** The same permissions with absolute paths swapped (the pod's mount points → temp dirs), nothing else changed. */
+export function mapPaths(permissions: string[], paths: Record<string, string>): string[] {
+  return permissions.map((w) => {
+    if (!w.startsWith("--allow-read=")) return w;
+    const values = w.slice("--allow-read=".length).split(",").map((p) => {
+      if (!(p in paths)) throw new Error(`no temp path for ${p} in the compile task's --allow-read`);
+      return paths[p];
+    });
+    return `--allow-read=${values.join(",")}`;
+  });
+}
+
+/** Runs `kubectl kustomize DIR` (no cluster needed) and returns the documents. */
+export async function kustomize(dir: string): Promise<any[]> {
+  const out = await new Deno.Command("kubectl", { args: ["kustomize", `${ROOT}${dir}`], stdin: "null" }).output();
+  const d = new TextDecoder();
+  if (out.code !== 0) throw new Error(`kubectl kustomize ${dir} failed: ${d.decode(out.stderr)}`);
+  return YAML.parseAllDocuments(d.decode(out.stdout)).map((doc) => doc.toJS()).filter(Boolean);
+}
+
+/** Reads a multi-document YAML file of the repository. */
+export function readYamlDocs(path: string): any[] {
+  return YAML.parseAllDocuments(Deno.readTextFileSync(`${ROOT}${path}`)).map((d) => d.toJS()).filter(Boolean);
+}
+
+const RBAC_KINDS = new Set(["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]);
+
+/** Applies deploy/'s RBAC objects (and its Namespace) to a cluster for real; idempotent. The CRD is left alone. */
+export async function applyDeployRbac(context: string): Promise<string> {
+  const docs = (await kustomize("deploy")).filter((d) => RBAC_KINDS.has(d.kind));
+  return await kubectlOk(context, ["apply", "-f", "-"], { stdin: docs.map((d) => YAML.stringify(d)).join("---\n") });
+}
+
+/** The ClusterRole's rules from deploy/. */
+export async function deployClusterRoleRules(): Promise<any[]> {
+  const role = (await kustomize("deploy")).find((d) => d.kind === "ClusterRole" && d.metadata.name === "operator-hub");
+  return role.rules;
+}
+
+/**
+ * A ServiceAccount in a test namespace bound, like deploy/ binds the hub's, to the operator-hub ClusterRole (or to a
+ * copy with some rules removed) and, for leader election, to deploy/'s Lease Role recreated in that namespace.
+ */
+export class HubIdentity {
+  readonly context: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly #clusterScoped: string[];
+
+  private constructor(context: string, namespace: string, name: string, clusterScoped: string[]) {
+    this.context = context;
+    this.namespace = namespace;
+    this.name = name;
+    this.#clusterScoped = clusterScoped;
+  }
+
+  static async create(
+    context: string,
+    namespace: string,
+    name: string,
+    options: { dropRule?: (rule: any) => boolean; leases?: boolean } = {},
+  ): Promise<HubIdentity> {
+    await applyDeployRbac(context);
+    const bindingName = `operator-hub-test-${namespace}-${name}`;
+    const clusterScoped = [`clusterrolebinding/${bindingName}`];
+    let roleName = "operator-hub";
+    const docs: any[] = [{ apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace } }];
+    if (options.dropRule) {
+      roleName = bindingName;
+      const rules = (await deployClusterRoleRules()).filter((r) => !options.dropRule!(r));
+      docs.push({
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: roleName },
+        rules,
+      });
+      clusterScoped.push(`clusterrole/${roleName}`);
+    }
+    docs.push({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: bindingName },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: roleName },
+      subjects: [{ kind: "ServiceAccount", name, namespace }],
+    });
+    if (options.leases ?? true) {
+      for (const d of readYamlDocs("deploy/leader-election-role.yaml")) {
+        d.metadata.namespace = namespace;
+        d.metadata.name = `${d.metadata.name}-${name}`;
+        if (d.kind === "RoleBinding") {
+          d.roleRef.name = `${d.roleRef.name}-${name}`;
+          d.subjects = [{ kind: "ServiceAccount", name, namespace }];
+        }
+        docs.push(d);
+      }
+    }
+    await kubectlOk(context, ["apply", "-f", "-"], { stdin: docs.map((d) => YAML.stringify(d)).join("---\n") });
+    return new HubIdentity(context, namespace, name, clusterScoped);
+  }
+
+  /** A bound token from the TokenRequest API (`kubectl create token`). */
+  async token(duration = "10m"): Promise<string> {
+    return (await kubectlOk(this.context, [
+      "create",
+      "token",
+      this.name,
+      "-n",
+      this.namespace,
+      `--duration=${duration}`,
+    ]))
+      .trim();
+  }
+
+  /** Deletes and recreates the ServiceAccount: every token minted before is rejected from now on. */
+  async recreate(): Promise<void> {
+    await kubectlOk(this.context, ["delete", "serviceaccount", this.name, "-n", this.namespace, "--wait=true"]);
+    await kubectlOk(this.context, ["create", "serviceaccount", this.name, "-n", this.namespace]);
+  }
+
+  /** Removes the cluster-scoped objects; namespaced ones go with the test namespace. */
+  async cleanup(): Promise<void> {
+    for (const obj of this.#clusterScoped) await kubectl(this.context, ["delete", obj, "--ignore-not-found"]);
+  }
+}
+
+/** Status code of one request to a cluster with a bearer token (401 for a rejected token). */
+export async function tokenStatus(context: string, token: string, path = "/apis/demo.operator/v1"): Promise<number> {
+  const client = Deno.createHttpClient({ caCerts: [apiserverCa(context)] });
+  try {
+    const res = await fetch(apiserverUrl(context) + path, { client, headers: { authorization: `Bearer ${token}` } });
+    await res.body?.cancel();
+    return res.status;
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * A service-account directory laid out like the kubelet does: `token`, `ca.crt` and `namespace` are symlinks
+ * into `..data`, itself a symlink to a timestamped directory that is swapped atomically on rotation.
+ */
+export class ServiceAccountDir {
+  readonly path: string;
+  #ca: string;
+  #namespace: string;
+  #seq = 0;
+
+  constructor(path: string, init: { token: string; ca: string; namespace: string }) {
+    this.path = path;
+    this.#ca = init.ca;
+    this.#namespace = init.namespace;
+    Deno.mkdirSync(path, { recursive: true });
+    this.#write(init.token);
+    for (const f of ["token", "ca.crt", "namespace"]) Deno.symlinkSync(`..data/${f}`, `${path}/${f}`);
+  }
+
+  /** Writes a new token the way the kubelet does: a new data directory, then an atomic rename of `..data`. */
+  rotate(token: string): void {
+    const old = Deno.readLinkSync(`${this.path}/..data`);
+    this.#write(token);
+    Deno.removeSync(`${this.path}/${old}`, { recursive: true });
+  }
+
+  #write(token: string): void {
+    const dir = `..${Date.now()}_${++this.#seq}`;
+    Deno.mkdirSync(`${this.path}/${dir}`);
+    Deno.writeTextFileSync(`${this.path}/${dir}/token`, token);
+    Deno.writeTextFileSync(`${this.path}/${dir}/ca.crt`, this.#ca);
+    Deno.writeTextFileSync(`${this.path}/${dir}/namespace`, this.#namespace);
+    Deno.symlinkSync(dir, `${this.path}/..data_tmp`);
+    Deno.renameSync(`${this.path}/..data_tmp`, `${this.path}/..data`);
+  }
+}
+
+/**
+ * A kubeconfig for `context` made from deploy/examples/remote-kubeconfigs-secret.yaml: its `staging.yaml` entry
+ * with the placeholders filled in (server, CA, token) and the names set to `name`.
+ */
+export function remoteKubeconfig(context: string, token: string, name = context): string {
+  const secret = readYamlDocs("deploy/examples/remote-kubeconfigs-secret.yaml")[0];
+  const doc = YAML.parse(secret.stringData["staging.yaml"]);
+  doc.clusters[0].name = name;
+  doc.clusters[0].cluster.server = apiserverUrl(context);
+  doc.clusters[0].cluster["certificate-authority-data"] = btoa(apiserverCa(context));
+  doc.users[0].name = `${name}-operator-hub`;
+  doc.users[0].user.token = token;
+  doc.contexts[0] = { name, context: { cluster: name, user: `${name}-operator-hub` } };
+  doc["current-context"] = name;
+  return YAML.stringify(doc);
+}
+
+/** One sample of a metric family. */
+export interface Sample {
+  labels: Record<string, string>;
+  value: number;
+}
+
+/**
+ * Parses Prometheus text exposition with parse-prometheus-text-format (npm). That parser merges labelled
+ * histograms into one unlabelled sample, so histogram families are parsed as untyped series
+ * (`x_bucket`, `x_sum`, `x_count`), which keeps every label. Throws on a malformed line.
+ */
+export function parseMetrics(text: string): Map<string, Sample[]> {
+  const histograms = new Set<string>();
+  const untyped = text.split("\n").filter((line) => {
+    const m = line.match(/^# TYPE (\S+) histogram$/);
+    if (m) histograms.add(m[1]);
+    return !m;
+  }).join("\n");
+  const out = new Map<string, Sample[]>();
+  for (const family of parsePrometheusTextFormat(untyped) as any[]) {
+    const samples: Sample[] = (family.metrics as any[]).map((m) => ({
+      labels: m.labels ?? {},
+      value: Number(m.value),
+    }));
+    out.set(family.name, [...(out.get(family.name) ?? []), ...samples]);
+  }
+  for (const h of histograms) {
+    if (!out.has(`${h}_count`) && text.includes(`${h}_count`)) throw new Error(`histogram ${h} lost in parsing`);
+  }
+  return out;
+}
+
+/** Sum of the samples of `name` whose labels include `labels`. */
+export function metricSum(metrics: Map<string, Sample[]>, name: string, labels: Record<string, string> = {}): number {
+  return (metrics.get(name) ?? [])
+    .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((n, s) => n + s.value, 0);
+}
+
+/**
+ * Counts, per object, the watch events that changed its status: an independent observer of how many status
+ * writes each object got in one namespace (other tests' writes elsewhere in the cluster do not count).
+ */
+export class StatusWrites {
+  readonly #counts = new Map<string, number>();
+  readonly #abort = new AbortController();
+  readonly #done: Promise<void>;
+  #opened!: () => void;
+  /** Resolves once the watch is open: every later status change is seen. */
+  readonly ready = new Promise<void>((resolve) => this.#opened = resolve);
+
+  constructor(context: string, namespace: string) {
+    this.#done = this.#run(context, namespace).catch((err) => {
+      this.#opened(); // do not leave `ready` waiting; stop() rethrows
+      if (!this.#abort.signal.aborted) throw err;
+    });
+  }
+
+  async #run(context: string, namespace: string): Promise<void> {
+    const ep = endpoint(context);
+    const client = Deno.createHttpClient({ caCerts: [ep.ca] });
+    try {
+      const res = await fetch(`${ep.server}/apis/demo.operator/v1/namespaces/${namespace}/uuid?watch=1`, {
+        client,
+        headers: { authorization: `Bearer ${ep.token}` },
+        signal: this.#abort.signal,
+      });
+      if (!res.ok || !res.body) throw new Error(`watch for StatusWrites: ${res.status}`);
+      this.#opened();
+      const last = new Map<string, string>();
+      let buf = "";
+      for await (const text of res.body.pipeThrough(new TextDecoderStream())) {
+        buf += text;
+        let nl;
+        while ((nl = buf.indexOf("\n")) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          if (!line.trim()) continue;
+          const ev = JSON.parse(line);
+          const name = ev.object?.metadata?.name;
+          if (!name || ev.type === "ERROR") continue;
+          const status = JSON.stringify(ev.object.status ?? null);
+          if (last.has(name) && last.get(name) !== status) this.#counts.set(name, (this.#counts.get(name) ?? 0) + 1);
+          if (ev.type === "ADDED" && ev.object.status) this.#counts.set(name, (this.#counts.get(name) ?? 0) + 1);
+          last.set(name, status);
+        }
+      }
+    } finally {
+      client.close();
+    }
+  }
+
+  /** Objects whose status changed more than once, with the count. */
+  repeated(): string[] {
+    return [...this.#counts].filter(([, n]) => n > 1).map(([name, n]) => `${name}: ${n} status writes`);
+  }
+
+  /** Total status changes seen. */
+  total(): number {
+    return [...this.#counts.values()].reduce((a, b) => a + b, 0);
+  }
+
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    await this.#done;
+  }
+}

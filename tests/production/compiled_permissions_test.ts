@@ -1,0 +1,281 @@
+// End-to-end: the hub under exactly the permissions `deno task compile` bakes into the binary, logging in
+// in-cluster with a real TokenRequest token (rotated underneath it) and with a kubeconfig from the Secret mount.
+
+import assert from "node:assert/strict";
+import { HUB_ENV } from "../../src/permissions.ts";
+import { DirectApi, UUID_V4, waitFor } from "../support/direct_api.ts";
+import { freePort, HubProcess, runHubCli } from "../support/hub_process.ts";
+import { apiserverCa, apiserverUrl, requireClusters, testNamespace } from "../support/mod.ts";
+import {
+  compilePermissions,
+  flagValues,
+  HubIdentity,
+  mapPaths,
+  metricSum,
+  MOUNT_DIR,
+  parseMetrics,
+  remoteKubeconfig,
+  ROOT,
+  SERVICE_ACCOUNT_DIR,
+  ServiceAccountDir,
+  taskWords,
+  tokenStatus,
+} from "./_support.ts";
+
+const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+
+async function assigned(api: DirectApi, namespace: string, count: number, timeoutMs = 90_000) {
+  return await waitFor(
+    async () => {
+      const m = await api.uuidsOf(namespace);
+      const ok = [...m.values()].filter((u) => typeof u === "string" && UUID_V4.test(u)).length;
+      return m.size === count && ok === count ? m : undefined;
+    },
+    `${count} Uuids assigned in ${api.ep.name}/${namespace}`,
+    timeoutMs,
+  );
+}
+
+function inClusterEnv(context: string): Record<string, string> {
+  return { KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: new URL(apiserverUrl(context)).port };
+}
+
+Deno.test("The compile task grants exactly what the hub reads: the image's two mount points, four variables, the hostname", () => {
+  const perms = compilePermissions();
+  const words = taskWords("compile");
+  assert.deepEqual(words.slice(0, 2), ["deno", "compile"]);
+  assert.equal(words.at(-1), "src/main.ts");
+  assert.equal(words[words.indexOf("--output") + 1], "dist/operator-hub");
+  assert.ok(words.includes("--no-prompt"), "a missing permission must fail, never prompt");
+  assert.deepEqual(flagValues(perms, "--allow-read"), [MOUNT_DIR, SERVICE_ACCOUNT_DIR]);
+  assert.deepEqual(flagValues(perms, "--allow-env"), [...HUB_ENV]);
+  assert.deepEqual(flagValues(perms, "--allow-sys"), ["hostname"]);
+  assert.deepEqual(flagValues(perms, "--allow-net"), [], "clusters are only known at run time");
+  for (const absent of ["--allow-run", "--allow-write", "--allow-ffi", "--allow-all", "--allow-import"]) {
+    assert.equal(flagValues(perms, absent), undefined, `${absent} must not be granted`);
+  }
+  assert.ok(!words.includes("-A"));
+  // The run task (local use) shares the network, sys and prompt choices; it reads and runs more on purpose.
+  const run = taskWords("run");
+  for (const w of ["--no-prompt", "--allow-net", "--allow-sys=hostname"]) assert.ok(run.includes(w), `run has ${w}`);
+});
+
+Deno.test("Under exactly the compile task's permissions the hub logs in in-cluster with a TokenRequest token and with a mounted kubeconfig, and survives a token rotation without restarting", async () => {
+  requireClusters();
+  const ns = await testNamespace("binary", { contexts: ["dev", "staging"] });
+  const tmp = await Deno.makeTempDir({ prefix: "operator-hub-binary-" });
+  const dev = await HubIdentity.create("dev", ns.name, "operator-hub");
+  const staging = await HubIdentity.create("staging", ns.name, "operator-hub", { leases: false });
+  const apis = { dev: new DirectApi("dev"), staging: new DirectApi("staging") };
+  let hub: HubProcess | undefined;
+  try {
+    const firstToken = await dev.token();
+    const sa = new ServiceAccountDir(`${tmp}/sa`, { token: firstToken, ca: apiserverCa("dev"), namespace: ns.name });
+    Deno.mkdirSync(`${tmp}/clusters`);
+    const stagingToken = await staging.token();
+    Deno.writeTextFileSync(`${tmp}/clusters/staging.yaml`, remoteKubeconfig("staging", stagingToken));
+    const permissions = mapPaths(compilePermissions(), {
+      [MOUNT_DIR]: `${tmp}/clusters`,
+      [SERVICE_ACCOUNT_DIR]: sa.path,
+    });
+    hub = HubProcess.start({
+      clusters: ["in-cluster", "staging"],
+      kubeconfigs: [`${tmp}/clusters/staging.yaml`],
+      permissions,
+      env: inClusterEnv("dev"),
+      args: ["--service-account-dir", sa.path, "--namespace", ns.name, "--leader-elect"],
+    });
+    const status = await hub.waitStatus(
+      (s) => s.ready && s.leaderElection?.leader === true,
+      60_000,
+      "ready and leading",
+    );
+    assert.equal(status.leaderElection.cluster, "in-cluster");
+    assert.equal(status.leaderElection.lease, `${ns.name}/operator-hub.demo.operator`, "Lease in the pod's namespace");
+    assert.deepEqual(Object.keys(status.clusters).sort(), ["in-cluster", "staging"]);
+
+    await apis.dev.createUuids(ns.name, names("a", 10));
+    await apis.staging.createUuids(ns.name, names("a", 10));
+    const before = await assigned(apis.dev, ns.name, 10);
+    await assigned(apis.staging, ns.name, 10);
+
+    // Rotation: the old ServiceAccount goes away, so every token minted for it is rejected.
+    await dev.recreate();
+    await waitFor(async () => (await tokenStatus("dev", firstToken)) === 401, "the old token rejected", 30_000);
+    await apis.dev.createUuids(ns.name, names("b", 5));
+    await waitFor(
+      async () => {
+        const m = parseMetrics((await hub!.get("/metrics")).text);
+        return metricSum(m, "rest_client_requests_total", { cluster: "in-cluster", code: "401" }) > 0;
+      },
+      "the hub's requests with the old token answered 401",
+      60_000,
+    );
+    const secondToken = await dev.token();
+    sa.rotate(secondToken);
+    const after = await assigned(apis.dev, ns.name, 15, 120_000);
+    for (const [name, uuid] of before) assert.equal(after.get(name), uuid, `${name} kept its UUID`);
+    await hub.waitStatus((s) => s.leaderElection?.leader === true && s.clusters["in-cluster"].state === "watching");
+    assert.equal(hub.exited, undefined, "no restart");
+    const logs = hub.logs.join("\n");
+    for (const t of [firstToken, secondToken, stagingToken]) assert.ok(!logs.includes(t), "no token in the logs");
+    assert.equal((await hub.stop()).code, 0, hub.tail());
+  } finally {
+    await hub?.kill();
+    for (const a of Object.values(apis)) {
+      await a.deleteAllUuids(ns.name).catch(() => {});
+      a.close();
+    }
+    await dev.cleanup();
+    await staging.cleanup();
+    await ns.cleanup();
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
+
+Deno.test("Like in the image, the binary's permissions let the hub find the Secret's kubeconfigs in ./clusters with no flag", async () => {
+  requireClusters();
+  const ns = await testNamespace("workdir", { contexts: ["staging"] });
+  const tmp = await Deno.makeTempDir({ prefix: "operator-hub-workdir-" });
+  const staging = await HubIdentity.create("staging", ns.name, "operator-hub", { leases: false });
+  const port = freePort();
+  let child: Deno.ChildProcess | undefined;
+  try {
+    Deno.mkdirSync(`${tmp}/clusters`);
+    Deno.mkdirSync(`${tmp}/home`);
+    Deno.writeTextFileSync(`${tmp}/clusters/staging.yaml`, remoteKubeconfig("staging", await staging.token()));
+    const permissions = mapPaths(compilePermissions(), {
+      [MOUNT_DIR]: `${tmp}/clusters`,
+      [SERVICE_ACCOUNT_DIR]: `${tmp}/sa`,
+    });
+    child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--config",
+        `${ROOT}deno.json`,
+        ...permissions,
+        `${ROOT}src/main.ts`,
+        "--clusters",
+        "staging",
+        "--namespace",
+        ns.name,
+        "--liveness",
+        `http://127.0.0.1:${port}/healthz`,
+      ],
+      cwd: tmp, // the image's WORKDIR /app, with the Secret at /app/clusters
+      // No $KUBECONFIG and an empty home, as in the pod; the module cache stays where it is.
+      clearEnv: true,
+      env: { ...ambientEnv(), HOME: `${tmp}/home`, DENO_DIR: await denoDir(), NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const exited = child.status;
+    const ready = await waitFor(
+      async () => {
+        const early = await Promise.race([exited, Promise.resolve(undefined)]);
+        if (early) throw new Error(`the hub exited with ${early.code}`);
+        const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+        const body = await res.json();
+        return res.status === 200 ? body : undefined;
+      },
+      "readiness",
+      60_000,
+    );
+    assert.deepEqual(Object.keys(ready.clusters), ["staging"]);
+    assert.equal(ready.clusters.staging.state, "watching");
+    child.kill("SIGTERM");
+    const out = await child.output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr).slice(-2000));
+    child = undefined;
+  } finally {
+    if (child) {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already exited */ }
+      console.error(new TextDecoder().decode((await child.output()).stderr).slice(-3000));
+    }
+    await staging.cleanup();
+    await ns.cleanup();
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
+
+Deno.test("Without any one of the compile task's permissions the hub exits 2 at once, naming the missing flag", async () => {
+  requireClusters();
+  const tmp = await Deno.makeTempDir({ prefix: "operator-hub-perms-" });
+  try {
+    const sa = new ServiceAccountDir(`${tmp}/sa`, {
+      token: "not-a-real-token",
+      ca: apiserverCa("dev"),
+      namespace: "x",
+    });
+    Deno.mkdirSync(`${tmp}/clusters`);
+    Deno.writeTextFileSync(`${tmp}/clusters/staging.yaml`, remoteKubeconfig("staging", "not-a-real-token"));
+    const full = mapPaths(compilePermissions(), { [MOUNT_DIR]: `${tmp}/clusters`, [SERVICE_ACCOUNT_DIR]: sa.path });
+    const readWord = full.find((w) => w.startsWith("--allow-read="))!;
+    const [mountRead, saRead] = readWord.slice("--allow-read=".length).split(",");
+    const cases: { without: string; permissions: string[]; expect: RegExp }[] = [
+      ...full.map((w) => ({ without: w, permissions: full.filter((x) => x !== w), expect: expectationFor(w) })),
+      {
+        without: `read of ${MOUNT_DIR} only`,
+        permissions: full.map((w) => w === readWord ? `--allow-read=${saRead}` : w),
+        expect: /cannot read kubeconfig .*staging\.yaml: no read permission \(run Deno with --allow-read\)/,
+      },
+      {
+        without: `read of ${SERVICE_ACCOUNT_DIR} only`,
+        permissions: full.map((w) => w === readWord ? `--allow-read=${mountRead}` : w),
+        expect: /cannot use "in-cluster": .*token: no read permission \(run Deno with --allow-read\)/,
+      },
+    ];
+    const args = [
+      "--kubeconfig",
+      `${tmp}/clusters/staging.yaml`,
+      "--clusters",
+      "in-cluster,staging",
+      "--service-account-dir",
+      sa.path,
+      "--leader-elect",
+      "--liveness",
+      `http://127.0.0.1:${freePort()}/healthz`,
+    ];
+    for (const c of cases) {
+      const started = Date.now();
+      const r = await runHubCli(args, { permissions: c.permissions, env: inClusterEnv("dev"), timeoutMs: 30_000 });
+      const lines = r.stderr.trim().split("\n");
+      assert.equal(r.code, 2, `without ${c.without}: exit code ${r.code}\n${r.stderr}`);
+      assert.equal(lines.length, 1, `without ${c.without}: one line\n${r.stderr}`);
+      assert.match(lines[0], /^operator-hub: error: /);
+      assert.match(lines[0], c.expect, `without ${c.without}`);
+      assert.ok(Date.now() - started < 20_000, `without ${c.without}: took ${Date.now() - started} ms`);
+    }
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
+
+/** This process's environment without anything that would point the hub at a cluster. */
+function ambientEnv(): Record<string, string> {
+  const env = Deno.env.toObject();
+  for (const k of ["KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"]) delete env[k];
+  return env;
+}
+
+async function denoDir(): Promise<string> {
+  const out = await new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stdin: "null" }).output();
+  return JSON.parse(new TextDecoder().decode(out.stdout)).denoDir;
+}
+
+function expectationFor(word: string): RegExp {
+  if (word === "--allow-net") return /no network permission for cluster "in-cluster" .*--allow-net/;
+  if (word.startsWith("--allow-read=")) {
+    return /cannot read kubeconfig .*: no read permission \(run Deno with --allow-read\)/;
+  }
+  if (word.startsWith("--allow-env=")) {
+    return /cannot read environment variable KUBERNETES_SERVICE_HOST: Deno was started without --allow-env=KUBERNETES_SERVICE_HOST/;
+  }
+  if (word === "--allow-sys=hostname") {
+    return /cannot read the hostname for the leader-election identity: Deno was started without --allow-sys=hostname/;
+  }
+  throw new Error(`no expectation for a compile permission ${word}: add one`);
+}

@@ -1,0 +1,231 @@
+// deploy/ and the Dockerfile: what they promise, checked statically, by a real API server's dry run, and by a real
+// apply of the RBAC objects whose grants are then asked back from the API server.
+// deno-lint-ignore-file no-explicit-any -- manifests are checked field by field below.
+
+import assert from "node:assert/strict";
+import YAML from "yaml";
+import { kubectl, kubectlOk, requireClusters } from "../support/mod.ts";
+import {
+  applyDeployRbac,
+  compilePermissions,
+  flagValues,
+  kustomize,
+  MOUNT_DIR,
+  readYamlDocs,
+  remoteKubeconfig,
+  ROOT,
+  SERVICE_ACCOUNT_DIR,
+} from "./_support.ts";
+
+const CONTEXT = "dev";
+const SA = "system:serviceaccount:operator-hub:operator-hub";
+
+function one(docs: any[], kind: string, name?: string): any {
+  const found = docs.filter((d) => d.kind === kind && (name === undefined || d.metadata.name === name));
+  assert.equal(found.length, 1, `exactly one ${kind}${name ? ` ${name}` : ""}`);
+  return found[0];
+}
+
+Deno.test("deploy/'s ClusterRole grants exactly the hub's verbs, and Leases only through a Role in its namespace", async () => {
+  const docs = await kustomize("deploy");
+  assert.deepEqual(docs.map((d) => d.kind).sort(), [
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CustomResourceDefinition",
+    "Deployment",
+    "Namespace",
+    "Role",
+    "RoleBinding",
+    "ServiceAccount",
+  ]);
+  const rules = one(docs, "ClusterRole", "operator-hub").rules.map((r: any) => ({
+    apiGroups: r.apiGroups,
+    resources: r.resources,
+    verbs: r.verbs,
+  }));
+  assert.deepEqual(rules, [
+    { apiGroups: ["demo.operator"], resources: ["uuid"], verbs: ["get", "list", "watch"] },
+    { apiGroups: ["demo.operator"], resources: ["uuid/status"], verbs: ["patch"] },
+    { apiGroups: ["demo.operator"], resources: ["uuid"], verbs: ["patch"] },
+    { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+    { apiGroups: ["authorization.k8s.io"], resources: ["selfsubjectaccessreviews"], verbs: ["create"] },
+  ]);
+  const role = one(docs, "Role", "operator-hub-leader-election");
+  assert.equal(role.metadata.namespace, "operator-hub");
+  assert.deepEqual(role.rules, [{
+    apiGroups: ["coordination.k8s.io"],
+    resources: ["leases"],
+    verbs: ["get", "create", "update"],
+  }]);
+  const subject = [{ kind: "ServiceAccount", name: "operator-hub", namespace: "operator-hub" }];
+  assert.deepEqual(one(docs, "ClusterRoleBinding").subjects, subject);
+  assert.deepEqual(one(docs, "ClusterRoleBinding").roleRef.name, "operator-hub");
+  assert.deepEqual(one(docs, "RoleBinding").subjects, subject);
+  assert.equal(one(docs, "RoleBinding").roleRef.kind, "Role");
+  // A remote cluster gets the same CRD, ServiceAccount and ClusterRole, no Lease rights, and a token Secret.
+  const remote = await kustomize("deploy/remote");
+  assert.deepEqual(remote.map((d) => d.kind).sort(), [
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CustomResourceDefinition",
+    "Namespace",
+    "Secret",
+    "ServiceAccount",
+  ]);
+  assert.deepEqual(one(remote, "ClusterRole").rules, one(docs, "ClusterRole").rules);
+  const token = one(remote, "Secret");
+  assert.equal(token.type, "kubernetes.io/service-account-token");
+  assert.equal(token.metadata.annotations["kubernetes.io/service-account.name"], "operator-hub");
+});
+
+Deno.test("deploy/'s CRD is crds/uuid.yaml", async () => {
+  const crd = one(await kustomize("deploy"), "CustomResourceDefinition");
+  assert.deepEqual(crd, readYamlDocs("crds/uuid.yaml")[0]);
+  assert.deepEqual(readYamlDocs("deploy/cluster/crd.yaml")[0], readYamlDocs("crds/uuid.yaml")[0]);
+});
+
+Deno.test("deploy/'s Deployment probes /healthz and /readyz on the --liveness port, runs locked down, and mounts the kubeconfigs where the binary may read", async () => {
+  const d = one(await kustomize("deploy"), "Deployment");
+  const pod = d.spec.template.spec;
+  assert.equal(pod.serviceAccountName, "operator-hub");
+  assert.equal(pod.containers.length, 1);
+  const c = pod.containers[0];
+  const args: string[] = c.args;
+  const liveness = new URL(args[args.indexOf("--liveness") + 1]);
+  assert.equal(liveness.hostname, "0.0.0.0");
+  const port = c.ports.find((p: any) => p.containerPort === Number(liveness.port));
+  assert.ok(port, "the --liveness port is a container port");
+  assert.equal(c.livenessProbe.httpGet.path, "/healthz");
+  assert.equal(c.readinessProbe.httpGet.path, "/readyz");
+  for (const probe of [c.livenessProbe, c.readinessProbe]) {
+    assert.ok([port.name, port.containerPort].includes(probe.httpGet.port));
+  }
+  assert.ok(args[args.indexOf("--clusters") + 1].split(",").includes("in-cluster"));
+  assert.ok(args.includes("--leader-elect"));
+  assert.ok(d.spec.replicas >= 2, "a warm standby");
+  // Security context: restricted Pod Security level.
+  assert.equal(pod.securityContext.runAsNonRoot, true);
+  assert.equal(pod.securityContext.runAsUser, 65532);
+  assert.equal(pod.securityContext.seccompProfile.type, "RuntimeDefault");
+  assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+  assert.equal(c.securityContext.allowPrivilegeEscalation, false);
+  assert.equal(c.securityContext.runAsNonRoot, true);
+  assert.deepEqual(c.securityContext.capabilities.drop, ["ALL"]);
+  assert.equal(c.securityContext.seccompProfile.type, "RuntimeDefault");
+  for (const k of ["requests", "limits"]) {
+    assert.ok(c.resources[k].cpu && c.resources[k].memory, `resources.${k} set`);
+  }
+  // The Secret is mounted read-only exactly where the compiled binary may read (and the hub looks: ./clusters).
+  const mount = c.volumeMounts.find((m: any) => m.mountPath === MOUNT_DIR);
+  assert.ok(mount && mount.readOnly === true, `a read-only mount at ${MOUNT_DIR}`);
+  const volume = pod.volumes.find((v: any) => v.name === mount.name);
+  assert.equal(volume.secret.secretName, "operator-hub-kubeconfigs");
+  assert.equal(volume.secret.optional, true, "without remote clusters the hub serves its own");
+  assert.deepEqual(flagValues(compilePermissions(), "--allow-read"), [MOUNT_DIR, SERVICE_ACCOUNT_DIR]);
+  assert.notEqual(pod.automountServiceAccountToken, false, "in-cluster login needs the token");
+  const example = readYamlDocs("deploy/examples/remote-kubeconfigs-secret.yaml")[0];
+  assert.equal(example.metadata.name, volume.secret.secretName);
+  assert.equal(example.metadata.namespace, d.metadata.namespace);
+  for (const key of Object.keys(example.stringData)) assert.match(key, /\.yaml$/, "the hub loads clusters/*.yaml");
+});
+
+Deno.test("The Dockerfile builds with the compile task on deno 2.9.6 and runs the binary non-root on distroless from /app", () => {
+  const text = Deno.readTextFileSync(`${ROOT}Dockerfile`);
+  const lines = text.split("\n").filter((l) => l.trim() && !l.trimStart().startsWith("#"));
+  const froms = lines.filter((l) => l.startsWith("FROM "));
+  assert.deepEqual(froms, ["FROM denoland/deno:2.9.6 AS build", "FROM gcr.io/distroless/cc-debian12:nonroot"]);
+  const final = lines.slice(lines.indexOf(froms[1]));
+  assert.ok(lines.includes("RUN deno task compile && ./dist/operator-hub --version"));
+  assert.ok(final.includes("ENV DENO_USE_CGROUPS=1"));
+  assert.ok(final.includes(`WORKDIR ${MOUNT_DIR.replace(/\/clusters$/, "")}`), "WORKDIR is the parent of the mount");
+  assert.ok(final.includes("USER 65532:65532"));
+  const entrypoint = final.find((l) => l.startsWith("ENTRYPOINT "))!;
+  assert.deepEqual(JSON.parse(entrypoint.slice("ENTRYPOINT ".length)), ["/app/operator-hub"], "exec form");
+  const cmd = final.find((l) => l.startsWith("CMD "))!;
+  assert.ok(Array.isArray(JSON.parse(cmd.slice("CMD ".length))), "exec form");
+  const ignore = Deno.readTextFileSync(`${ROOT}.dockerignore`).split("\n").map((l) => l.trim());
+  for (const want of ["*", "!deno.json", "!deno.lock", "!src/"]) {
+    assert.ok(ignore.includes(want), `.dockerignore ${want}`);
+  }
+});
+
+Deno.test("The example Secret's kubeconfig format is accepted by the hub's kubeconfig loader", async () => {
+  requireClusters();
+  const tmp = await Deno.makeTempDir({ prefix: "operator-hub-example-" });
+  try {
+    Deno.writeTextFileSync(`${tmp}/staging.yaml`, remoteKubeconfig("staging", "token-value"));
+    const { loadContexts } = await import("../../src/kube/mod.ts");
+    const catalog = await loadContexts({ files: [`${tmp}/staging.yaml`] });
+    assert.deepEqual(catalog.names(), ["staging"]);
+    const [access] = catalog.select(["staging"]);
+    assert.equal((await access.auth()).headers.Authorization, "Bearer token-value");
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
+
+Deno.test("kubectl apply --dry-run=server -k deploy/ and -k deploy/remote/ pass against a real API server, after a real apply of the RBAC objects", async () => {
+  requireClusters();
+  const applied = await applyDeployRbac(CONTEXT);
+  for (
+    const obj of [
+      "namespace/operator-hub",
+      "serviceaccount/operator-hub",
+      "clusterrole.rbac.authorization.k8s.io/operator-hub",
+    ]
+  ) {
+    assert.match(applied, new RegExp(`${obj.replace(/\./g, "\\.")} (created|configured|unchanged)`));
+  }
+  for (const dir of ["deploy/", "deploy/remote/"]) {
+    const r = await kubectl(CONTEXT, ["apply", "--dry-run=server", "-k", `${ROOT}${dir}`]);
+    assert.equal(r.code, 0, `${dir}: ${r.stderr}`);
+    assert.doesNotMatch(r.stderr, /would violate PodSecurity/, "the pod meets the restricted level");
+  }
+  const r = await kubectl(CONTEXT, ["apply", "--dry-run=server", "-k", `${ROOT}deploy/`]);
+  assert.match(r.stdout, /deployment\.apps\/operator-hub (created|configured|unchanged) \(server dry run\)/);
+});
+
+Deno.test("After a real apply, the API server grants the hub's ServiceAccount exactly the ClusterRole's verbs and Leases only in its namespace", async () => {
+  requireClusters();
+  await applyDeployRbac(CONTEXT);
+  const can = async (verb: string, resource: string, ns?: string) => {
+    const r = await kubectl(CONTEXT, ["auth", "can-i", verb, resource, `--as=${SA}`, ...(ns ? ["-n", ns] : ["-A"])]);
+    return r.stdout.trim() === "yes";
+  };
+  const yes: [string, string, string?][] = [
+    ["get", "uuid.demo.operator"],
+    ["list", "uuid.demo.operator"],
+    ["watch", "uuid.demo.operator"],
+    ["patch", "uuid.demo.operator", "some-namespace"],
+    ["patch", "uuid.demo.operator/status", "some-namespace"],
+    ["create", "events", "some-namespace"],
+    ["patch", "events", "some-namespace"],
+    ["create", "selfsubjectaccessreviews.authorization.k8s.io"],
+    ["get", "leases.coordination.k8s.io", "operator-hub"],
+    ["create", "leases.coordination.k8s.io", "operator-hub"],
+    ["update", "leases.coordination.k8s.io", "operator-hub"],
+  ];
+  const no: [string, string, string?][] = [
+    ["update", "uuid.demo.operator", "some-namespace"],
+    ["delete", "uuid.demo.operator", "some-namespace"],
+    ["create", "uuid.demo.operator", "some-namespace"],
+    ["update", "uuid.demo.operator/status", "some-namespace"],
+    ["get", "secrets", "operator-hub"],
+    ["list", "events", "some-namespace"],
+    ["delete", "events", "some-namespace"],
+    ["get", "leases.coordination.k8s.io", "kube-system"],
+    ["update", "leases.coordination.k8s.io", "kube-system"],
+    ["delete", "leases.coordination.k8s.io", "operator-hub"],
+    ["get", "customresourcedefinitions.apiextensions.k8s.io"],
+  ];
+  for (const [verb, resource, ns] of yes) {
+    assert.ok(await can(verb, resource, ns), `may ${verb} ${resource} ${ns ?? ""}`);
+  }
+  for (const [verb, resource, ns] of no) {
+    assert.ok(!(await can(verb, resource, ns)), `may not ${verb} ${resource} ${ns ?? ""}`);
+  }
+  // The RBAC objects on the server are deploy/'s, field for field.
+  const live = YAML.parse(await kubectlOk(CONTEXT, ["get", "clusterrole", "operator-hub", "-o", "yaml"]));
+  const want = one(await kustomize("deploy"), "ClusterRole", "operator-hub");
+  assert.deepEqual(live.rules, want.rules);
+});
