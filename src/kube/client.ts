@@ -71,6 +71,8 @@ export interface WatchOptions {
   labelSelector?: string;
   fieldSelector?: string;
   signal?: AbortSignal;
+  /** Called once when the server accepted the watch (2xx headers), before the first event. */
+  onOpen?: () => void;
 }
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
@@ -175,6 +177,7 @@ export class KubeClient {
         });
       }
     } catch (err) {
+      this.#suspect(call, transport);
       throw this.#failure(err, call, method, path);
     } finally {
       call.end();
@@ -243,6 +246,7 @@ export class KubeClient {
           retryAfter: res.headers.get("retry-after"),
         });
       }
+      opts.onOpen?.();
       if (!res.body) return;
       const r = reader = res.body.getReader();
       // Not every fetch ties the body to the signal: cancel the read ourselves on abort.
@@ -268,6 +272,7 @@ export class KubeClient {
       }
     } catch (err) {
       if (call.why === "caller") return;
+      this.#suspect(call, transport);
       if (call.why === "deadline") {
         throw new TransportError(
           `GET ${path}: the watch stream from ${this.access.server} outlived timeoutSeconds=${opts.timeoutSeconds} by ${graceMs} ms; treating it as stalled`,
@@ -301,6 +306,17 @@ export class KubeClient {
 
   [Symbol.dispose](): void {
     this.close();
+  }
+
+  /**
+   * Stops sending new requests over the connections opened so far: the next request opens a new
+   * connection. Requests in flight finish (or time out) on the old ones, which are closed after.
+   * The watcher calls this when its inactivity watchdog fires; the client does it by itself after
+   * a request timed out, because a half-open connection (no FIN, no RST) stays in the pool forever
+   * otherwise, and with HTTP/2 every later request would be multiplexed onto it.
+   */
+  resetConnections(): void {
+    if (this.#transport) this.#retire(this.#transport);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -344,6 +360,7 @@ export class KubeClient {
       return { res, call, transport };
     } catch (err) {
       call.end();
+      if (transport) this.#suspect(call, transport);
       if (transport) this.#release(transport);
       const mapped = this.#failure(err, call, method, path);
       if (mapped instanceof TransportError) this.#report(method, path, "error", started);
@@ -436,6 +453,19 @@ export class KubeClient {
       inflight: 0,
       retired: false,
     };
+  }
+
+  /** After a timeout, the connection the request used is presumed dead: retire its transport. */
+  #suspect(call: Call, t: Transport): void {
+    if ((call.why === "timeout" || call.why === "deadline") && t === this.#transport) this.#retire(t);
+  }
+
+  #retire(t: Transport): void {
+    if (this.#transport === t) this.#transport = undefined;
+    if (t.retired) return;
+    t.retired = true;
+    if (t.inflight <= 0) closeQuietly(t);
+    else this.#retired.add(t);
   }
 
   #release(t: Transport): void {

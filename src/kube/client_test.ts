@@ -276,6 +276,33 @@ Deno.test("KubeClient.request() fails with a TransportError when no response arr
   }
 });
 
+Deno.test("KubeClient opens a new connection after a request timed out or resetConnections(), never reusing a half-open one", async () => {
+  const clock = new VirtualClock();
+  const clients: (Deno.HttpClient | undefined)[] = [];
+  let hang = true;
+  const fetch: FetchLike = (_url, init) => {
+    clients.push(init.client);
+    if (!hang) return Promise.resolve(json(200, {}));
+    return new Promise((_resolve, reject) => init.signal?.addEventListener("abort", () => reject(init.signal?.reason)));
+  };
+  const client = new KubeClient(new FakeAccess(), { fetch, clock, requestTimeoutMs: 5_000 });
+  try {
+    const pending = client.request("GET", "/slow").catch((e) => e);
+    await clock.advance(5_000);
+    assert.ok((await pending) instanceof TransportError);
+    hang = false;
+    await client.request("GET", "/a");
+    await client.request("GET", "/a");
+    assert.notEqual(clients[1], clients[0], "a request after a timeout uses a new HttpClient (new connections)");
+    assert.equal(clients[2], clients[1], "healthy requests keep sharing one HttpClient");
+    client.resetConnections();
+    await client.request("GET", "/a");
+    assert.notEqual(clients[3], clients[2], "resetConnections() makes the next request use a new HttpClient");
+  } finally {
+    client.close();
+  }
+});
+
 Deno.test("KubeClient.request() rejects with the caller's abort reason and a network failure as TransportError", async () => {
   const fetch: FetchLike = (_url, init) =>
     init.signal?.aborted
@@ -348,6 +375,47 @@ Deno.test("KubeClient.watch() throws ApiError before any event on a 410", async 
     })().catch((e) => e);
     assert.ok(err instanceof ApiError && err.status === 410 && err.reason === "Expired");
     assert.equal(events.length, 0);
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("KubeClient.watch() calls onOpen when the server accepts the watch, before any event, and not on an error status", async () => {
+  const body = pushBody();
+  let status = 200;
+  const { fetch } = fakeFetch(() =>
+    status === 200 ? new Response(body.stream, { status: 200 }) : json(status, { kind: "Status", code: status })
+  );
+  const client = new KubeClient(new FakeAccess(), { fetch });
+  try {
+    let opened = 0;
+    const it = client.watch("/w", { resourceVersion: "1", timeoutSeconds: 60, onOpen: () => opened++ })[
+      Symbol.asyncIterator
+    ]();
+    const first = it.next();
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(opened, 1, "onOpen before the first event");
+    body.push('{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"2"}}}\n');
+    assert.equal((await first).value?.type, "BOOKMARK");
+    body.end();
+    assert.equal((await it.next()).done, true);
+    assert.equal(opened, 1);
+
+    status = 429;
+    let openedOnError = 0;
+    const err = await (async () => {
+      for await (
+        const _ of client.watch("/w", {
+          resourceVersion: "1",
+          timeoutSeconds: 60,
+          onOpen: () => openedOnError++,
+        })
+      ) {
+        // no events expected
+      }
+    })().catch((e) => e);
+    assert.ok(err instanceof ApiError && err.status === 429);
+    assert.equal(openedOnError, 0);
   } finally {
     client.close();
   }

@@ -65,7 +65,12 @@ export interface LoadContextsOptions {
   cwd?: string;
   /** Home directory for `~/.kube/config`. Default `$HOME` from `env`. */
   home?: string;
+  /** An exec credential plugin still running after this long is killed and reported. Default 10 s. */
+  execTimeoutMs?: number;
 }
+
+/** How long an exec credential plugin may run before it is killed (client-node sets no limit). */
+export const EXEC_PLUGIN_TIMEOUT_MS = 10_000;
 
 /** The contexts known from every loaded kubeconfig, with first-file-wins precedence. */
 export interface ContextCatalog {
@@ -140,7 +145,15 @@ export async function loadContexts(options: LoadContextsOptions = {}): Promise<C
     addEntries(clusters, doc.clusters, path);
     addEntries(users, doc.users, path);
   }
-  return new Catalog({ contexts, clusters, users, files: loaded, searched, env: options.env });
+  return new Catalog({
+    contexts,
+    clusters,
+    users,
+    files: loaded,
+    searched,
+    env: options.env,
+    execTimeoutMs: options.execTimeoutMs,
+  });
 }
 
 /**
@@ -220,6 +233,7 @@ class Catalog implements ContextCatalog {
   readonly #files: string[];
   readonly #searched: string[];
   readonly #env: EnvSource | undefined;
+  readonly #execTimeoutMs: number | undefined;
 
   constructor(init: {
     contexts: Map<string, Entry>;
@@ -228,6 +242,7 @@ class Catalog implements ContextCatalog {
     files: string[];
     searched: string[];
     env: EnvSource | undefined;
+    execTimeoutMs?: number;
   }) {
     this.#contexts = init.contexts;
     this.#clusters = init.clusters;
@@ -235,6 +250,7 @@ class Catalog implements ContextCatalog {
     this.#files = init.files;
     this.#searched = init.searched;
     this.#env = init.env;
+    this.#execTimeoutMs = init.execTimeoutMs;
   }
 
   names(): string[] {
@@ -315,6 +331,7 @@ class Catalog implements ContextCatalog {
       cluster,
       user,
       tokenFile,
+      execTimeoutMs: this.#execTimeoutMs,
     });
   }
 }
@@ -417,6 +434,17 @@ interface AccessInit {
   cluster: KnCluster;
   user: KnUser;
   tokenFile?: string;
+  execTimeoutMs?: number;
+}
+
+/** What client-node's exec authenticator looks like from outside: it spawns plugins through `execFn`. */
+interface ExecFnHolder {
+  execFn: (...args: unknown[]) => { kill(signal?: string): unknown; once(event: "close", fn: () => void): unknown };
+}
+
+/** Internal marker: an exec plugin ran past its time limit. */
+class ExecTimeout extends Error {
+  override name = "ExecTimeout";
 }
 
 /** A ClusterAccess backed by a client-node KubeConfig holding just this one context. */
@@ -430,6 +458,7 @@ class KubeconfigAccess implements ClusterAccess {
   readonly #tokenFile: TokenFile | undefined;
   #kc: KubeConfig;
   #pending: Promise<ClusterAuth> | undefined;
+  readonly #plugins = new Set<ReturnType<ExecFnHolder["execFn"]>>();
 
   constructor(init: AccessInit) {
     this.name = init.name;
@@ -464,14 +493,58 @@ class KubeconfigAccess implements ClusterAccess {
       contexts: [{ name, cluster: cluster.name, user: user.name }],
       currentContext: name,
     });
+    // client-node spawns exec plugins without a time limit; keep their handles so a hung one can be killed.
+    const authenticators = (kc as unknown as { authenticators?: unknown[] }).authenticators ?? [];
+    for (const a of authenticators) {
+      const holder = a as Partial<ExecFnHolder>;
+      if (typeof holder.execFn !== "function") continue;
+      const spawn = holder.execFn.bind(a);
+      holder.execFn = (...args: unknown[]) => {
+        const child = spawn(...args);
+        this.#plugins.add(child);
+        child.once("close", () => this.#plugins.delete(child));
+        return child;
+      };
+    }
     return kc;
+  }
+
+  /** client-node's credential step, bounded for exec plugins: a hung plugin is killed and reported. */
+  async #applyCredentials(opts: RequestOptions): Promise<void> {
+    const exec = record(this.#init.user.exec);
+    if (!exec) return await this.#kc.applyToHTTPSOptions(opts);
+    const limitMs = this.#init.execTimeoutMs ?? EXEC_PLUGIN_TIMEOUT_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ExecTimeout()), limitMs);
+    });
+    try {
+      const run = this.#kc.applyToHTTPSOptions(opts);
+      run.catch(() => {}); // after a timeout, the killed run still rejects: nobody waits for it any more
+      await Promise.race([run, timeout]);
+    } catch (err) {
+      if (err instanceof ExecTimeout) {
+        for (const child of this.#plugins) child.kill("SIGKILL");
+        this.#plugins.clear();
+        this.#kc = this.#makeKubeConfig(); // its authenticator still waits on the killed run
+        throw new AuthError(
+          this.name,
+          `context "${this.name}": exec credential plugin "${basename(String(exec.command))}" did not finish ` +
+            `within ${limitMs / 1000} s; it was stopped and will be run again`,
+        );
+      }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async #authOnce(): Promise<ClusterAuth> {
     const opts: RequestOptions = {};
     try {
-      await this.#kc.applyToHTTPSOptions(opts);
+      await this.#applyCredentials(opts);
     } catch (err) {
+      if (err instanceof AuthError) throw err;
       throw this.#failure(err);
     }
     const headers: Record<string, string> = {};

@@ -315,6 +315,45 @@ Deno.test("ClusterAccess.auth() reports a failing exec plugin by command name wi
   assert.match(err2.message, /exec credential plugin "no-such-credential-plugin" was not found/);
 });
 
+Deno.test("ClusterAccess.auth() stops an exec plugin that hangs, says so by command name, and runs it afresh next time", async () => {
+  const dir = await tempDir();
+  const plugin = join(dir, "slow-plugin.sh");
+  const pids = join(dir, "pids");
+  const hang = `#!/bin/sh\necho $$ >> "${pids}"\nexec sleep 60\n`;
+  const work = `#!/bin/sh\necho $$ >> "${pids}"\n` +
+    `echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"late-token"}}'\n`;
+  await Deno.writeTextFile(plugin, hang, { mode: 0o755 });
+  const file = join(dir, "k.yaml");
+  await Deno.writeTextFile(
+    file,
+    kubeconfig({
+      clusters: [cluster("c", "https://x")],
+      users: [user("slow", { exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin } })],
+      contexts: [context("slow", "c", "slow")],
+    }),
+  );
+  const [slow] = (await loadContexts({ files: [file], execTimeoutMs: 300 })).select(["slow"]);
+  const started = performance.now();
+  const err = await assertRejects(() => slow.auth(), AuthError);
+  assert.ok(performance.now() - started < 5_000, "the hung plugin did not hold auth() for long");
+  assert.match(err.message, /exec credential plugin "slow-plugin.sh" did not finish within 0.3 s/);
+  const [pid] = (await Deno.readTextFile(pids)).trim().split("\n").map(Number);
+  const running = async () => {
+    const stat = await Deno.readTextFile(`/proc/${pid}/stat`).catch(() => "");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state !== "" && state !== "Z" && state !== "X";
+  };
+  let alive = true;
+  for (let i = 0; i < 100 && alive; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    alive = await running();
+  }
+  assert.equal(alive, false, "the hung plugin process was killed");
+  await Deno.writeTextFile(plugin, work, { mode: 0o755 });
+  assert.equal((await slow.auth()).headers.Authorization, "Bearer late-token", "the next call runs the plugin again");
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("loadContexts() names a missing or non-YAML kubeconfig file", async () => {
   const dir = await tempDir();
   const missing = join(dir, "missing.yaml");

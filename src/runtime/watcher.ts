@@ -23,7 +23,11 @@ export interface ListWatchClient {
     timeoutSeconds: number;
     allowWatchBookmarks?: boolean;
     signal?: AbortSignal;
+    /** Called once the server accepted the watch (2xx headers), before any event arrives. */
+    onOpen?: () => void;
   }): AsyncIterable<WatchEvent>;
+  /** Makes the next request use a new connection (the watchdog calls it: the current one may be half-open). */
+  resetConnections?(): void;
 }
 
 /** Where a watcher stands, as health reports it. */
@@ -86,8 +90,16 @@ export function httpStatusOf(err: unknown): number | undefined {
   return typeof s === "number" ? s : undefined;
 }
 
+/** The server's Retry-After of a failure (429, 503), in milliseconds, if it sent one. */
+export function retryAfterMsOf(err: unknown): number | undefined {
+  const s = (err as { retryAfterSeconds?: unknown })?.retryAfterSeconds;
+  return typeof s === "number" && Number.isFinite(s) && s >= 0 ? s * 1000 : undefined;
+}
+
 /** Maps a failure to the phase health shows. */
 export function phaseFor(err: unknown): WatchPhase {
+  // No credentials at all (an exec plugin that fails or hangs, a vanished token file) is a 401 in all but name.
+  if ((err as { name?: unknown })?.name === "AuthError") return "unauthorized";
   const status = httpStatusOf(err);
   if (status === 401) return "unauthorized";
   if (status === 403) return "forbidden";
@@ -100,10 +112,15 @@ export function phaseFor(err: unknown): WatchPhase {
  *
  * Guarantees:
  * - never gives up and never spins: every failure waits a jittered, growing delay (800 ms..30 s by
- *   default) that starts over after two minutes without failures;
+ *   default) that starts over after two minutes without failures; a failure that carries the server's
+ *   Retry-After (a 429 while its cache initialises after a restart) waits that long instead (at least
+ *   the initial delay, at most the maximum), so a server that is back is not left idle for 30 s;
+ * - the phase reads `watching` only once the server accepted the watch (or sent an event), never
+ *   while a reconnect is still in flight;
  * - a 410 Gone, as an HTTP status or as an in-stream ERROR event, leads to a relist whose diff is
  *   reported through `onChange`, so deletions during a gap are seen;
- * - a stream with no event or bookmark for `idleTimeoutMs` is aborted and reopened.
+ * - a stream with no event or bookmark for `idleTimeoutMs` is aborted and reopened over a new
+ *   connection (`resetConnections`), since the silent one may be half-open.
  *
  * Assumptions: the apiserver sends bookmarks (about once a minute), so a healthy idle stream is
  * never silent for longer than the idle timeout's default.
@@ -149,7 +166,7 @@ export class Watcher {
           this.#snap.resourceVersion = undefined;
           continue;
         }
-        const delay = this.#backoff.next(this.#clock.now());
+        const delay = this.#delayAfter(err);
         const phase = err instanceof StreamStalledError ? "connecting" : phaseFor(err);
         const message = errorText(err);
         this.#snap.phase = phase;
@@ -158,6 +175,14 @@ export class Watcher {
         await this.#clock.sleep(delay, signal);
       }
     }
+  }
+
+  #delayAfter(err: unknown): number {
+    const retryAfter = retryAfterMsOf(err);
+    if (retryAfter === undefined) return this.#backoff.next(this.#clock.now());
+    const min = this.#o.backoff?.initialMs ?? 800;
+    const max = this.#o.backoff?.maxMs ?? 30_000;
+    return Math.round(Math.min(max, Math.max(min, retryAfter)) * (1 + 0.2 * this.#random()));
   }
 
   #beat(): void {
@@ -205,6 +230,8 @@ export class Watcher {
     const check = () => {
       if (this.#clock.now() - lastActivity >= idle) {
         stalled = true;
+        // A silent stream is most likely a half-open connection: never send the reconnect over it.
+        client.resetConnections?.();
         stream.abort();
       } else timer = this.#clock.setTimer(Math.max(1, idle / 4), check);
     };
@@ -212,17 +239,21 @@ export class Watcher {
     const openedAt = this.#clock.now();
     let events = 0;
     this.#snap.connectAttempts++;
+    const opened = () => {
+      this.#snap.phase = "watching";
+      this.#snap.lastError = null;
+    };
     try {
       const iterable = client.watch(path, {
         resourceVersion: this.#snap.resourceVersion!,
         timeoutSeconds: Math.floor(lo + (hi - lo) * this.#random()),
         allowWatchBookmarks: true,
         signal: stream.signal,
+        onOpen: opened,
       });
-      this.#snap.phase = "watching";
-      this.#snap.lastError = null;
       let batch: string[] = [];
       for await (const ev of iterable) {
+        if (events === 0) opened();
         events++;
         this.#progress();
         lastActivity = this.#snap.lastEventAt!;

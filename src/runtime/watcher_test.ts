@@ -10,11 +10,15 @@ type Step =
   | { list: { items: unknown[]; rv: string } }
   | { listError: unknown }
   | { watch: WatchEvent[]; hang?: boolean }
-  | { watchError: unknown };
+  | { watchError: unknown; afterMs?: number };
 
 /** Plays `steps` in order: each list/watch call takes the next step. */
 class ScriptedClient implements ListWatchClient {
   calls: string[] = [];
+  resets = 0;
+  resetConnections() {
+    this.resets++;
+  }
   constructor(private steps: Step[], private clock: VirtualClock) {}
   #next(): Step {
     const s = this.steps.shift();
@@ -28,13 +32,22 @@ class ScriptedClient implements ListWatchClient {
     if (!("list" in s)) throw new Error(`script expected a list, got ${JSON.stringify(s)}`);
     return Promise.resolve({ items: s.list.items, resourceVersion: s.list.rv });
   }
-  watch(_path: string, opts: { resourceVersion: string; signal?: AbortSignal }): AsyncIterable<WatchEvent> {
+  watch(
+    _path: string,
+    opts: { resourceVersion: string; signal?: AbortSignal; onOpen?: () => void },
+  ): AsyncIterable<WatchEvent> {
     this.calls.push(`watch@${opts.resourceVersion}`);
     const s = this.#next();
     const signal = opts.signal;
+    const clock = this.clock;
     return (async function* () {
-      if ("watchError" in s) throw s.watchError;
+      if ("watchError" in s) {
+        // A server that takes a while to refuse (a TLS handshake that times out, a 429 after a slow start).
+        if (s.afterMs) await clock.sleep(s.afterMs, signal);
+        throw s.watchError;
+      }
       if (!("watch" in s)) throw new Error("script expected a watch");
+      opts.onOpen?.();
       for (const ev of s.watch) yield ev;
       if (s.hang) {
         await new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }));
@@ -154,4 +167,72 @@ Deno.test("Watcher.start() settles after abort and leaves no timer behind", asyn
   await t.done;
   await t.clock.advance(0);
   assert.equal(t.clock.pending, 0);
+});
+
+Deno.test("Watcher does not report watching while a reconnect is still in flight", async () => {
+  const refused = Object.assign(new Error("tls handshake eof"), { name: "TransportError" });
+  const t = setup([
+    { list: { items: [], rv: "10" } },
+    { watchError: refused, afterMs: 5_000 },
+    { watch: [], hang: true },
+  ]);
+  await t.clock.advance(1_000);
+  assert.deepEqual(t.client.calls, ["list", "watch@10"]);
+  assert.equal(t.watcher.snapshot().phase, "syncing", "not watching before the server accepted the watch");
+  await t.clock.advance(4_500);
+  assert.equal(t.watcher.snapshot().phase, "unreachable");
+  await t.clock.advance(1_000); // 800 ms backoff, then a watch the server accepts
+  assert.deepEqual(t.client.calls, ["list", "watch@10", "watch@10"]);
+  assert.equal(t.watcher.snapshot().phase, "watching");
+  assert.equal(t.watcher.snapshot().lastError, null);
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Watcher honours a 429's Retry-After instead of its grown backoff, so a restarted apiserver is not left idle", async () => {
+  const refused = () => Object.assign(new Error("connection refused"), { name: "TransportError" });
+  const initializing = Object.assign(new Error("429 Too Many Requests: storage is (re)initializing"), {
+    status: 429,
+    retryAfterSeconds: 1,
+  });
+  const t = setup([
+    { list: { items: [], rv: "10" } },
+    ...Array.from({ length: 5 }, () => ({ watchError: refused() })),
+    { watchError: initializing },
+    { watch: [], hang: true },
+  ]);
+  // 0.8 + 1.6 + 3.2 + 6.4 + 12.8 s of backoff after five refusals: the 429 arrives at about 24.8 s.
+  await t.clock.advance(24_900);
+  assert.equal(t.client.calls.length, 7, t.client.calls.join(","));
+  // The exponential step would now be 25.6 s; Retry-After says 1 s.
+  await t.clock.advance(1_100);
+  assert.equal(t.client.calls.length, 8, t.client.calls.join(","));
+  assert.equal(t.watcher.snapshot().phase, "watching");
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Watcher's watchdog makes the client drop its connection before reconnecting, since a silent one may be half-open", async () => {
+  const t = setup([
+    { list: { items: [], rv: "10" } },
+    { watch: [], hang: true },
+    { watch: [], hang: true },
+  ], 5_000);
+  await t.clock.advance(10);
+  assert.equal(t.client.resets, 0);
+  await t.clock.advance(6_500);
+  assert.equal(t.client.resets, 1, "connections reset when the watchdog fired");
+  assert.equal(t.watcher.snapshot().watchdogAborts, 1);
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Watcher shows credentials that cannot be obtained (an AuthError from a failing exec plugin) as unauthorized", async () => {
+  const noCredentials = Object.assign(new Error('exec credential plugin "x" failed'), { name: "AuthError" });
+  const t = setup([{ listError: noCredentials }]);
+  await t.clock.advance(10);
+  assert.equal(t.watcher.snapshot().phase, "unauthorized");
+  assert.match(t.watcher.snapshot().lastError ?? "", /exec credential plugin "x" failed/);
+  t.stop.abort();
+  await t.done;
 });
