@@ -493,7 +493,10 @@ export class KubeClient {
     } catch {
       // A metrics callback must not break requests.
     }
-    this.#logger?.debug("kube request", { cluster: this.access.name, method, path, code, durationMs });
+    // Checked first: building the fields object for every request costs even when debug is off.
+    if (this.#logger?.enabled("debug")) {
+      this.#logger.debug("kube request", { cluster: this.access.name, method, path, code, durationMs });
+    }
   }
 }
 

@@ -115,8 +115,8 @@ export function phaseFor(err: unknown): WatchPhase {
  *   default) that starts over after two minutes without failures; a failure that carries the server's
  *   Retry-After (a 429 while its cache initialises after a restart) waits that long instead (at least
  *   the initial delay, at most the maximum), so a server that is back is not left idle for 30 s;
- * - the phase reads `watching` only once the server accepted the watch (or sent an event), never
- *   while a reconnect is still in flight;
+ * - after a failure, the phase reads `watching` again only once the server answered (a list, an
+ *   accepted watch or an event), never while a reconnect is still in flight;
  * - a 410 Gone, as an HTTP status or as an in-stream ERROR event, leads to a relist whose diff is
  *   reported through `onChange`, so deletions during a gap are seen;
  * - a stream with no event or bookmark for `idleTimeoutMs` is aborted and reopened over a new
@@ -214,6 +214,7 @@ export class Watcher {
     this.#snap.relists++;
     this.#snap.synced = true;
     this.#snap.lastError = null;
+    this.#snap.phase = "watching"; // the server just answered; the watch request follows at once
     this.#o.logger?.info("listed", { objects: store.size, changed: changed.length, resourceVersion });
     if (changed.length) this.#o.onChange(changed);
   }

@@ -169,20 +169,22 @@ Deno.test("Watcher.start() settles after abort and leaves no timer behind", asyn
   assert.equal(t.clock.pending, 0);
 });
 
-Deno.test("Watcher does not report watching while a reconnect is still in flight", async () => {
-  const refused = Object.assign(new Error("tls handshake eof"), { name: "TransportError" });
+Deno.test("Watcher does not report watching while a reconnect after a failure is still in flight", async () => {
+  const refused = () => Object.assign(new Error("tls handshake eof"), { name: "TransportError" });
   const t = setup([
     { list: { items: [], rv: "10" } },
-    { watchError: refused, afterMs: 5_000 },
+    { watchError: refused() },
+    { watchError: refused(), afterMs: 5_000 },
     { watch: [], hang: true },
   ]);
-  await t.clock.advance(1_000);
-  assert.deepEqual(t.client.calls, ["list", "watch@10"]);
-  assert.equal(t.watcher.snapshot().phase, "syncing", "not watching before the server accepted the watch");
-  await t.clock.advance(4_500);
+  await t.clock.advance(10);
   assert.equal(t.watcher.snapshot().phase, "unreachable");
-  await t.clock.advance(1_000); // 800 ms backoff, then a watch the server accepts
+  await t.clock.advance(1_000); // 800 ms backoff, then a reconnect that takes 5 s to fail
   assert.deepEqual(t.client.calls, ["list", "watch@10", "watch@10"]);
+  assert.equal(t.watcher.snapshot().phase, "unreachable", "not watching before the server accepted the watch");
+  assert.notEqual(t.watcher.snapshot().lastError, null);
+  await t.clock.advance(5_000 + 2_000); // the failure, 1.6 s backoff, then a watch the server accepts
+  assert.deepEqual(t.client.calls, ["list", "watch@10", "watch@10", "watch@10"]);
   assert.equal(t.watcher.snapshot().phase, "watching");
   assert.equal(t.watcher.snapshot().lastError, null);
   t.stop.abort();

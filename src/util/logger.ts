@@ -38,19 +38,24 @@ interface Sink {
   now: () => number;
 }
 
+function makeSink(options: LoggerOptions): Sink {
+  const encoder = new TextEncoder();
+  return {
+    min: RANK[options.level ?? "info"],
+    format: options.format ?? "json",
+    write: options.write ?? ((line) => Deno.stderr.writeSync(encoder.encode(line + "\n"))),
+    now: options.now ?? Date.now,
+  };
+}
+
 /** Writes one line per call. Child loggers carry bound fields such as `cluster`. */
 export class Logger {
   readonly #sink: Sink;
   readonly #fields: LogFields;
 
   constructor(options: LoggerOptions = {}, fields: LogFields = {}, sink?: Sink) {
-    const encoder = new TextEncoder();
-    this.#sink = sink ?? {
-      min: RANK[options.level ?? "info"],
-      format: options.format ?? "json",
-      write: options.write ?? ((line) => Deno.stderr.writeSync(encoder.encode(line + "\n"))),
-      now: options.now ?? Date.now,
-    };
+    // Children share their parent's sink: the controller makes one child per reconcile.
+    this.#sink = sink ?? makeSink(options);
     this.#fields = fields;
   }
 

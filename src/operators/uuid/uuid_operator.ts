@@ -27,6 +27,15 @@ interface ClusterMode {
   statusSubresource: boolean;
 }
 
+/** A status patch of the main resource was accepted but not applied (the CRD now has a status subresource). */
+class StatusDroppedError extends Error {
+  override name = "StatusDroppedError";
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
 /** Keeps only what the rule needs: identity, versions and status. */
 function project(raw: Record<string, unknown>): StoredObject {
   const m = raw.metadata as Record<string, unknown>;
@@ -54,7 +63,9 @@ function objectPath(namespace: string, name: string, subresource?: string): stri
 /**
  * Guarantees: at most one status write per new object when nothing else writes it; a write carries
  * the resourceVersion it was decided on, so a conflicting writer (another replica, a user) wins and
- * this reconciler re-reads instead of overwriting; an existing valid UUID is never replaced.
+ * this reconciler re-reads instead of overwriting; an existing valid UUID is never replaced; a write
+ * counts only once the API server shows it, so a CRD whose status subresource appeared or vanished
+ * since detection is re-detected instead of leaving the object without a UUID.
  */
 class UuidReconciler implements Reconciler {
   readonly #modes: Map<string, ClusterMode>;
@@ -81,8 +92,9 @@ class UuidReconciler implements Reconciler {
           obj = await this.#read(req, ctx);
           continue;
         }
-        if (code === 404 && obj) {
-          // Either the object is gone, or the CRD lost its status subresource: re-read and re-detect.
+        if ((code === 404 || err instanceof StatusDroppedError) && obj) {
+          // The object is gone, or the CRD lost (404) or gained (status dropped) its status subresource since
+          // the mode was detected: re-read and re-detect.
           await this.#detect(ctx.cluster, ctx.signal);
           obj = await this.#read(req, ctx);
           continue;
@@ -118,11 +130,24 @@ class UuidReconciler implements Reconciler {
   async #write(obj: StoredObject, status: Record<string, unknown>, ctx: ReconcileContext): Promise<void> {
     const mode = this.#modes.get(ctx.cluster.name) ?? { statusSubresource: true };
     const { namespace = "", name, resourceVersion } = obj.metadata;
-    await ctx.cluster.api.request("PATCH", objectPath(namespace, name, mode.statusSubresource ? "status" : undefined), {
-      body: { metadata: { resourceVersion }, status },
-      contentType: "application/merge-patch+json",
-      signal: ctx.signal,
-    });
+    const written = await ctx.cluster.api.request<{ status?: Record<string, unknown> } | undefined>(
+      "PATCH",
+      objectPath(namespace, name, mode.statusSubresource ? "status" : undefined),
+      {
+        body: { metadata: { resourceVersion }, status },
+        contentType: "application/merge-patch+json",
+        signal: ctx.signal,
+      },
+    );
+    // A CRD that gained a status subresource since detection answers 200 to a status patch of the main resource
+    // but drops it: without this check, the object would keep no UUID and no event would ever bring it back.
+    if (
+      !mode.statusSubresource && written && !Object.entries(status).every(([k, v]) => sameJson(written.status?.[k], v))
+    ) {
+      throw new StatusDroppedError(
+        `the API server ignored the status written to ${namespace}/${name}: the CRD now has a status subresource`,
+      );
+    }
     if (status.uuid) ctx.logger.debug("uuid assigned", { uuid: status.uuid });
   }
 

@@ -1,0 +1,81 @@
+// Unit tests for the Uuid reconciler's status writes against a fake API whose CRD gains or loses its status subresource.
+
+import assert from "node:assert/strict";
+import { type ApiClient, type ClusterContext, Store } from "../../runtime/mod.ts";
+import { silentLogger } from "../../util/mod.ts";
+import { uuidOperator } from "./uuid_operator.ts";
+
+const FIXED = "0b7d2f4e-2a8c-4b1e-9c3d-5e6f7a8b9c0d";
+
+/** One Uuid object "ns/a" behind a fake API server; `statusSubresource` says which CRD shape it serves. */
+class FakeCluster {
+  statusSubresource = false;
+  object: Record<string, unknown> = {
+    apiVersion: "demo.operator/v1",
+    kind: "Uuid",
+    metadata: { name: "a", namespace: "ns", uid: "u1", resourceVersion: "1", generation: 1 },
+  };
+  writes: string[] = [];
+
+  api: ApiClient = {
+    request: <T>(method: string, path: string, options: { body?: unknown } = {}): Promise<T> => {
+      const base = "/apis/demo.operator/v1/namespaces/ns/uuid/a";
+      if (method === "GET" && path === "/apis/demo.operator/v1") {
+        const resources = [{ name: "uuid" }, ...(this.statusSubresource ? [{ name: "uuid/status" }] : [])];
+        return Promise.resolve({ resources } as T);
+      }
+      if (method === "GET" && path === base) return Promise.resolve(structuredClone(this.object) as T);
+      if (method === "PATCH" && (path === base || path === `${base}/status`)) {
+        this.writes.push(path.endsWith("/status") ? "status" : "main");
+        const toStatus = path.endsWith("/status");
+        if (toStatus && !this.statusSubresource) {
+          return Promise.reject(Object.assign(new Error("404 Not Found"), { status: 404 }));
+        }
+        // With a status subresource, a patch of the main resource leaves status alone (200 all the same).
+        if (toStatus || !this.statusSubresource) {
+          this.object.status = { ...(this.object.status as object), ...(options.body as { status: object }).status };
+          const meta = this.object.metadata as { resourceVersion: string };
+          meta.resourceVersion = String(Number(meta.resourceVersion) + 1);
+        }
+        return Promise.resolve(structuredClone(this.object) as T);
+      }
+      return Promise.reject(Object.assign(new Error(`unexpected ${method} ${path}`), { status: 500 }));
+    },
+  };
+}
+
+function setup(fake: FakeCluster) {
+  const operator = uuidOperator({ newUuid: () => FIXED });
+  const store = new Store(operator.project);
+  store.upsert(structuredClone(fake.object));
+  const cluster: ClusterContext = { name: "c", store, api: fake.api, events: { record: () => Promise.resolve() } };
+  const reconcile = () =>
+    operator.reconciler.reconcile({ cluster: "c", namespace: "ns", name: "a" }, {
+      cluster,
+      signal: new AbortController().signal,
+      logger: silentLogger(),
+      reconcileId: "1",
+    });
+  return { operator, cluster, reconcile };
+}
+
+Deno.test("The Uuid reconciler notices a status the API server dropped because the CRD gained a status subresource, re-detects, and writes it through /status", async () => {
+  const fake = new FakeCluster();
+  const { operator, cluster, reconcile } = setup(fake);
+  await operator.prepare(cluster, new AbortController().signal); // detected: no status subresource (seed CRD)
+  fake.statusSubresource = true; // the production CRD is installed since
+  await reconcile();
+  assert.deepEqual(fake.writes, ["main", "status"]);
+  assert.equal((fake.object.status as { uuid?: string }).uuid, FIXED);
+});
+
+Deno.test("The Uuid reconciler writes status into the main resource after /status answers 404 because the CRD lost its status subresource", async () => {
+  const fake = new FakeCluster();
+  fake.statusSubresource = true;
+  const { operator, cluster, reconcile } = setup(fake);
+  await operator.prepare(cluster, new AbortController().signal);
+  fake.statusSubresource = false; // the seed CRD is installed since
+  await reconcile();
+  assert.deepEqual(fake.writes, ["status", "main"]);
+  assert.equal((fake.object.status as { uuid?: string }).uuid, FIXED);
+});

@@ -1,0 +1,126 @@
+// Bad objects at runtime: garbage in status (a number for uuid, an invalid UUID string, an unknown state), huge
+// annotations, names at the maximum length, objects in a namespace being deleted. The rule for status.uuid (see
+// src/operators/uuid/status_rule.ts): a value that is not a UUID is marked Error and left untouched.
+
+import assert from "node:assert/strict";
+import { ClusterApi, UUID_V4, waitUntil } from "../support/cluster_api.ts";
+import { etcdGet, etcdPut, FaultApiserver, kubeconfigText, tempDir } from "../support/fault_cluster.ts";
+import {
+  Cleanup,
+  finishHub,
+  localApi,
+  localNamespace,
+  logLines,
+  startHub,
+  waitStatus,
+} from "../support/fault_harness.ts";
+
+const NS = "bad-ns";
+const TERMINATING = "bad-terminating";
+const LONG = "x".repeat(253);
+
+Deno.test("Bad objects are handled one by one and never stop the cluster or the others: garbage status is marked Error and left untouched, an unknown state is corrected, huge annotations, 253-character names and a terminating namespace are served", async () => {
+  await using cleanup = new Cleanup();
+  const f = cleanup.add(await FaultApiserver.start({ name: "badobj" }), (x) => x.destroy());
+  const dir = cleanup.add(await tempDir("badobj"), (d) => d.remove());
+  const api = cleanup.add(
+    new ClusterApi({ name: "badobj", server: f.url, token: f.adminToken, caPem: f.caPem }),
+    (a) => a.close(),
+  );
+  const local = await localNamespace(cleanup, "badobj", ["prod"]);
+  const prod = cleanup.add(localApi("prod"), (a) => a.close());
+  await api.createNamespace(NS);
+  await api.createNamespace(TERMINATING);
+  const validUuid = crypto.randomUUID();
+
+  // Everything exists before the hub starts, so its first list sees it all.
+  await api.createUuid(NS, "number");
+  // A number cannot pass the CRD schema (status.uuid is a string): write it behind the apiserver's back, as an
+  // operator from before the schema existed would have left it.
+  const key = `${f.etcdPrefix}/demo.operator/uuid/${NS}/number`;
+  const stored = JSON.parse((await etcdGet(key))!);
+  stored.status = { uuid: 12345, state: "Ok", message: "written by an old operator" };
+  await etcdPut(key, JSON.stringify(stored));
+  await api.createUuid(NS, "garbage");
+  await api.patchStatus(NS, "garbage", { uuid: "not-a-uuid" });
+  await api.createUuid(NS, "weird-state");
+  await api.patchStatus(NS, "weird-state", { uuid: validUuid, state: "Weird", message: "?" });
+  await api.createUuid(NS, "huge", { annotations: { "example.com/blob": "y".repeat(200 * 1024) } });
+  await api.createUuid(NS, LONG);
+  await api.createUuid(NS, `${LONG.slice(0, 240)}-garbage`.slice(0, 253));
+  await api.patchStatus(NS, `${LONG.slice(0, 240)}-garbage`.slice(0, 253), { uuid: "also-not-a-uuid" });
+  await api.createUuid(TERMINATING, "t-0");
+  await api.createUuid(TERMINATING, "t-garbage");
+  await api.patchStatus(TERMINATING, "t-garbage", { uuid: "nope" });
+  // A finalizer keeps the namespace Terminating (the local clusters have no namespace controller anyway).
+  await api.request("DELETE", `/api/v1/namespaces/${TERMINATING}`);
+  assert.equal((await api.request("GET", `/api/v1/namespaces/${TERMINATING}`)).status.phase, "Terminating");
+  await api.createUuid(NS, "fine");
+
+  const kubeconfig = await dir.write("kubeconfig.yaml", kubeconfigText([f.context("badobj")]));
+  const hub = startHub(["prod", "badobj"], {
+    extraKubeconfigs: [kubeconfig],
+    namespaces: [NS, TERMINATING, local.name],
+  });
+  cleanup.defer(() => finishHub(hub, "bad-objects", [f.adminToken]));
+  await hub.waitReady(60_000);
+  await prod.createUuids(local.name, ["p-0", "p-1", "p-2"]);
+
+  const get = async (ns: string, name: string) => (await api.getUuid(ns, name)).status ?? {};
+  await waitUntil(
+    "every bad object handled",
+    async () => {
+      const s = await Promise.all([
+        get(NS, "number"),
+        get(NS, "garbage"),
+        get(NS, "weird-state"),
+        get(NS, "huge"),
+        get(NS, LONG),
+        get(NS, "fine"),
+        get(TERMINATING, "t-0"),
+        get(TERMINATING, "t-garbage"),
+      ]);
+      return s[0].state === "Error" && s[1].state === "Error" && s[2].state === "Ok" && s[3].uuid && s[4].uuid &&
+        s[5].uuid && s[6].uuid && s[7].state === "Error";
+    },
+    30_000,
+    250,
+  );
+
+  // Garbage is marked Error, with a message naming it, and left untouched.
+  const number = await get(NS, "number");
+  assert.equal(number.uuid, 12345);
+  assert.match(number.message, /not a valid UUID \(found number 12345\)/);
+  const garbage = await get(NS, "garbage");
+  assert.equal(garbage.uuid, "not-a-uuid");
+  assert.match(garbage.message, /not-a-uuid/);
+  const events = await api.eventsFor(NS, "garbage");
+  assert.ok(events.some((e) => e.type === "Warning" && e.reason === "InvalidUuid"), JSON.stringify(events));
+  // An unknown state with a valid UUID: corrected to Ok, same UUID.
+  const weird = await get(NS, "weird-state");
+  assert.deepEqual([weird.uuid, weird.state], [validUuid, "Ok"]);
+  // Huge annotations, maximum-length names, a terminating namespace: served.
+  for (const [ns, name] of [[NS, "huge"], [NS, LONG], [NS, "fine"], [TERMINATING, "t-0"]]) {
+    const s = await get(ns, name);
+    assert.ok(UUID_V4.test(s.uuid) && s.state === "Ok", `${ns}/${name.slice(0, 20)}: ${JSON.stringify(s)}`);
+  }
+  assert.equal((await get(NS, `${LONG.slice(0, 240)}-garbage`.slice(0, 253))).state, "Error");
+  assert.equal((await get(TERMINATING, "t-garbage")).uuid, "nope");
+
+  // The cluster and the others kept going, and nothing loops.
+  await waitUntil("prod served", async () => [...(await prod.uuidsOf(local.name)).values()].every(Boolean), 15_000);
+  const s = await waitStatus(hub, "badobj idle", (x) => x.clusters.badobj.queue === 0 && x.controller.inFlight === 0);
+  assert.equal(s.clusters.badobj.state, "watching");
+  assert.equal(s.clusters.badobj.objects, 9);
+  assert.notEqual(s.status, "failing");
+  const writesBefore = (await hub.get("/metrics")).text.match(
+    /\nworkqueue_adds_total\{[^}]*cluster="badobj"[^}]*\} (\d+)/,
+  );
+  await new Promise((r) => setTimeout(r, 2_000));
+  const writesAfter = (await hub.get("/metrics")).text.match(
+    /\nworkqueue_adds_total\{[^}]*cluster="badobj"[^}]*\} (\d+)/,
+  );
+  assert.equal(writesAfter?.[1], writesBefore?.[1], "no reconcile loop on bad objects once they are marked");
+  const failures = logLines(hub, (l) => l.cluster === "badobj" && l.msg.includes("reconcile failed"));
+  assert.ok(failures.length <= 5, `reconcile failures: ${failures.map((l) => l.error).join(" | ")}`);
+});

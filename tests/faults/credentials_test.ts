@@ -1,0 +1,169 @@
+// Fault: credentials rejected (401). A token revoked at runtime (the apiserver's token file rewritten and the
+// apiserver restarted), then rotated in the kubeconfig's tokenFile; exec credential plugins that fail or hang.
+
+import assert from "node:assert/strict";
+import { ClusterApi, waitAllAssigned } from "../support/cluster_api.ts";
+import { FaultApiserver, kubeconfigText, randomToken, tempDir } from "../support/fault_cluster.ts";
+import {
+  Cleanup,
+  finishHub,
+  localApi,
+  localNamespace,
+  logLines,
+  recordFigure,
+  secondsSince,
+  startHub,
+  waitStatus,
+} from "../support/fault_harness.ts";
+
+const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+
+Deno.test("A token revoked at runtime shows the cluster unauthorized with one clear error per backoff step, the others continue, and rewriting the token file recovers it without a restart", async () => {
+  await using cleanup = new Cleanup();
+  const t1 = randomToken();
+  const t2 = randomToken();
+  const f = cleanup.add(await FaultApiserver.start({ name: "creds" }), (x) => x.destroy());
+  f.setTokens([{ token: t1, user: "hub", groups: ["system:masters"] }]);
+  await f.restart();
+  const dir = cleanup.add(await tempDir("creds"), (d) => d.remove());
+  const local = await localNamespace(cleanup, "creds", ["prod"]);
+  const ns = local.name;
+  const fault = cleanup.add(
+    new ClusterApi({ name: "creds", server: f.url, token: f.adminToken, caPem: f.caPem }),
+    (a) => a.close(),
+  );
+  const prod = cleanup.add(localApi("prod"), (a) => a.close());
+  await fault.createNamespace(ns);
+  const tokenFile = await dir.write("hub.token", t1 + "\n");
+  const kubeconfig = await dir.write("kubeconfig.yaml", kubeconfigText([f.context("creds", { user: { tokenFile } })]));
+  const hub = startHub(["prod", "creds"], { extraKubeconfigs: [kubeconfig], namespaces: [ns] });
+  cleanup.defer(() => finishHub(hub, "credentials-401", [t1, t2, f.adminToken]));
+  await hub.waitReady(60_000);
+  await fault.createUuids(ns, names("a", 5));
+  await waitAllAssigned(fault, ns, 5, 30_000);
+
+  // Revoke: the apiserver now only knows t2.
+  f.setTokens([{ token: t2, user: "hub", groups: ["system:masters"] }]);
+  const revokedAt = performance.now();
+  await f.restart();
+  const unauthorized = await waitStatus(hub, "creds unauthorized", (s) => s.clusters.creds.state === "unauthorized");
+  assert.match(unauthorized.clusters.creds.lastError, /401|Unauthorized/);
+  await fault.createUuids(ns, names("b", 5)); // made while the hub is locked out
+  await prod.createUuids(ns, names("p", 5));
+  await waitAllAssigned(prod, ns, 5, 15_000); // the others continue
+  await new Promise((r) => setTimeout(r, 4_000));
+  const lockedOut = (await hub.get("/status")).body;
+  assert.equal(lockedOut.clusters.creds.state, "unauthorized");
+  assert.equal(lockedOut.clusters.prod.state, "watching");
+  assert.notEqual(lockedOut.status, "failing");
+
+  // One clear error per backoff step: each failure line says what and when the next try is, and the next line
+  // comes no sooner than that.
+  const failures = logLines(hub, (l) => l.cluster === "creds" && (l.level === "warn" || l.level === "error"))
+    .filter((l) => /401|Unauthorized/.test(String(l.error)));
+  assert.ok(failures.length >= 2, `at least two attempts while locked out (${failures.length})`);
+  assert.ok(failures.length <= 8, `not a flood: ${failures.length} error lines in about 6 s`);
+  for (let i = 1; i < failures.length; i++) {
+    const gap = Date.parse(failures[i].time) - Date.parse(failures[i - 1].time);
+    const promised = Number(failures[i - 1].retryInMs);
+    assert.ok(Number.isFinite(promised), `failure line without retryInMs: ${JSON.stringify(failures[i - 1])}`);
+    assert.ok(gap >= promised - 50, `line ${i} came ${gap} ms after the previous one, which promised ${promised} ms`);
+  }
+  assert.match(String(failures[0].error), /401 Unauthorized/);
+
+  // Rotation: the kubeconfig's token file now holds t2.
+  const rotatedAt = performance.now();
+  await dir.write("hub.token", t2 + "\n");
+  await waitStatus(hub, "creds watching again", (s) => s.clusters.creds.state === "watching", 45_000);
+  await waitAllAssigned(fault, ns, 10, 30_000);
+  const recoveredIn = secondsSince(rotatedAt);
+  assert.equal(hub.exited, undefined, "no restart");
+
+  await recordFigure({
+    fault: "401: token revoked (apiserver token file rewritten + restart), then token file rotated",
+    recoverSeconds: recoveredIn,
+    lockedOutSeconds: Math.round((secondsSince(revokedAt) - recoveredIn) * 10) / 10,
+    lost: 0,
+    changed: 0,
+    errorLinesWhileLockedOut: failures.length,
+    connectionsDuringOutage: `${lockedOut.clusters.creds.connectAttempts} list/watch attempts in total`,
+  });
+});
+
+Deno.test("Exec credential plugins that fail or hang show their clusters unauthorized with an error naming the plugin, never leak its output, and recover once the plugin works", async () => {
+  await using cleanup = new Cleanup();
+  const hubToken = randomToken();
+  const leaked = `plugin-stderr-${randomToken()}`;
+  const f = cleanup.add(await FaultApiserver.start({ name: "exec" }), (x) => x.destroy());
+  f.setTokens([{ token: hubToken, user: "hub", groups: ["system:masters"] }]);
+  await f.restart();
+  const dir = cleanup.add(await tempDir("exec"), (d) => d.remove());
+  const pidFile = `${dir.path}/plugin.pids`;
+  // Every plugin process records its pid, so the test can end the hung ones it caused (by pid).
+  cleanup.defer(async () => {
+    const pids = (await Deno.readTextFile(pidFile).catch(() => "")).split("\n").filter(Boolean).map(Number);
+    for (const pid of pids) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch { /* already gone */ }
+    }
+  });
+  const credential = JSON.stringify({
+    apiVersion: "client.authentication.k8s.io/v1",
+    kind: "ExecCredential",
+    status: { token: hubToken },
+  });
+  const failing = `#!/bin/sh\necho $$ >> ${pidFile}\necho "${leaked}" >&2\necho "${leaked}"\nexit 1\n`;
+  const hanging = `#!/bin/sh\necho $$ >> ${pidFile}\nexec sleep 300\n`;
+  const working = `#!/bin/sh\necho $$ >> ${pidFile}\ncat <<'EOF'\n${credential}\nEOF\n`;
+  const failPlugin = await dir.write("fail-plugin.sh", failing, 0o700);
+  const hangPlugin = await dir.write("hang-plugin.sh", hanging, 0o700);
+  const kubeconfig = await dir.write(
+    "kubeconfig.yaml",
+    kubeconfigText([
+      f.context("exec-fail", { user: { exec: { command: failPlugin } } }),
+      f.context("exec-hang", { user: { exec: { command: hangPlugin } } }),
+    ]),
+  );
+  const fault = cleanup.add(
+    new ClusterApi({ name: "exec", server: f.url, token: f.adminToken, caPem: f.caPem }),
+    (a) => a.close(),
+  );
+  await fault.createNamespace("exec-ns");
+  await fault.createUuids("exec-ns", names("e", 3));
+  // A plugin may run 10 s (EXEC_PLUGIN_TIMEOUT_MS) before it is stopped and reported.
+  const hub = startHub(["prod", "exec-fail", "exec-hang"], {
+    extraKubeconfigs: [kubeconfig],
+    namespaces: ["exec-ns"],
+  });
+  cleanup.defer(() => finishHub(hub, "credentials-exec", [hubToken, leaked, f.adminToken]));
+  const broken = await waitStatus(
+    hub,
+    "both exec clusters unauthorized",
+    (s) => s.clusters["exec-fail"].state === "unauthorized" && s.clusters["exec-hang"].state === "unauthorized",
+    30_000,
+  );
+  assert.equal(broken.clusters.prod.synced, true, "prod is served meanwhile");
+  assert.match(broken.clusters["exec-fail"].lastError, /fail-plugin\.sh/);
+  assert.match(broken.clusters["exec-hang"].lastError, /hang-plugin\.sh/);
+  assert.match(broken.clusters["exec-hang"].lastError, /did not finish|timed? ?out|within/i);
+  assert.equal((await hub.get("/healthz")).status, 200);
+
+  // Both plugins start working.
+  const fixedAt = performance.now();
+  await dir.write("fail-plugin.sh", working, 0o700);
+  await dir.write("hang-plugin.sh", working, 0o700);
+  await hub.waitReady(60_000);
+  const recoveredIn = secondsSince(fixedAt);
+  const s = (await hub.get("/status")).body;
+  assert.equal(s.clusters["exec-fail"].objects, 3);
+  assert.equal(s.clusters["exec-hang"].objects, 3);
+  await waitAllAssigned(fault, "exec-ns", 3, 30_000);
+  await recordFigure({
+    fault: "exec credential plugin failing / hanging, then fixed",
+    recoverSeconds: recoveredIn,
+    lost: 0,
+    changed: 0,
+    connectionsDuringOutage: "0 (no credentials, no request)",
+  });
+});

@@ -1,0 +1,130 @@
+// Fault: missing RBAC (403). The hub runs as least-privileged service accounts that lack `watch` on uuid, or
+// `patch` on uuid/status; the pre-flight SelfSubjectAccessReview must name the exact verb and resource.
+
+import assert from "node:assert/strict";
+import { ClusterApi, waitAllAssigned } from "../support/cluster_api.ts";
+import { FaultApiserver, kubeconfigText, tempDir } from "../support/fault_cluster.ts";
+import {
+  Cleanup,
+  finishHub,
+  logLines,
+  recordFigure,
+  secondsSince,
+  startHub,
+  waitStatus,
+} from "../support/fault_harness.ts";
+
+const NS = "rbac-ns";
+
+/** A ClusterRole with the rules the hub needs, minus what `omit` says. */
+function clusterRole(name: string, omit: "watch" | "patch-status"): string {
+  const uuidVerbs = ["get", "list", "watch"].filter((v) => !(omit === "watch" && v === "watch"));
+  const rules = [
+    { apiGroups: ["demo.operator"], resources: ["uuid"], verbs: uuidVerbs },
+    ...(omit === "patch-status"
+      ? []
+      : [{ apiGroups: ["demo.operator"], resources: ["uuid/status"], verbs: ["patch"] }]),
+    { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+  ];
+  return JSON.stringify({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name }, rules });
+}
+
+function binding(name: string): string {
+  return JSON.stringify({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+    subjects: [{ kind: "ServiceAccount", name, namespace: NS }],
+  });
+}
+
+Deno.test("A least-privileged identity lacking watch, or patch on uuid/status, is reported as forbidden with the exact missing permission in /status and the log, quickly, and recovers once granted", async () => {
+  await using cleanup = new Cleanup();
+  const f = cleanup.add(await FaultApiserver.start({ name: "rbac" }), (x) => x.destroy());
+  const dir = cleanup.add(await tempDir("rbac"), (d) => d.remove());
+  const api = cleanup.add(
+    new ClusterApi({ name: "rbac", server: f.url, token: f.adminToken, caPem: f.caPem }),
+    (a) => a.close(),
+  );
+  await api.createNamespace(NS);
+  const tokens: Record<string, string> = {};
+  for (const [sa, omit] of [["hub-nowatch", "watch"], ["hub-nostatus", "patch-status"]] as const) {
+    await f.kubectl(["create", "serviceaccount", sa, "-n", NS]);
+    await f.kubectl(["apply", "-f", "-"], clusterRole(sa, omit));
+    await f.kubectl(["apply", "-f", "-"], binding(sa));
+    tokens[sa] = (await f.kubectl(["create", "token", sa, "-n", NS, "--duration=1h"])).trim();
+  }
+  await api.createUuids(NS, ["r-0", "r-1"]);
+  const kubeconfig = await dir.write(
+    "kubeconfig.yaml",
+    kubeconfigText([
+      f.context("rbac-nowatch", { user: { token: tokens["hub-nowatch"] } }),
+      f.context("rbac-nostatus", { user: { token: tokens["hub-nostatus"] } }),
+    ]),
+  );
+  const hub = startHub(["prod", "rbac-nowatch", "rbac-nostatus"], { extraKubeconfigs: [kubeconfig] });
+  cleanup.defer(() => finishHub(hub, "rbac-403", [...Object.values(tokens), f.adminToken]));
+  const startedAt = performance.now();
+
+  const s = await waitStatus(
+    hub,
+    "both forbidden",
+    (x) => x.clusters["rbac-nowatch"].state === "forbidden" && x.clusters["rbac-nostatus"].state === "forbidden",
+    20_000,
+  );
+  const reportedIn = secondsSince(startedAt);
+  assert.ok(reportedIn < 15, `reported ${reportedIn} s after start: no hang`);
+  assert.deepEqual(s.clusters["rbac-nowatch"].missingPermissions, ["watch uuid.demo.operator"]);
+  assert.deepEqual(s.clusters["rbac-nostatus"].missingPermissions, ["patch uuid/status.demo.operator"]);
+  assert.match(s.clusters["rbac-nowatch"].lastError, /watch uuid\.demo\.operator/);
+  assert.match(s.clusters["rbac-nostatus"].lastError, /patch uuid\/status\.demo\.operator/);
+  await waitStatus(hub, "prod served meanwhile", (x) => x.clusters.prod.state === "watching", 20_000);
+  assert.equal((await hub.get("/healthz")).status, 200);
+  const readyz = await hub.get("/readyz");
+  assert.equal(readyz.status, 503);
+  assert.deepEqual([...readyz.body.notReady].sort(), ["rbac-nostatus", "rbac-nowatch"]);
+  for (
+    const [cluster, text] of [["rbac-nowatch", "watch uuid.demo.operator"], [
+      "rbac-nostatus",
+      "patch uuid/status.demo.operator",
+    ]]
+  ) {
+    const lines = logLines(hub, (l) => l.cluster === cluster && JSON.stringify(l).includes(text));
+    assert.ok(lines.length >= 1, `the log names ${text} for ${cluster}`);
+    assert.ok(["warn", "error"].includes(lines[0].level), lines[0].level);
+  }
+
+  // Grant what was missing: the periodic pre-flight notices without a restart.
+  const grantedAt = performance.now();
+  await f.kubectl(
+    ["apply", "-f", "-"],
+    clusterRole("hub-nowatch", "patch-status").replace(
+      /"resources":\["uuid"\],"verbs":\["get","list","watch"\]/,
+      '"resources":["uuid"],"verbs":["get","list","watch"]},{"apiGroups":["demo.operator"],"resources":["uuid/status"],"verbs":["patch"]',
+    ),
+  );
+  await f.kubectl(
+    ["apply", "-f", "-"],
+    clusterRole("hub-nostatus", "watch").replace(
+      '"verbs":["get","list"]',
+      '"verbs":["get","list","watch"]',
+    ),
+  );
+  await waitStatus(
+    hub,
+    "both watching",
+    (x) => x.clusters["rbac-nowatch"].state === "watching" && x.clusters["rbac-nostatus"].state === "watching",
+    45_000,
+  );
+  await waitAllAssigned(api, NS, 2, 30_000);
+  const recoveredIn = secondsSince(grantedAt);
+  await recordFigure({
+    fault: "403: RBAC lacking watch / patch uuid/status, then granted",
+    reportedSeconds: reportedIn,
+    recoverSeconds: recoveredIn,
+    lost: 0,
+    changed: 0,
+    connectionsDuringOutage: `${(await hub.get("/status")).body.clusters["rbac-nowatch"].connectAttempts} attempts`,
+  });
+});

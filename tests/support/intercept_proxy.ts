@@ -1,0 +1,213 @@
+// An HTTPS proxy in front of a real apiserver that sees every request: to act at an exact moment (compact etcd right
+// before a continued list, let a second writer win a race, hold or fail one object's status write, cut watch streams).
+//
+// It terminates TLS with the apiserver's own serving certificate and key, so the hub trusts it with the same CA, and
+// forwards each request (headers, credentials and body untouched) to the real apiserver, streaming the answer back.
+// Every response the hub gets comes from the real apiserver unless a hook answers itself.
+//
+// Guarantees: `close()` aborts every forwarded request and settles once the server has stopped; it binds 127.0.0.1
+// only. Hooks run before forwarding; a hook that throws makes the proxy answer 502.
+
+/** What a hook sees of one request. */
+export interface InterceptedRequest {
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  query: URLSearchParams;
+  /** The request body as text ("" when none). */
+  body: string;
+  /** Aborts when the client gave up on the request (for hooks that hold a request). */
+  signal: AbortSignal;
+}
+
+/** A hook's answer: forward the request, or answer it with this response. */
+export type HookResult = undefined | Response;
+
+export type Hook = (req: InterceptedRequest) => HookResult | Promise<HookResult>;
+
+/** One request as the proxy saw it. */
+export interface InterceptRecord {
+  method: string;
+  path: string;
+  query: string;
+  /** performance.now() when it arrived. */
+  at: number;
+  /** Status sent back (0 while pending or when the client left first). */
+  status: number;
+  /** True when a hook answered instead of the apiserver. */
+  synthetic: boolean;
+}
+
+/** Options of {@linkcode InterceptProxy.start}. */
+export interface InterceptProxyOptions {
+  /** The real apiserver, e.g. https://127.0.0.1:16446. */
+  target: string;
+  /** PEM to trust for the target (its serving certificate). */
+  caPem: string;
+  /** Certificate and key the proxy presents (the apiserver's own). */
+  certPem: string;
+  keyPem: string;
+  hook?: Hook;
+}
+
+/** A request-level fault injector on 127.0.0.1. */
+export class InterceptProxy {
+  readonly port: number;
+  readonly records: InterceptRecord[] = [];
+  hook: Hook | undefined;
+  readonly #server: Deno.HttpServer;
+  readonly #stop = new AbortController();
+  readonly #client: Deno.HttpClient;
+  readonly #target: string;
+  readonly #streams = new Set<AbortController>();
+
+  private constructor(options: InterceptProxyOptions, port: number, server: Deno.HttpServer, client: Deno.HttpClient) {
+    this.port = port;
+    this.#server = server;
+    this.#client = client;
+    this.#target = options.target;
+    this.hook = options.hook;
+  }
+
+  static start(options: InterceptProxyOptions): InterceptProxy {
+    const client = Deno.createHttpClient({ caCerts: [options.caPem] });
+    const holder: { proxy?: InterceptProxy } = {};
+    const stop = new AbortController();
+    const server = Deno.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      cert: options.certPem,
+      key: options.keyPem,
+      signal: stop.signal,
+      onListen: () => {},
+    }, (req) => holder.proxy!.#handle(req));
+    const proxy = new InterceptProxy(options, (server.addr as Deno.NetAddr).port, server, client);
+    holder.proxy = proxy;
+    // One stop signal for the server and the proxy.
+    proxy.#stop.signal.addEventListener("abort", () => stop.abort(), { once: true });
+    return proxy;
+  }
+
+  get url(): string {
+    return `https://127.0.0.1:${this.port}`;
+  }
+
+  /** Requests seen matching `filter`. */
+  seen(filter: (r: InterceptRecord) => boolean = () => true): InterceptRecord[] {
+    return this.records.filter(filter);
+  }
+
+  /** Ends every streaming response in flight (watches): the client sees its stream end. */
+  cutStreams(): number {
+    const n = this.#streams.size;
+    for (const c of this.#streams) c.abort();
+    this.#streams.clear();
+    return n;
+  }
+
+  async close(): Promise<void> {
+    this.cutStreams();
+    this.#stop.abort();
+    await this.#server.finished.catch(() => {});
+    this.#client.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #handle(req: Request): Promise<Response> {
+    const url = new URL(req.url);
+    const body = req.body ? await req.text() : "";
+    const record: InterceptRecord = {
+      method: req.method,
+      path: url.pathname,
+      query: url.search,
+      at: performance.now(),
+      status: 0,
+      synthetic: false,
+    };
+    this.records.push(record);
+    try {
+      const hooked = await this.hook?.({
+        method: req.method,
+        path: url.pathname,
+        query: url.searchParams,
+        body,
+        signal: req.signal,
+      });
+      if (hooked) {
+        record.status = hooked.status;
+        record.synthetic = true;
+        return hooked;
+      }
+    } catch (err) {
+      record.status = 502;
+      record.synthetic = true;
+      return new Response(`intercept hook failed: ${(err as Error).message}`, { status: 502 });
+    }
+    const headers = new Headers(req.headers);
+    headers.delete("host");
+    headers.delete("content-length");
+    headers.delete("accept-encoding"); // keep the body plain so it streams through unchanged
+    const stream = new AbortController();
+    const isWatch = url.searchParams.get("watch") === "true" || url.searchParams.get("watch") === "1";
+    try {
+      const res = await fetch(this.#target + url.pathname + url.search, {
+        method: req.method,
+        headers,
+        body: body === "" ? undefined : body,
+        client: this.#client,
+        signal: stream.signal,
+        redirect: "manual",
+      });
+      record.status = res.status;
+      const outHeaders = new Headers(res.headers);
+      outHeaders.delete("content-length");
+      outHeaders.delete("content-encoding");
+      outHeaders.delete("transfer-encoding");
+      if (!isWatch || !res.body) {
+        const bytes = new Uint8Array(await res.arrayBuffer());
+        return new Response(bytes, { status: res.status, headers: outHeaders });
+      }
+      this.#streams.add(stream);
+      const upstream = res.body;
+      const streams = this.#streams;
+      const piped = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          const reader = upstream.getReader();
+          const onCut = () => void reader.cancel().catch(() => {});
+          stream.signal.addEventListener("abort", onCut, { once: true });
+          try {
+            while (true) {
+              const { done, value } = await reader.read();
+              if (done) break;
+              controller.enqueue(value);
+            }
+          } catch { /* cut or broken */ }
+          stream.signal.removeEventListener("abort", onCut);
+          streams.delete(stream);
+          try {
+            controller.close();
+          } catch { /* client gone */ }
+        },
+        cancel() {
+          stream.abort();
+          streams.delete(stream);
+        },
+      });
+      return new Response(piped, { status: res.status, headers: outHeaders });
+    } catch (err) {
+      record.status = 502;
+      return new Response(`intercept proxy: upstream failed: ${(err as Error).message}`, { status: 502 });
+    }
+  }
+}
+
+/** A JSON response like the apiserver's error Status, for hooks that answer themselves. */
+export function statusResponse(code: number, reason: string, message: string): Response {
+  return new Response(
+    JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code }),
+    { status: code, headers: { "content-type": "application/json" } },
+  );
+}
