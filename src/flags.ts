@@ -149,13 +149,24 @@ export function helpText(): string {
   ].join("\n");
 }
 
+/** `--qps -5` → `--qps=-5`, so a negative limit gets the "must be positive" error, not "ambiguous". */
+function joinNegativeNumbers(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i].startsWith("--") ? argv[i].slice(2) : "";
+    if (flag in NUMBER_FLAGS && /^-\d/.test(argv[i + 1] ?? "")) out.push(`${argv[i]}=${argv[++i]}`);
+    else out.push(argv[i]);
+  }
+  return out;
+}
+
 /** Parses argv. Throws FlagError naming the flag, the value seen and the valid choices. */
 export function parseFlags(argv: string[]): HubFlags {
   const numberOptions = Object.fromEntries(Object.keys(NUMBER_FLAGS).map((k) => [k, { type: "string" as const }]));
   let values: Record<string, string | string[] | boolean | undefined>;
   try {
     ({ values } = parseArgs({
-      args: argv,
+      args: joinNegativeNumbers(argv),
       strict: true,
       allowPositionals: false,
       options: {

@@ -18,6 +18,7 @@ Deno.test("parseFlags() converts second-based limits to milliseconds", () => {
 });
 
 Deno.test("parseFlags() rejects zero, negative and non-numeric limits with the flag's name", () => {
+  assert.throws(() => parseFlags(["--clusters=a", "--qps", "-5"]), /invalid --qps "-5": must be a positive number/);
   for (const bad of ["0", "-1", "abc", "1.5"]) {
     assert.throws(
       () => parseFlags(["--clusters=a", `--concurrency=${bad}`]),

@@ -16,6 +16,7 @@ import {
   EventRecorder,
   type Operator,
   phaseFor,
+  retryAfterMsOf,
   Store,
   Watcher,
   type WatchPhase,
@@ -140,7 +141,9 @@ export class ClusterWorker {
   async #runPreflight(signal: AbortSignal): Promise<boolean> {
     const backoff = new Backoff({ initialMs: 1000, maxMs: 30_000 });
     const p = this.#preflight!;
+    let retryAfterMs: number | undefined;
     while (!signal.aborted) {
+      retryAfterMs = undefined;
       p.attempts++;
       p.at = this.#clock.now();
       try {
@@ -161,8 +164,12 @@ export class ClusterWorker {
         p.phase = phaseFor(err);
         p.missing = [];
         p.error = errorText(err);
+        retryAfterMs = retryAfterMsOf(err);
       }
-      const delay = backoff.next(this.#clock.now());
+      // A server that says when to come back (429/503 Retry-After while it starts) is believed, within bounds.
+      const delay = retryAfterMs === undefined
+        ? backoff.next(this.#clock.now())
+        : Math.min(30_000, Math.max(1000, retryAfterMs));
       this.#log.error("cluster pre-flight failed", { state: p.phase, error: p.error, retryInMs: delay });
       await this.#clock.sleep(delay, signal);
     }
