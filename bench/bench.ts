@@ -1,0 +1,955 @@
+// `deno task bench`: the hub against the apiservers' own ceiling on the real local clusters; prints a
+// Markdown table, writes JSON (bench/last.json) and an SVG chart (bench/last.svg).
+//
+// Phases (each figure is the median of `--reps` repetitions, with min and max):
+// - throughput: M objects per cluster created at once; the hub (a real subprocess, `deno task run`'s
+//   permissions) against the ceiling, a minimal direct client (no watch, no queue, no framework) that
+//   makes the same creates and the same one status write per object at the same concurrency, in the
+//   same run, alternating which goes first. Completion is timed by an independent watch in both.
+// - idle: single objects created one at a time on an idle hub.
+// - fairness: 3,000 objects waiting in cluster A when the hub starts, then one object in cluster B.
+// - scale: 3 × 10,000 objects; hub startup to ready, RSS.
+//
+// Assumptions: the local clusters may be shared with tests running at the same time, so every phase
+// uses fresh namespaces, the hub only watches those (--namespace), and the report gives the CPU used
+// by other processes during each run so noisy figures can be recognised.
+
+import { dirname, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { OK_MESSAGE } from "../src/operators/uuid/status_rule.ts";
+import { readStateSync } from "../tests/kube/clusters.ts";
+import { requireClusters } from "../tests/support/local_clusters.ts";
+import { BenchCluster, type Created, type OkWatch } from "./_cluster.ts";
+import { BenchHub, type HubCounters, sleep } from "./_hub.ts";
+import { cpuMs, cpuMsOf, machine, machineCpu } from "./_proc.ts";
+import { percentile, round, summarize, type Summary } from "./_stats.ts";
+import { lineChart } from "./_svg.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const PHASES = ["throughput", "idle", "fairness", "scale"] as const;
+type Phase = typeof PHASES[number];
+
+interface Config {
+  clusters: number;
+  objects: number;
+  concurrency: number;
+  createConcurrency: number;
+  reps: number;
+  idleObjects: number;
+  fairnessObjects: number;
+  scaleObjects: number;
+  phases: Set<Phase>;
+  hubArgs: string[];
+  denoFlags: string[];
+  out: string;
+  svg: string;
+  quick: boolean;
+}
+
+const USAGE = `Usage: deno task bench [options]
+  --clusters N            clusters to use, from the running local ones (default 3)
+  --objects M             objects per cluster in the throughput phase (default 1000)
+  --concurrency C         hub --concurrency and the ceiling's concurrent status writes (default 16)
+  --create-concurrency K  concurrent creates per cluster, same for hub and ceiling (default C)
+  --reps R                repetitions per figure, at least 3 for the report (default 3)
+  --idle-objects K        objects per idle-latency repetition (default 20)
+  --fairness-objects F    objects waiting in cluster A in the fairness phase (default 3000)
+  --scale-objects S       objects per cluster in the memory/startup phase (default 10000)
+  --phases a,b            subset of ${PHASES.join(",")} (default all)
+  --hub-arg FLAG          extra flag for the hub, repeatable, e.g. --hub-arg=--qps=2000
+  --hub-deno-flag FLAG    extra flag for the hub's \`deno run\`, repeatable, e.g. --hub-deno-flag=--cpu-prof
+  --out FILE              JSON output (default bench/last.json; the SVG goes beside it)
+  --quick                 smaller run: 300 objects, 600 waiting in fairness, 2000 per cluster at scale
+  --help`;
+
+function parseConfig(argv: string[]): Config {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      clusters: { type: "string" },
+      objects: { type: "string" },
+      concurrency: { type: "string" },
+      "create-concurrency": { type: "string" },
+      reps: { type: "string" },
+      "idle-objects": { type: "string" },
+      "fairness-objects": { type: "string" },
+      "scale-objects": { type: "string" },
+      phases: { type: "string" },
+      "hub-arg": { type: "string", multiple: true },
+      "hub-deno-flag": { type: "string", multiple: true },
+      out: { type: "string" },
+      quick: { type: "boolean" },
+      help: { type: "boolean" },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    Deno.exit(0);
+  }
+  const quick = values.quick === true;
+  const int = (flag: string, fallback: number): number => {
+    const raw = (values as Record<string, unknown>)[flag] as string | undefined;
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) {
+      console.error(`bench: invalid --${flag} "${raw}": must be a positive whole number`);
+      Deno.exit(2);
+    }
+    return n;
+  };
+  const concurrency = int("concurrency", 16);
+  const phases = new Set<Phase>();
+  for (const p of (values.phases ?? PHASES.join(",")).split(",").map((s) => s.trim()).filter(Boolean)) {
+    if (!PHASES.includes(p as Phase)) {
+      console.error(`bench: unknown phase "${p}": choose from ${PHASES.join(", ")}`);
+      Deno.exit(2);
+    }
+    phases.add(p as Phase);
+  }
+  const out = resolve(values.out ?? `${ROOT}bench/last.json`);
+  return {
+    clusters: int("clusters", 3),
+    objects: int("objects", quick ? 300 : 1000),
+    concurrency,
+    createConcurrency: int("create-concurrency", concurrency),
+    reps: int("reps", 3),
+    idleObjects: int("idle-objects", 20),
+    fairnessObjects: int("fairness-objects", quick ? 600 : 3000),
+    scaleObjects: int("scale-objects", quick ? 2000 : 10_000),
+    phases,
+    hubArgs: values["hub-arg"] ?? [],
+    denoFlags: values["hub-deno-flag"] ?? [],
+    out,
+    svg: out.replace(/\.json$/, "") + ".svg",
+    quick,
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+
+/** Ensures the local clusters run (starting them if needed) and returns the first `n` names. */
+async function ensureClusters(n: number): Promise<string[]> {
+  let names: string[];
+  try {
+    names = requireClusters().names;
+  } catch {
+    console.error("bench: starting the local clusters (deno task clusters:up)...");
+    const out = await new Deno.Command(Deno.execPath(), { args: ["task", "clusters:up"], cwd: ROOT }).output();
+    if (out.code !== 0) throw new Error("deno task clusters:up failed");
+    names = requireClusters().names;
+  }
+  if (n > names.length) {
+    throw new Error(`--clusters ${n}: only ${names.length} local clusters run (${names.join(", ")})`);
+  }
+  return names.slice(0, n);
+}
+
+/** PIDs of the apiservers and etcd, whose CPU is reported separately from the hub's. */
+function infraPids(): number[] {
+  const state = readStateSync();
+  if (!state) return [];
+  return [state.etcd.pid, ...state.clusters.map((c) => c.pid)].filter((p): p is number => typeof p === "number");
+}
+
+function nsName(kind: string): string {
+  const rand = crypto.getRandomValues(new Uint8Array(3)).reduce((s, b) => s + b.toString(16).padStart(2, "0"), "");
+  return `bench-${kind}-${rand}`;
+}
+
+function objectNames(prefix: string, n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(5, "0")}`);
+}
+
+function debug(msg: string): void {
+  if (Deno.env.get("BENCH_DEBUG")) log(msg);
+}
+
+function log(msg: string): void {
+  console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+}
+
+/** Creates `ns` in every cluster, runs `fn`, and always deletes its objects and the namespace. */
+async function withNamespace<T>(cl: BenchCluster[], kind: string, fn: (ns: string) => Promise<T>): Promise<T> {
+  const ns = nsName(kind);
+  await Promise.all(cl.map((c) => c.createNamespace(ns)));
+  try {
+    return await fn(ns);
+  } finally {
+    await Promise.all(cl.map((c) => c.cleanupNamespace(ns).catch((err) => log(`cleanup of ${ns} failed: ${err}`))));
+  }
+}
+
+/** CPU and counters at one moment, for deltas over a run. */
+interface Snapshot {
+  at: number;
+  infraPids: string;
+  connectionRetries: number;
+  conflicts: number;
+  infraCpu: number;
+  benchCpu: number;
+  machine: { busyMs: number; totalMs: number };
+  apiWrites: number;
+  apiRequests: number;
+  hubCpu?: number;
+  hub?: HubCounters;
+}
+
+async function snapshot(cl: BenchCluster[], hub?: BenchHub): Promise<Snapshot> {
+  const counters = await Promise.all(cl.map((c) => c.requestCounters()));
+  const infra = infraPids();
+  return {
+    at: performance.now(),
+    infraPids: infra.join(","),
+    connectionRetries: cl.reduce((s, c) => s + c.connectionRetries, 0),
+    conflicts: cl.reduce((s, c) => s + c.conflicts, 0),
+    infraCpu: cpuMsOf(infra),
+    benchCpu: cpuMs(Deno.pid),
+    machine: machineCpu(),
+    apiWrites: counters.reduce((s, c) => s + c.writes, 0),
+    apiRequests: counters.reduce((s, c) => s + c.all, 0),
+    hubCpu: hub?.cpuMs(),
+    hub: hub ? await hub.counters() : undefined,
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+// Throughput
+
+type RunKind = "hub" | "ceiling" | "ceiling+watch";
+
+interface ThroughputRun {
+  kind: RunKind;
+  objects: number;
+  seconds: number;
+  objectsPerSecond: number;
+  latencyMs: { p50: number; p95: number; p99: number };
+  writesPerObject: number;
+  apiRequestsPerObject: number;
+  infraCpuMsPerObject: number;
+  machineBusyPct: number;
+  otherCpuPct: number;
+  /** CPU of the bench process itself per object (creates and the observing watch; plus the status writes for the ceiling). */
+  benchCpuMsPerObject: number;
+  series: [number, number][];
+  hubCpuMs?: number;
+  hubReconciles?: number;
+  hubCpuMsPerReconcile?: number;
+  hubCpuMsPerObject?: number;
+  hubPatches?: number;
+  /** Watch reconnects and relists during the run: a slow or broken stream shows here. */
+  hubReconnects?: number;
+  hubRelists?: number;
+  hubPeakRssMb?: number;
+  hubStartupSeconds?: number;
+  missing?: number;
+  /** Why the run does not count (an apiserver restarted under it, a watch broke), if so. */
+  disturbed?: string;
+}
+
+/** A single-producer queue from the ceiling's creators to its writers. */
+class Pipe<T> {
+  readonly #items: T[] = [];
+  #head = 0;
+  #closed = false;
+  #waiters: ((v: T | undefined) => void)[] = [];
+  push(v: T): void {
+    const w = this.#waiters.shift();
+    if (w) w(v);
+    else this.#items.push(v);
+  }
+  close(): void {
+    this.#closed = true;
+    for (const w of this.#waiters.splice(0)) w(undefined);
+  }
+  take(): Promise<T | undefined> {
+    if (this.#head < this.#items.length) return Promise.resolve(this.#items[this.#head++]);
+    if (this.#closed) return Promise.resolve(undefined);
+    return new Promise((r) => this.#waiters.push(r));
+  }
+}
+
+async function throughputRun(
+  kind: RunKind,
+  cfg: Config,
+  names: string[],
+  cl: BenchCluster[],
+): Promise<ThroughputRun> {
+  return await withNamespace(cl, kind, async (ns) => {
+    const M = cfg.objects, N = cl.length, total = M * N;
+    debug(`${kind}: namespace ${ns} ready`);
+    const watches = await Promise.all(cl.map((c) => c.watchOk(ns)));
+    // The diagnostic variant adds what an operator's own watch costs the apiservers: a second stream.
+    const extra = kind === "ceiling+watch" ? await Promise.all(cl.map((c) => c.watchOk(ns))) : [];
+    debug(`${kind}: watches open`);
+    let hub: BenchHub | undefined;
+    try {
+      let startup: number | undefined;
+      if (kind === "hub") {
+        hub = BenchHub.start(names, [ns], ["--concurrency", String(cfg.concurrency), ...cfg.hubArgs], cfg.denoFlags);
+        startup = await hub.waitReady();
+        await sleep(300);
+      }
+      const before = await snapshot(cl, hub);
+      debug(`${kind}: start`);
+      const t0 = performance.now();
+      const createdAt = cl.map(() => new Map<string, number>());
+      const pipes = cl.map(() => new Pipe<Created>());
+      const objs = objectNames("o-", M);
+      const creators = Promise.all(cl.map((c, i) =>
+        c.createMany(ns, objs, cfg.createConcurrency, (cr) => {
+          createdAt[i].set(cr.name, cr.createdAt);
+          if (kind !== "hub") pipes[i].push(cr);
+        })
+      )).finally(() => pipes.forEach((p) => p.close()));
+      let writers: Promise<unknown> = Promise.resolve();
+      if (kind !== "hub") {
+        writers = Promise.all(Array.from({ length: cfg.concurrency }, async (_, w) => {
+          const i = w % N;
+          for (let item = await pipes[i].take(); item; item = await pipes[i].take()) {
+            await cl[i].writeStatus(ns, item.name, item.resourceVersion, {
+              uuid: crypto.randomUUID(),
+              state: "Ok",
+              message: OK_MESSAGE,
+              observedGeneration: 1,
+            });
+          }
+        }));
+      }
+      const progress = setInterval(() => {
+        const pending = cl.map((c) => c.pending.size).join("/");
+        const oldest = cl.flatMap((c) =>
+          [...c.pending].map(([k, t]) =>
+            `${c.name} ${k} ${Math.round(performance.now() - t)} ms`
+          )
+        )[0];
+        log(`${kind}: created ${createdAt.map((m) => m.size).join("/")}, Ok ${
+          watches.map((w) => w.seen.size).join("/")
+        }, pending ${pending} ${oldest ?? ""}`);
+      }, 10_000);
+      await creators;
+      const timeoutMs = 120_000 + total * 20;
+      let missing = 0;
+      try {
+        await Promise.all(watches.map((w) => w.waitCount(M, timeoutMs)));
+      } catch (err) {
+        missing = total - watches.reduce((s, w) => s + w.seen.size, 0);
+        log(`${kind}: ${(err as Error).message}`);
+      }
+      await writers;
+      clearInterval(progress);
+      const seenTimes = watches.flatMap((w) => [...w.seen.values()]).sort((a, b) => a - b);
+      const tEnd = seenTimes[seenTimes.length - 1] ?? performance.now();
+      if (hub) await hub.waitIdle(400);
+      const after = await snapshot(cl, hub);
+      const latencies = watches.flatMap((w, i) =>
+        [...w.seen].map(([name, at]) => at - (createdAt[i].get(name) ?? NaN))
+      );
+      const seconds = (tEnd - t0) / 1000;
+      const busy = after.machine.busyMs - before.machine.busyMs;
+      const span = after.machine.totalMs - before.machine.totalMs;
+      const hubCpu = hub ? after.hubCpu! - before.hubCpu! : 0;
+      const ours = hubCpu + (after.infraCpu - before.infraCpu) + (after.benchCpu - before.benchCpu);
+      const run: ThroughputRun = {
+        kind,
+        objects: total,
+        seconds,
+        objectsPerSecond: (total - missing) / seconds,
+        latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99) },
+        writesPerObject: (after.apiWrites - before.apiWrites) / total,
+        apiRequestsPerObject: (after.apiRequests - before.apiRequests) / total,
+        infraCpuMsPerObject: (after.infraCpu - before.infraCpu) / total,
+        machineBusyPct: 100 * busy / span,
+        benchCpuMsPerObject: (after.benchCpu - before.benchCpu) / total,
+        otherCpuPct: 100 * Math.max(0, busy - ours) / span,
+        series: seenTimes.map((t, i) => [(t - t0) / 1000, i + 1]),
+        missing,
+      };
+      const reconnects = watches.reduce((n, w) => n + w.reconnects, 0);
+      // Every PATCH the apiservers counted must be ours; anything else means other tests wrote Uuids meanwhile.
+      const ourWrites = kind === "hub" ? after.hub!.patches - before.hub!.patches : total;
+      const extraWrites = after.apiWrites - before.apiWrites - ourWrites;
+      const reasons = [
+        before.infraPids !== after.infraPids ? "an apiserver or etcd restarted" : "",
+        after.apiWrites < before.apiWrites ? "apiserver counters went backwards" : "",
+        after.connectionRetries > before.connectionRetries ? "connection failures" : "",
+        reconnects ? "the observing watch broke" : "",
+        after.conflicts > before.conflicts ? "another process wrote the ceiling's objects" : "",
+        extraWrites ? `${extraWrites} writes to uuid objects by other processes` : "",
+        missing ? `${missing} objects never reached Ok` : "",
+      ].filter(Boolean);
+      if (reasons.length) run.disturbed = reasons.join("; ");
+      if (hub) {
+        const reconciles = after.hub!.reconciles - before.hub!.reconciles;
+        Object.assign(run, {
+          hubCpuMs: hubCpu,
+          hubReconciles: reconciles,
+          hubCpuMsPerReconcile: hubCpu / reconciles,
+          hubCpuMsPerObject: hubCpu / total,
+          hubPatches: after.hub!.patches - before.hub!.patches,
+          hubReconnects: after.hub!.connectAttempts - before.hub!.connectAttempts,
+          hubRelists: after.hub!.relists - before.hub!.relists,
+          hubPeakRssMb: hub.memory().peak,
+          hubStartupSeconds: startup,
+        });
+      }
+      return run;
+    } finally {
+      await hub?.stop();
+      await Promise.all([...watches, ...extra].map((w) => w.stop()));
+    }
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Idle latency
+
+async function idlePhase(cfg: Config, names: string[], cl: BenchCluster[]): Promise<number[][]> {
+  return await withNamespace(cl, "idle", async (ns) => {
+    const watches = await Promise.all(cl.map((c) => c.watchOk(ns)));
+    const hub = BenchHub.start(names, [ns], ["--concurrency", String(cfg.concurrency), ...cfg.hubArgs], cfg.denoFlags);
+    try {
+      await hub.waitReady();
+      await sleep(1000);
+      const reps: number[][] = [];
+      for (let r = 0; r < cfg.reps; r++) {
+        const lat: number[] = [];
+        for (let j = 0; j < cfg.idleObjects; j++) {
+          const i = j % cl.length;
+          const name = `idle-${r}-${String(j).padStart(4, "0")}`;
+          const t = performance.now();
+          await cl[i].create(ns, name);
+          lat.push((await watches[i].waitName(name, 30_000)) - t);
+          await sleep(100);
+        }
+        reps.push(lat);
+        log(`idle rep ${r + 1}: p50 ${round(percentile(lat, 50), 1)} ms, p99 ${round(percentile(lat, 99), 1)} ms`);
+        await sleep(500);
+      }
+      return reps;
+    } finally {
+      await hub.stop();
+      await Promise.all(watches.map((w) => w.stop()));
+    }
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Fairness
+
+interface FairnessRun {
+  waitMs: number;
+  drainMs: number;
+  pctOfDrain: number;
+  aLeftWhenBDone: number;
+}
+
+async function fairnessRun(cfg: Config, names: string[], cl: BenchCluster[]): Promise<FairnessRun> {
+  const [a, b] = cl;
+  return await withNamespace(cl, "fair", async (ns) => {
+    await a.createMany(ns, objectNames("a-", cfg.fairnessObjects), 32);
+    const [wa, wb] = await Promise.all([a.watchOk(ns), b.watchOk(ns)]);
+    const hub = BenchHub.start(names, [ns], ["--concurrency", String(cfg.concurrency), ...cfg.hubArgs], cfg.denoFlags);
+    try {
+      await wa.waitCount(1, 60_000);
+      const t = performance.now();
+      await b.create(ns, "b-lonely");
+      const seenB = await wb.waitName("b-lonely", 60_000);
+      const aLeft = cfg.fairnessObjects - [...wa.seen.values()].filter((at) => at <= seenB).length;
+      await wa.waitCount(cfg.fairnessObjects, 300_000);
+      const times = [...wa.seen.values()].sort((x, y) => x - y);
+      const drainMs = times[times.length - 1] - times[0];
+      const waitMs = seenB - t;
+      return { waitMs, drainMs, pctOfDrain: 100 * waitMs / drainMs, aLeftWhenBDone: aLeft };
+    } finally {
+      await hub.stop();
+      await Promise.all([wa.stop(), wb.stop()]);
+    }
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Scale: memory and startup with S objects per cluster
+
+interface ScaleResult {
+  createSeconds: number;
+  firstStart: { readySeconds: number; drainSeconds: number; objectsPerSecond: number; peakRssMb: number };
+  runs: { readySeconds: number; idleSeconds: number; rssMb: number; peakRssMb: number; cpuMs: number }[];
+}
+
+async function scalePhase(cfg: Config, names: string[], cl: BenchCluster[]): Promise<ScaleResult> {
+  const S = cfg.scaleObjects;
+  return await withNamespace(cl, "scale", async (ns) => {
+    const t0 = performance.now();
+    await Promise.all(cl.map((c) => c.createMany(ns, objectNames("s-", S), 32)));
+    const createSeconds = (performance.now() - t0) / 1000;
+    log(`scale: created ${S * cl.length} objects in ${round(createSeconds, 1)} s`);
+
+    // First start: every object still needs its one status write.
+    const watches: OkWatch[] = await Promise.all(cl.map((c) => c.watchOk(ns)));
+    let first: ScaleResult["firstStart"];
+    {
+      const hub = BenchHub.start(
+        names,
+        [ns],
+        ["--concurrency", String(cfg.concurrency), ...cfg.hubArgs],
+        cfg.denoFlags,
+      );
+      try {
+        const readySeconds = await hub.waitReady();
+        const readyAt = performance.now();
+        await Promise.all(watches.map((w) => w.waitCount(S, 600_000)));
+        const drainSeconds = (performance.now() - readyAt) / 1000;
+        await hub.waitIdle(400);
+        first = {
+          readySeconds,
+          drainSeconds,
+          objectsPerSecond: S * cl.length / drainSeconds,
+          peakRssMb: hub.memory().peak,
+        };
+        log(
+          `scale: first start ready in ${round(readySeconds, 2)} s, ${S * cl.length} writes in ${
+            round(drainSeconds, 1)
+          } s, peak RSS ${round(first.peakRssMb, 1)} MB`,
+        );
+      } finally {
+        await hub.stop();
+        await Promise.all(watches.map((w) => w.stop()));
+      }
+    }
+
+    // Restarts: every object already has its UUID (the steady state of a hub pod restart).
+    const runs: ScaleResult["runs"] = [];
+    for (let r = 0; r < cfg.reps; r++) {
+      await sleep(1000);
+      const hub = BenchHub.start(
+        names,
+        [ns],
+        ["--concurrency", String(cfg.concurrency), ...cfg.hubArgs],
+        cfg.denoFlags,
+      );
+      try {
+        const readySeconds = await hub.waitReady();
+        await hub.waitIdle(500);
+        const idleSeconds = (performance.now() - hub.spawnedAt) / 1000;
+        await sleep(1000);
+        const m = hub.memory();
+        runs.push({ readySeconds, idleSeconds, rssMb: m.rss, peakRssMb: m.peak, cpuMs: hub.cpuMs() });
+        log(
+          `scale rep ${r + 1}: ready ${round(readySeconds, 2)} s, idle ${round(idleSeconds, 2)} s, RSS ${
+            round(m.rss, 1)
+          } MB, peak ${round(m.peak, 1)} MB`,
+        );
+      } finally {
+        await hub.stop();
+      }
+    }
+    return { createSeconds, firstStart: first, runs };
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Report
+
+interface Row {
+  key: string;
+  label: string;
+  s: Summary;
+  unit: string;
+  target?: string;
+  met?: boolean;
+  digits?: number;
+}
+
+function markdown(rows: Row[]): string {
+  const lines = [
+    "| figure | median | min | max | target | |",
+    "|---|---:|---:|---:|---|---|",
+  ];
+  for (const r of rows) {
+    const d = r.digits ?? 2;
+    const v = (x: number) => Number.isFinite(x) ? `${round(x, d)}` : "n/a";
+    const mark = r.met === undefined ? "" : r.met ? "met" : "**missed**";
+    lines.push(
+      `| ${r.label} | ${v(r.s.median)} ${r.unit} | ${v(r.s.min)} | ${v(r.s.max)} | ${r.target ?? ""} | ${mark} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+function json(s: Summary, digits = 3) {
+  return {
+    median: round(s.median, digits),
+    min: round(s.min, digits),
+    max: round(s.max, digits),
+    samples: s.samples.map((v) => round(v, digits)),
+  };
+}
+
+async function main(): Promise<void> {
+  const cfg = parseConfig(Deno.args);
+  const started = performance.now();
+  const startedAt = new Date().toISOString();
+  const names = await ensureClusters(cfg.clusters);
+  const cl = names.map((n) => new BenchCluster(n));
+  await Promise.all(cl.map((c) => c.detect()));
+  const host = machine();
+  log(
+    `clusters ${
+      names.join(", ")
+    }; ${cfg.objects} objects per cluster; concurrency ${cfg.concurrency}; ${cfg.reps} reps; load ${
+      (host.load_average as number[]).map((l) => l.toFixed(2)).join(" ")
+    }`,
+  );
+
+  const rows: Row[] = [];
+  const out: Record<string, unknown> = {
+    started_at: startedAt,
+    command: `deno task bench ${Deno.args.join(" ")}`.trim(),
+    machine: host,
+    config: {
+      clusters: names,
+      objects_per_cluster: cfg.objects,
+      concurrency: cfg.concurrency,
+      create_concurrency_per_cluster: cfg.createConcurrency,
+      reps: cfg.reps,
+      idle_objects_per_rep: cfg.idleObjects,
+      fairness_objects: cfg.fairnessObjects,
+      scale_objects_per_cluster: cfg.scaleObjects,
+      hub_args: cfg.hubArgs,
+      status_subresource: Object.fromEntries(cl.map((c) => [c.name, c.statusSubresource])),
+    },
+  };
+  let svg: string | undefined;
+  const disturbed: { phase: string; kind?: string; reason: string }[] = [];
+  out.disturbed_runs_repeated = disturbed;
+
+  try {
+    if (cfg.phases.has("throughput")) {
+      const hubRuns: ThroughputRun[] = [];
+      const ceilRuns: ThroughputRun[] = [];
+      const watchRuns: ThroughputRun[] = [];
+      const orders: RunKind[][] = [
+        ["ceiling", "hub", "ceiling+watch"],
+        ["hub", "ceiling+watch", "ceiling"],
+        ["ceiling+watch", "ceiling", "hub"],
+      ];
+      for (let r = 0; r < cfg.reps; r++) {
+        for (const kind of orders[r % orders.length]) {
+          let run = await throughputRun(kind, cfg, names, cl);
+          for (let retry = 0; run.disturbed && retry < 3; retry++) {
+            log(`throughput rep ${r + 1} ${kind} disturbed (${run.disturbed}); repeating it`);
+            disturbed.push({ phase: "throughput", kind, reason: run.disturbed });
+            await sleep(5000);
+            run = await throughputRun(kind, cfg, names, cl);
+          }
+          (kind === "hub" ? hubRuns : kind === "ceiling" ? ceilRuns : watchRuns).push(run);
+          log(
+            `throughput rep ${r + 1} ${kind}: ${round(run.objectsPerSecond, 0)} obj/s, p50 ${
+              round(run.latencyMs.p50, 0)
+            } ms, writes/obj ${round(run.writesPerObject, 3)}, ${round(run.seconds, 1)} s, machine busy ${
+              round(run.machineBusyPct, 0)
+            }% (other ${round(run.otherCpuPct, 0)}%)` +
+              (run.hubCpuMsPerReconcile !== undefined
+                ? `, hub ${
+                  round(run.hubCpuMsPerReconcile, 3)
+                } ms CPU/reconcile, ${run.hubReconciles} reconciles, ${run.hubPatches} PATCH, ${run.hubReconnects} reconnects, apiservers ${
+                  round(run.infraCpuMsPerObject, 2)
+                } ms CPU/object`
+                : "") +
+              (run.missing ? `, ${run.missing} MISSING` : ""),
+          );
+        }
+      }
+      const S = (f: (r: ThroughputRun) => number, runs = hubRuns) => summarize(runs.map(f));
+      const ratio = summarize(hubRuns.map((h, i) => h.objectsPerSecond / ceilRuns[i].objectsPerSecond));
+      const ratioWatch = summarize(hubRuns.map((h, i) => h.objectsPerSecond / watchRuns[i].objectsPerSecond));
+      const hubOps = S((r) => r.objectsPerSecond);
+      const ceilOps = S((r) => r.objectsPerSecond, ceilRuns);
+      const cpuRec = S((r) => r.hubCpuMsPerReconcile!);
+      const writes = S((r) => r.writesPerObject);
+      const peak = S((r) => r.hubPeakRssMb!);
+      rows.push(
+        { key: "objects_per_second", label: "objects_per_second (hub)", s: hubOps, unit: "/s", digits: 0 },
+        { key: "ceiling_objects_per_second", label: "ceiling_objects_per_second", s: ceilOps, unit: "/s", digits: 0 },
+        {
+          key: "ratio_to_ceiling",
+          label: "ratio_to_ceiling",
+          s: ratio,
+          unit: "",
+          target: "≥ 0.8",
+          met: ratio.median >= 0.8,
+        },
+        {
+          key: "ceiling_with_watch",
+          label: "ceiling with one more watch stream (what an operator's watch costs the apiservers)",
+          s: S((r) => r.objectsPerSecond, watchRuns),
+          unit: "/s",
+          digits: 0,
+        },
+        {
+          key: "ratio_to_ceiling_with_watch",
+          label: "ratio to the ceiling with watch",
+          s: ratioWatch,
+          unit: "",
+          digits: 2,
+        },
+        {
+          key: "latency_p50",
+          label: "latency_ms p50 (under load)",
+          s: S((r) => r.latencyMs.p50),
+          unit: "ms",
+          digits: 0,
+        },
+        {
+          key: "latency_p95",
+          label: "latency_ms p95 (under load)",
+          s: S((r) => r.latencyMs.p95),
+          unit: "ms",
+          digits: 0,
+        },
+        {
+          key: "latency_p99",
+          label: "latency_ms p99 (under load)",
+          s: S((r) => r.latencyMs.p99),
+          unit: "ms",
+          digits: 0,
+        },
+        {
+          key: "hub_cpu_ms_per_reconcile",
+          label: "hub_cpu_ms_per_reconcile",
+          s: cpuRec,
+          unit: "ms",
+          target: "≤ 0.3",
+          met: cpuRec.median <= 0.3,
+          digits: 3,
+        },
+        {
+          key: "hub_cpu_ms_per_object",
+          label: "hub_cpu_ms_per_object",
+          s: S((r) => r.hubCpuMsPerObject!),
+          unit: "ms",
+          digits: 3,
+        },
+        {
+          key: "reconciles_per_object",
+          label: "reconciles_per_object",
+          s: S((r) => r.hubReconciles! / r.objects),
+          unit: "",
+          digits: 2,
+        },
+        {
+          key: "writes_per_object",
+          label: "writes_per_object (apiserver)",
+          s: writes,
+          unit: "",
+          target: "1.00",
+          met: Math.abs(writes.median - 1) < 0.005,
+          digits: 3,
+        },
+        { key: "peak_rss_mb", label: "peak_rss_mb", s: peak, unit: "MB", digits: 1 },
+        {
+          key: "minimal_client_cpu_ms_per_write",
+          label: "minimal Deno client CPU per status write (ceiling − hub run, bench process)",
+          s: summarize(ceilRuns.map((c, i) => c.benchCpuMsPerObject - hubRuns[i].benchCpuMsPerObject)),
+          unit: "ms",
+          digits: 3,
+        },
+        {
+          key: "apiserver_cpu_ms_per_object",
+          label: "apiservers+etcd CPU per object (ceiling / hub)",
+          s: summarize(ceilRuns.map((c, i) => c.infraCpuMsPerObject / hubRuns[i].infraCpuMsPerObject)),
+          unit: "ratio",
+          digits: 2,
+        },
+      );
+      out.objects_per_second = json(hubOps, 1);
+      out.ceiling_objects_per_second = json(ceilOps, 1);
+      out.ratio_to_ceiling = json(ratio);
+      out.ceiling_with_watch_objects_per_second = json(S((r) => r.objectsPerSecond, watchRuns), 1);
+      out.ratio_to_ceiling_with_watch = json(ratioWatch);
+      out.latency_ms = {
+        p50: json(S((r) => r.latencyMs.p50), 1),
+        p95: json(S((r) => r.latencyMs.p95), 1),
+        p99: json(S((r) => r.latencyMs.p99), 1),
+      };
+      out.hub_cpu_ms_per_reconcile = json(cpuRec, 4);
+      out.hub_cpu_ms_per_object = json(S((r) => r.hubCpuMsPerObject!), 4);
+      out.writes_per_object = json(writes, 4);
+      out.peak_rss_mb = json(peak, 1);
+      const strip = (r: ThroughputRun) => ({ ...r, series: undefined });
+      out.throughput_runs = {
+        hub: hubRuns.map(strip),
+        ceiling: ceilRuns.map(strip),
+        ceiling_with_watch: watchRuns.map(strip),
+      };
+      // Chart: the repetition whose hub figure is the median, with its paired ceiling run.
+      const order = hubRuns.map((r, i) => [r.objectsPerSecond, i] as const).sort((a, b) => a[0] - b[0]);
+      const mid = order[order.length >> 1][1];
+      svg = lineChart(
+        `Objects to status Ok: hub ${round(hubRuns[mid].objectsPerSecond, 0)}/s vs ceiling ${
+          round(ceilRuns[mid].objectsPerSecond, 0)
+        }/s (${names.length} clusters × ${cfg.objects})`,
+        [
+          {
+            label: `ceiling (direct create + status write, concurrency ${cfg.concurrency})`,
+            color: "#9ca3af",
+            points: ceilRuns[mid].series,
+          },
+          { label: "ceiling + one more watch stream", color: "#d97706", points: watchRuns[mid].series },
+          {
+            label: `operator-hub (watch → queue → reconcile, --concurrency ${cfg.concurrency})`,
+            color: "#2563eb",
+            points: hubRuns[mid].series,
+          },
+        ],
+        `${host.cpus} × ${host.cpu_model}, ${host.memory_gb} GB; ${names.length} kube-apiservers + etcd on the same machine; Deno ${Deno.version.deno}; ${
+          startedAt.slice(0, 16)
+        }Z`,
+      );
+      out.chart_series = {
+        hub: thinSeries(hubRuns[mid].series),
+        ceiling: thinSeries(ceilRuns[mid].series),
+        ceiling_with_watch: thinSeries(watchRuns[mid].series),
+      };
+    }
+
+    if (cfg.phases.has("idle")) {
+      const reps = await idlePhase(cfg, names, cl);
+      const p50 = summarize(reps.map((l) => percentile(l, 50)));
+      const p99 = summarize(reps.map((l) => percentile(l, 99)));
+      rows.push(
+        {
+          key: "idle_p50",
+          label: "idle_latency_ms p50",
+          s: p50,
+          unit: "ms",
+          target: "≤ 25",
+          met: p50.median <= 25,
+          digits: 1,
+        },
+        { key: "idle_p99", label: "idle_latency_ms p99", s: p99, unit: "ms", digits: 1 },
+      );
+      out.idle_latency_ms = { p50: json(p50, 2), p99: json(p99, 2), all: reps.map((l) => l.map((v) => round(v, 2))) };
+    }
+
+    if (cfg.phases.has("fairness")) {
+      if (cl.length < 2) {
+        log("fairness: skipped, needs at least 2 clusters");
+      } else {
+        const runs: FairnessRun[] = [];
+        for (let r = 0; r < cfg.reps; r++) {
+          const run = await fairnessRun(cfg, names, cl);
+          runs.push(run);
+          log(
+            `fairness rep ${r + 1}: B waited ${round(run.waitMs, 1)} ms while A drained ${cfg.fairnessObjects} in ${
+              round(run.drainMs, 0)
+            } ms (${round(run.pctOfDrain, 2)}%), ${run.aLeftWhenBDone} of A still pending`,
+          );
+        }
+        const wait = summarize(runs.map((r) => r.waitMs));
+        const pct = summarize(runs.map((r) => r.pctOfDrain));
+        rows.push(
+          {
+            key: "fairness_wait_ms",
+            label: `fairness_wait_ms (B, while A drains ${cfg.fairnessObjects})`,
+            s: wait,
+            unit: "ms",
+            digits: 1,
+          },
+          {
+            key: "fairness_pct",
+            label: "fairness wait as % of A's drain",
+            s: pct,
+            unit: "%",
+            target: "≤ 5%",
+            met: pct.median <= 5,
+            digits: 2,
+          },
+          {
+            key: "fairness_drain",
+            label: "A's drain time",
+            s: summarize(runs.map((r) => r.drainMs)),
+            unit: "ms",
+            digits: 0,
+          },
+        );
+        out.fairness_wait_ms = json(wait, 2);
+        out.fairness_pct_of_drain = json(pct, 3);
+        out.fairness_runs = runs;
+      }
+    }
+
+    if (cfg.phases.has("scale")) {
+      const res = await scalePhase(cfg, names, cl);
+      const ready = summarize(res.runs.map((r) => r.readySeconds));
+      const peak = summarize(res.runs.map((r) => r.peakRssMb));
+      const rss = summarize(res.runs.map((r) => r.rssMb));
+      const label = `${names.length} × ${cfg.scaleObjects}`;
+      rows.push(
+        {
+          key: "rss_mb_at_10k_per_cluster",
+          label: `rss_mb_at_10k_per_cluster (peak, ${label})`,
+          s: peak,
+          unit: "MB",
+          target: "≤ 150",
+          met: peak.median <= 150,
+          digits: 1,
+        },
+        { key: "rss_steady", label: `RSS after sync, steady (${label})`, s: rss, unit: "MB", digits: 1 },
+        {
+          key: "startup_to_ready_seconds",
+          label: `startup_to_ready_seconds (${label})`,
+          s: ready,
+          unit: "s",
+          target: "≤ 5",
+          met: ready.median <= 5,
+          digits: 2,
+        },
+        {
+          key: "restart_to_idle",
+          label: `restart to queue drained (${label})`,
+          s: summarize(res.runs.map((r) => r.idleSeconds)),
+          unit: "s",
+          digits: 2,
+        },
+      );
+      out.rss_mb_at_10k_per_cluster = json(peak, 1);
+      out.rss_steady_mb_at_10k_per_cluster = json(rss, 1);
+      out.startup_to_ready_seconds = json(ready, 3);
+      out.scale = res;
+    }
+  } finally {
+    cl.forEach((c) => c.close());
+  }
+
+  out.duration_seconds = round((performance.now() - started) / 1000, 1);
+  out.table = rows.map((r) => ({ figure: r.key, ...json(r.s, 4), target: r.target, met: r.met }));
+  const table = markdown(rows);
+  console.log(`\n${table}\n`);
+  console.log(
+    `${names.length} clusters, ${cfg.objects} objects each, concurrency ${cfg.concurrency}, ${cfg.reps} repetitions; ` +
+      `${host.cpus} × ${host.cpu_model}; took ${out.duration_seconds} s.`,
+  );
+  await Deno.mkdir(dirname(cfg.out), { recursive: true });
+  await Deno.writeTextFile(cfg.out, JSON.stringify(out, null, 2) + "\n");
+  if (svg) await Deno.writeTextFile(cfg.svg, svg);
+  console.log(`wrote ${cfg.out}${svg ? ` and ${cfg.svg}` : ""}`);
+}
+
+function thinSeries(points: [number, number][], n = 200): [number, number][] {
+  if (points.length <= n) return points.map(([t, c]) => [round(t, 3), c]);
+  const step = points.length / n;
+  const out: [number, number][] = [];
+  for (let i = 0; i < n; i++) {
+    const [t, c] = points[Math.floor(i * step)];
+    out.push([round(t, 3), c]);
+  }
+  const [t, c] = points[points.length - 1];
+  out.push([round(t, 3), c]);
+  return out;
+}
+
+if (import.meta.main) {
+  await main();
+}
