@@ -122,7 +122,7 @@ export class ClusterWorker {
           namespace,
           client: this.#client,
           store: this.store,
-          onChange: (keys) => this.#o.onChange(this.name, keys),
+          onChange: (keys) => this.#changed(keys),
           clock: this.#clock,
           logger: this.#log,
           idleTimeoutMs: this.#o.idleTimeoutMs,
@@ -135,6 +135,17 @@ export class ClusterWorker {
       this.#client.close();
       this.#o.operator.forget?.(this.name);
     }
+  }
+
+  /** Passes changed keys on, minus objects the operator says need nothing (its level-based pre-check). */
+  #changed(keys: string[]): void {
+    const needs = this.#o.operator.needsReconcile;
+    if (!needs) return this.#o.onChange(this.name, keys);
+    const wanted = keys.filter((k) => {
+      const obj = this.store.get(k);
+      return obj === undefined || needs(obj);
+    });
+    if (wanted.length) this.#o.onChange(this.name, wanted);
   }
 
   /** Discovery and RBAC checks, retried with backoff until they pass or `signal` aborts. */

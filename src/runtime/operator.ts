@@ -1,7 +1,7 @@
 // The contract between the hub and an operator it hosts: which resource, which permissions, how to reconcile.
 
 import type { ClusterContext, Reconciler } from "./reconciler.ts";
-import type { Projection } from "./store.ts";
+import type { Projection, StoredObject } from "./store.ts";
 
 /** A permission the operator needs, checked before watching (SelfSubjectAccessReview). */
 export interface PermissionCheck {
@@ -31,6 +31,13 @@ export interface Operator {
   /** What the store keeps of each object. */
   readonly project?: Projection;
   readonly reconciler: Reconciler;
+  /**
+   * A cheap pre-check on the stored object, from its current state only (never the event): false
+   * means a reconcile would certainly do nothing, so the key is not queued. It keeps the watch
+   * event of the operator's own write, and every finished object at startup, out of the queue.
+   * Deleted objects are always passed on.
+   */
+  readonly needsReconcile?: (object: StoredObject) => boolean;
   /** Discovers what the cluster offers; throws MissingResourceError when the resource is not served. */
   prepare(cluster: ClusterContext, signal: AbortSignal): Promise<Preparation>;
   /** Drops whatever the operator remembers of a disengaged cluster. */

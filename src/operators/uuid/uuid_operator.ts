@@ -226,6 +226,8 @@ export function uuidOperator(options: UuidOperatorOptions = {}): Operator {
     resource: { group: GROUP, version: VERSION, plural: PLURAL },
     project,
     reconciler,
+    needsReconcile: (obj) =>
+      !obj.metadata.deletionTimestamp && decide(obj.status as UuidStatus | undefined).action !== "none",
     prepare: (cluster, signal) => reconciler.prepare(cluster, signal),
     forget: (cluster) => modes.delete(cluster),
   };

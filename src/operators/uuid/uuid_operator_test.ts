@@ -79,3 +79,18 @@ Deno.test("The Uuid reconciler writes status into the main resource after /statu
   assert.deepEqual(fake.writes, ["status", "main"]);
   assert.equal((fake.object.status as { uuid?: string }).uuid, FIXED);
 });
+
+Deno.test("uuidOperator().needsReconcile() queues only objects whose status the rule would change", () => {
+  const op = uuidOperator();
+  const meta = { name: "a", namespace: "ns", resourceVersion: "1" };
+  const valid = "0f8fad5b-d9cb-469f-a165-70867728950e";
+  assert.equal(op.needsReconcile!({ metadata: meta }), true, "new object");
+  assert.equal(op.needsReconcile!({ metadata: meta, status: { uuid: valid, state: "Ok" } }), false, "done");
+  assert.equal(op.needsReconcile!({ metadata: meta, status: { uuid: valid, state: "Banana" } }), true, "bad state");
+  assert.equal(op.needsReconcile!({ metadata: meta, status: { uuid: 42 } }), true, "garbage to mark");
+  assert.equal(
+    op.needsReconcile!({ metadata: { ...meta, deletionTimestamp: "2026-01-01T00:00:00Z" } }),
+    false,
+    "being deleted",
+  );
+});
