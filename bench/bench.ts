@@ -133,7 +133,18 @@ async function ensureClusters(n: number): Promise<string[]> {
   let names: string[];
   try {
     names = requireClusters().names;
-  } catch {
+  } catch (err) {
+    // Never start clusters over somebody else's: another checkout's apiservers may hold the ports.
+    const busy = [16443, 16444, 16445, 12379].filter((port) => portInUse(port));
+    const foreign = foreignControlPlanes();
+    if (busy.length > 0 || foreign.length > 0) {
+      throw new Error(
+        `the local clusters of this checkout are not running, but ${
+          busy.length ? `ports ${busy.join(", ")} are in use` : `other control planes run (${foreign.join(", ")})`
+        } (another checkout's clusters or tests?); not starting clusters over them`,
+        { cause: err },
+      );
+    }
     console.error("bench: starting the local clusters (deno task clusters:up)...");
     const out = await new Deno.Command(Deno.execPath(), { args: ["task", "clusters:up"], cwd: ROOT }).output();
     if (out.code !== 0) throw new Error("deno task clusters:up failed");
@@ -145,6 +156,28 @@ async function ensureClusters(n: number): Promise<string[]> {
   return names.slice(0, n);
 }
 
+/** Executables of kube-apiserver or etcd processes that do not belong to this checkout. */
+function foreignControlPlanes(): string[] {
+  const found = new Set<string>();
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const exe = Deno.readLinkSync(`/proc/${e.name}/exe`);
+      if (/\/(kube-apiserver|etcd)( \(deleted\))?$/.test(exe) && !exe.startsWith(ROOT)) found.add(exe);
+    } catch { /* gone, or not ours to read */ }
+  }
+  return [...found];
+}
+
+function portInUse(port: number): boolean {
+  try {
+    Deno.listen({ hostname: "127.0.0.1", port }).close();
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /** PIDs of the apiservers and etcd, whose CPU is reported separately from the hub's. */
 function infraPids(): number[] {
   const state = readStateSync();
@@ -154,7 +187,7 @@ function infraPids(): number[] {
 
 function nsName(kind: string): string {
   const rand = crypto.getRandomValues(new Uint8Array(3)).reduce((s, b) => s + b.toString(16).padStart(2, "0"), "");
-  return `bench-${kind}-${rand}`;
+  return `bench-${kind.replace(/[^a-z0-9-]+/g, "-")}-${rand}`;
 }
 
 function objectNames(prefix: string, n: number): string[] {

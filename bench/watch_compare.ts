@@ -74,6 +74,7 @@ async function runChild(a: ChildArgs): Promise<void> {
     if (a.expect > 0 && !mark.watched && updates >= a.expect) {
       mark.watched = true;
       out({ kind: "watched", count: updates, cpuMs: cpuMs(Deno.pid), rssMb: memoryMb(Deno.pid).rss });
+      Deno.exit(0); // the CPU comparison is over for this client
     }
   };
   if (a.kind === "ours") {
