@@ -18,7 +18,7 @@ export function lineChart(title: string, series: Series[], footnote: string): st
   const out: string[] = [];
   out.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" ` +
-      `font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12">`,
+      `font-family="Helvetica, Arial, DejaVu Sans, sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="#ffffff"/>`,
     `<text x="${W / 2}" y="24" text-anchor="middle" font-size="15" font-weight="600">${esc(title)}</text>`,
   );

@@ -3,16 +3,21 @@
 //
 // Phases (each figure is the median of `--reps` repetitions, with min and max):
 // - throughput: M objects per cluster created at once; the hub (a real subprocess, `deno task run`'s
-//   permissions) against the ceiling, a minimal direct client (no watch, no queue, no framework) that
-//   makes the same creates and the same one status write per object at the same concurrency, in the
-//   same run, alternating which goes first. Completion is timed by an independent watch in both.
+//   permissions and --v8-flags) against the ceiling, a minimal direct client (no watch, no queue, no
+//   framework) that makes the same creates and the same one status write per object at the same
+//   concurrency, in the same run, rotating which goes first. A third, diagnostic run adds one more
+//   watch stream to the ceiling: what serving an operator's watch costs the apiservers. Completion is
+//   timed by an independent watch in every run.
 // - idle: single objects created one at a time on an idle hub.
 // - fairness: 3,000 objects waiting in cluster A when the hub starts, then one object in cluster B.
-// - scale: 3 × 10,000 objects; hub startup to ready, RSS.
+// - scale: 3 × 10,000 objects; one first start that writes them all, then restarts: startup to
+//   ready, RSS.
 //
 // Assumptions: the local clusters may be shared with tests running at the same time, so every phase
-// uses fresh namespaces, the hub only watches those (--namespace), and the report gives the CPU used
-// by other processes during each run so noisy figures can be recognised.
+// uses fresh namespaces, the hub only watches those (--namespace), a run disturbed by others (an
+// apiserver restart, foreign writes to Uuids) is repeated, and the report gives the CPU used by
+// other processes during each run so noisy figures can be recognised. Profiling: pass
+// --hub-deno-flag=--cpu-prof --hub-deno-flag=--cpu-prof-dir=DIR, then bench/cpuprofile_summary.ts.
 
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
