@@ -20,6 +20,8 @@ export interface HubFlags {
   logFormat: LogFormat;
   eventLevel: "Normal" | "Warning";
   serviceAccountRoot?: string;
+  /** `--http2`: offer HTTP/2 to the API servers; HTTP/1.1 keep-alive otherwise. */
+  http2: boolean;
   limits: HubLimits;
   leaderElection: LeaderElectionFlags;
 }
@@ -108,6 +110,8 @@ export function helpText(): string {
     "  --namespace NS             namespace to watch (repeatable). Default: all namespaces",
     "  --service-account-dir DIR  where in-cluster credentials live",
     "                             (default /var/run/secrets/kubernetes.io/serviceaccount)",
+    "  --http2                    offer HTTP/2 to the API servers (default: HTTP/1.1 keep-alive,",
+    "                             about a third less CPU per request here; see README)",
     "",
     "Leader election (off by default; replicas that do not lead keep watching but do not reconcile):",
     "  --leader-elect             elect one reconciling replica through a coordination.k8s.io/v1 Lease",
@@ -180,6 +184,7 @@ export function parseFlags(argv: string[]): HubFlags {
         "log-format": { type: "string" },
         "event-level": { type: "string" },
         "service-account-dir": { type: "string" },
+        http2: { type: "boolean" },
         "leader-elect": { type: "boolean" },
         "leader-elect-id": { type: "string" },
         "leader-elect-namespace": { type: "string" },
@@ -245,6 +250,7 @@ export function parseFlags(argv: string[]): HubFlags {
     logFormat,
     eventLevel: normalizedEvent,
     serviceAccountRoot: values["service-account-dir"] as string | undefined,
+    http2: values.http2 === true,
     limits,
     leaderElection,
   };

@@ -9,6 +9,8 @@ Deno.test("parseFlags() splits comma lists and repeated flags", () => {
   assert.equal(f.logLevel, "info");
   assert.equal(f.logFormat, "json");
   assert.equal(f.eventLevel, "Warning");
+  assert.equal(f.http2, false, "HTTP/1.1 keep-alive is the default");
+  assert.equal(parseFlags(["--clusters=a", "--http2"]).http2, true);
 });
 
 Deno.test("parseFlags() converts second-based limits to milliseconds", () => {
@@ -57,6 +59,7 @@ Deno.test("helpText() documents every flag parseFlags() accepts", () => {
       "--qps",
       "--cluster-qps",
       "--watch-idle-timeout",
+      "--http2",
     ]
   ) {
     assert.ok(help.includes(flag), `help lacks ${flag}`);

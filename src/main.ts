@@ -57,6 +57,7 @@ export async function main(argv: string[]): Promise<number> {
     limits: flags.limits,
     eventLevel: flags.eventLevel,
     leaderElection,
+    http2: flags.http2,
     logger,
   });
   for (const access of selected) await hub.engage(access.name, access);

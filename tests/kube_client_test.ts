@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { FaultProxy } from "./support/fault_proxy.ts";
 import { errorText } from "../src/util/mod.ts";
 import {
   ApiError,
@@ -377,4 +378,59 @@ Deno.test("KubeClient.close() ends a running watch and leaves no socket or timer
   const late = await client.request("GET", "/version").then(() => undefined, (e) => e);
   assert.ok(late instanceof TransportError);
   // Deno.test's resource and op sanitizers (on by default) fail this test if anything is left open.
+});
+
+Deno.test("KubeClient keeps an HTTP/1.1 pool by default and multiplexes one connection with http2: true", async () => {
+  const { access, client: probe } = await connect();
+  probe.close();
+  const port = Number(new URL(access.server).port);
+  const connectionsFor = async (http2: boolean | undefined): Promise<number> => {
+    const proxy = FaultProxy.start({ targetPort: port });
+    const viaProxy: ClusterAccess = {
+      name: access.name,
+      server: proxy.url,
+      source: access.source,
+      auth: () => access.auth(),
+    };
+    const client = new KubeClient(viaProxy, { requestTimeoutMs: 15_000, http2 });
+    try {
+      await client.request("GET", "/version"); // one warm connection first
+      // Eight requests at once: HTTP/1.1 needs a connection each (no pipelining), HTTP/2 none more.
+      await Promise.all(Array.from({ length: 8 }, () => client.listPage(resourcePath(UUID), { limit: 1 })));
+      return proxy.accepted;
+    } finally {
+      client.close();
+      await proxy.close();
+    }
+  };
+  const h1 = await connectionsFor(undefined);
+  const h2 = await connectionsFor(true);
+  assert.ok(h1 >= 4, `the default (HTTP/1.1) should open several connections for 8 concurrent requests, saw ${h1}`);
+  assert.equal(h2, 1, "with http2: true every request should share one connection");
+});
+
+Deno.test("A credential with a line break is refused before anything is sent, naming the header, never its value", async () => {
+  const { access, client: probe } = await connect();
+  probe.close();
+  const proxy = FaultProxy.start({ targetPort: Number(new URL(access.server).port) });
+  const evil: ClusterAccess = {
+    name: access.name,
+    server: proxy.url,
+    source: access.source,
+    auth: async () => {
+      const auth = await access.auth();
+      return { ...auth, headers: { Authorization: "Bearer secret-part\r\nX-Injected: yes" } };
+    },
+  };
+  const client = new KubeClient(evil, { requestTimeoutMs: 5_000 });
+  try {
+    const err = await client.request("GET", "/version").then(() => undefined, (e) => e);
+    assert.ok(err instanceof TransportError, errorText(err));
+    assert.match(err.message, /"Authorization" contains a line break/);
+    assert.doesNotMatch(errorText(err), /secret-part|X-Injected/);
+    assert.equal(proxy.accepted, 0, "nothing reached the network");
+  } finally {
+    client.close();
+    await proxy.close();
+  }
 });

@@ -53,6 +53,8 @@ export interface ClusterWorkerOptions {
   idleTimeoutMs?: number;
   requestTimeoutMs?: number;
   pageSize?: number;
+  /** Offer HTTP/2 to the API server instead of HTTP/1.1 keep-alive (see KubeClientOptions.http2). */
+  http2?: boolean;
   clock?: Clock;
   logger: Logger;
   onResponse?(info: { method: string; code: number | "error"; durationMs: number }): void;
@@ -87,6 +89,7 @@ export class ClusterWorker {
       onResponse: options.onResponse,
       logger: this.#log,
       userAgent: "operator-hub",
+      http2: options.http2,
     });
     this.store = new Store(options.operator.project);
     const api = budgeted(this.#client, options.apiBudget);

@@ -51,6 +51,8 @@ export interface HubOptions {
   eventLevel?: EventLevel;
   /** When set, only the replica holding the Lease reconciles; the others keep watching (warm caches). */
   leaderElection?: HubLeaderElection;
+  /** Offer HTTP/2 to the API servers instead of HTTP/1.1 keep-alive (`--http2`). Default false. */
+  http2?: boolean;
   clock?: Clock;
   logger: Logger;
 }
@@ -136,10 +138,10 @@ export class Hub {
       clock: this.#clock,
       rateLimiter: defaultControllerRateLimiter({ clock: this.#clock, maxMs: this.limits.maxRetryDelayMs }),
       hooks: {
-        added: (cluster) => m.adds.inc({ name, cluster }),
-        handedOut: (cluster, waitedMs) => m.queueDuration.observe({ name, cluster }, waitedMs / 1000),
-        retried: (cluster) => m.retries.inc({ name, cluster }),
-        depthChanged: (cluster, depth) => m.depth.set({ name, cluster }, depth),
+        added: (cluster) => m.adds.inc(name, cluster),
+        handedOut: (cluster, waitedMs) => m.queueDuration.observe(waitedMs / 1000, name, cluster),
+        retried: (cluster) => m.retries.inc(name, cluster),
+        depthChanged: (cluster, depth) => m.depth.set(depth, name, cluster),
       },
     });
     this.#controller = new Controller({
@@ -154,9 +156,9 @@ export class Hub {
       logger: options.logger,
       observer: {
         reconciled: (cluster, outcome, seconds) => {
-          m.reconcileTotal.inc({ controller: name, cluster, result: outcome });
-          if (outcome === "error" || outcome === "terminal") m.reconcileErrors.inc({ controller: name, cluster });
-          m.reconcileTime.observe({ controller: name, cluster }, seconds);
+          m.reconcileTotal.inc(name, cluster, outcome);
+          if (outcome === "error" || outcome === "terminal") m.reconcileErrors.inc(name, cluster);
+          m.reconcileTime.observe(seconds, name, cluster);
         },
       },
     });
@@ -168,7 +170,8 @@ export class Hub {
         requestTimeoutMs: this.limits.requestTimeoutMs,
         logger: options.logger.child({ cluster: le.cluster }),
         userAgent: "operator-hub/leader-election",
-        onResponse: ({ method, code }) => m.requests.inc({ cluster: le.cluster, code: String(code), method }),
+        http2: options.http2,
+        onResponse: ({ method, code }) => m.requests.inc(le.cluster, String(code), method),
       });
       m.leader.set({ name: le.name }, 0);
       this.#elector = new LeaderElector({
@@ -216,7 +219,7 @@ export class Hub {
     e.abort.abort();
     this.#queue.removeCluster(name);
     await e.done;
-    await this.metrics.forgetCluster(name);
+    this.metrics.forgetCluster(name);
     this.#o.logger.info("cluster disengaged", { cluster: name });
   }
 
@@ -259,9 +262,10 @@ export class Hub {
       eventLevel: this.#o.eventLevel,
       idleTimeoutMs: this.limits.watchIdleTimeoutMs,
       requestTimeoutMs: this.limits.requestTimeoutMs,
+      http2: this.#o.http2,
       clock: this.#clock,
       logger: this.#o.logger,
-      onResponse: ({ method, code }) => this.metrics.requests.inc({ cluster: name, code: String(code), method }),
+      onResponse: ({ method, code }) => this.metrics.requests.inc(name, String(code), method),
     });
     const done = worker.start(abort.signal).catch((err) => {
       this.#o.logger.error("cluster worker stopped unexpectedly", { cluster: name, error: err });

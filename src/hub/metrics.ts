@@ -2,6 +2,7 @@
 
 import client from "prom-client";
 import type { ClusterHealth } from "./cluster_worker.ts";
+import { CounterSeries, GaugeSeries, HistogramSeries } from "./metric_series.ts";
 
 const STATES = [
   "connecting",
@@ -19,68 +20,73 @@ const STATES = [
  */
 export class HubMetrics {
   readonly registry = new client.Registry();
-  readonly reconcileTotal: client.Counter<"controller" | "cluster" | "result">;
-  readonly reconcileErrors: client.Counter<"controller" | "cluster">;
-  readonly reconcileTime: client.Histogram<"controller" | "cluster">;
-  readonly depth: client.Gauge<"name" | "cluster">;
-  readonly adds: client.Counter<"name" | "cluster">;
-  readonly queueDuration: client.Histogram<"name" | "cluster">;
-  readonly retries: client.Counter<"name" | "cluster">;
-  readonly requests: client.Counter<"cluster" | "code" | "method">;
+  /** Labels: controller, cluster, result. */
+  readonly reconcileTotal: CounterSeries;
+  /** Labels: controller, cluster. */
+  readonly reconcileErrors: CounterSeries;
+  /** Labels: controller, cluster. */
+  readonly reconcileTime: HistogramSeries;
+  /** Labels: name, cluster. */
+  readonly depth: GaugeSeries;
+  /** Labels: name, cluster. */
+  readonly adds: CounterSeries;
+  /** Labels: name, cluster. */
+  readonly queueDuration: HistogramSeries;
+  /** Labels: name, cluster. */
+  readonly retries: CounterSeries;
+  /** Labels: cluster, code, method. */
+  readonly requests: CounterSeries;
   readonly leader: client.Gauge<"name">;
 
   constructor(health: () => Record<string, ClusterHealth>) {
     const registers = [this.registry];
-    this.reconcileTotal = new client.Counter({
-      name: "controller_runtime_reconcile_total",
-      help: "Total number of reconciliations per controller and cluster",
-      labelNames: ["controller", "cluster", "result"],
-      registers,
-    });
-    this.reconcileErrors = new client.Counter({
-      name: "controller_runtime_reconcile_errors_total",
-      help: "Total number of reconciliation errors per controller and cluster",
-      labelNames: ["controller", "cluster"],
-      registers,
-    });
-    this.reconcileTime = new client.Histogram({
-      name: "controller_runtime_reconcile_time_seconds",
-      help: "Length of time per reconciliation per controller and cluster",
-      labelNames: ["controller", "cluster"],
-      buckets: [0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers,
-    });
-    this.depth = new client.Gauge({
-      name: "workqueue_depth",
-      help: "Current depth of workqueue per cluster",
-      labelNames: ["name", "cluster"],
-      registers,
-    });
-    this.adds = new client.Counter({
-      name: "workqueue_adds_total",
-      help: "Total number of adds handled by workqueue per cluster",
-      labelNames: ["name", "cluster"],
-      registers,
-    });
-    this.queueDuration = new client.Histogram({
-      name: "workqueue_queue_duration_seconds",
-      help: "How long in seconds an item stays in workqueue before being requested",
-      labelNames: ["name", "cluster"],
-      buckets: [0.0001, 0.001, 0.01, 0.1, 1, 10, 100, 1000],
-      registers,
-    });
-    this.retries = new client.Counter({
-      name: "workqueue_retries_total",
-      help: "Total number of retries handled by workqueue per cluster",
-      labelNames: ["name", "cluster"],
-      registers,
-    });
-    this.requests = new client.Counter({
-      name: "rest_client_requests_total",
-      help: "Number of HTTP requests to each cluster, partitioned by status code and method",
-      labelNames: ["cluster", "code", "method"],
-      registers,
-    });
+    const r = this.registry;
+    // The families updated per object or per request are our plain-number series (metric_series.ts).
+    this.reconcileTotal = new CounterSeries(
+      r,
+      "controller_runtime_reconcile_total",
+      "Total number of reconciliations per controller and cluster",
+      ["controller", "cluster", "result"],
+    );
+    this.reconcileErrors = new CounterSeries(
+      r,
+      "controller_runtime_reconcile_errors_total",
+      "Total number of reconciliation errors per controller and cluster",
+      ["controller", "cluster"],
+    );
+    this.reconcileTime = new HistogramSeries(
+      r,
+      "controller_runtime_reconcile_time_seconds",
+      "Length of time per reconciliation per controller and cluster",
+      ["controller", "cluster"],
+      [0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    );
+    this.depth = new GaugeSeries(r, "workqueue_depth", "Current depth of workqueue per cluster", ["name", "cluster"]);
+    this.adds = new CounterSeries(
+      r,
+      "workqueue_adds_total",
+      "Total number of adds handled by workqueue per cluster",
+      ["name", "cluster"],
+    );
+    this.queueDuration = new HistogramSeries(
+      r,
+      "workqueue_queue_duration_seconds",
+      "How long in seconds an item stays in workqueue before being requested",
+      ["name", "cluster"],
+      [0.0001, 0.001, 0.01, 0.1, 1, 10, 100, 1000],
+    );
+    this.retries = new CounterSeries(
+      r,
+      "workqueue_retries_total",
+      "Total number of retries handled by workqueue per cluster",
+      ["name", "cluster"],
+    );
+    this.requests = new CounterSeries(
+      r,
+      "rest_client_requests_total",
+      "Number of HTTP requests to each cluster, partitioned by status code and method",
+      ["cluster", "code", "method"],
+    );
     this.leader = new client.Gauge({
       name: "leader_election_master_status",
       help: "1 while this process holds the lease with the given name, 0 otherwise",
@@ -134,27 +140,18 @@ export class HubMetrics {
   }
 
   /** Drops every series of a disengaged cluster. */
-  async forgetCluster(cluster: string): Promise<void> {
-    const metrics = [
-      this.reconcileTotal,
-      this.reconcileErrors,
-      this.reconcileTime,
-      this.requests,
-      this.depth,
-      this.adds,
-      this.queueDuration,
-      this.retries,
-    ] as unknown as client.Metric<string>[];
-    for (const m of metrics) {
-      const seen = new Set<string>();
-      for (const v of (await m.get()).values) {
-        const labels = { ...v.labels } as Record<string, string | number>;
-        delete labels.le;
-        const id = JSON.stringify(labels);
-        if (labels.cluster !== cluster || seen.has(id)) continue;
-        seen.add(id);
-        (m as unknown as { remove(l: Record<string, string | number>): void }).remove(labels);
-      }
-    }
+  forgetCluster(cluster: string): void {
+    for (
+      const f of [
+        this.reconcileTotal,
+        this.reconcileErrors,
+        this.reconcileTime,
+        this.requests,
+        this.depth,
+        this.adds,
+        this.queueDuration,
+        this.retries,
+      ]
+    ) f.removeWhere("cluster", cluster);
   }
 }

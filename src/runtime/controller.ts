@@ -47,6 +47,8 @@ export class Controller {
   #seq = 0;
   #inFlight = 0;
   #lastCompletedAt: number;
+  /** The signals of the reconciles running now; aborted together when the drain deadline passes. */
+  readonly #running = new Set<AbortController>();
 
   constructor(options: ControllerOptions) {
     this.#o = options;
@@ -72,8 +74,22 @@ export class Controller {
 
   /** Runs the workers until `signal` aborts, then drains in-flight work (bounded) and settles. */
   async start(signal: AbortSignal): Promise<void> {
-    const workers = Array.from({ length: this.#o.concurrency ?? 16 }, () => this.#worker(signal));
-    await Promise.all(workers);
+    // One listener for the whole run, not one per reconcile: on shutdown, whatever still runs when
+    // the drain deadline passes is aborted.
+    let drain: { cancel(): void } | undefined;
+    const onStop = () => {
+      drain = this.#clock.setTimer(this.#o.drainTimeoutMs ?? 10_000, () => {
+        for (const abort of this.#running) abort.abort(new Error("shutting down"));
+      });
+    };
+    if (signal.aborted) onStop();
+    else signal.addEventListener("abort", onStop, { once: true });
+    try {
+      await Promise.all(Array.from({ length: this.#o.concurrency ?? 16 }, () => this.#worker(signal)));
+    } finally {
+      signal.removeEventListener("abort", onStop);
+      drain?.cancel();
+    }
   }
 
   async #worker(signal: AbortSignal): Promise<void> {
@@ -101,13 +117,9 @@ export class Controller {
     const reconcileId = (++this.#seq).toString(36);
     const log = logger.child({ cluster, namespace, name, reconcileId });
     const timeoutMs = this.#o.reconcileTimeoutMs ?? 30_000;
+    // On shutdown the reconcile keeps running until the drain deadline, then start() aborts it.
     const abort = new AbortController();
-    // On shutdown the reconcile keeps running until the drain deadline, then is aborted.
-    const onStop = () => {
-      drain = this.#clock.setTimer(this.#o.drainTimeoutMs ?? 10_000, () => abort.abort(new Error("shutting down")));
-    };
-    let drain: { cancel(): void } | undefined;
-    stop.addEventListener("abort", onStop, { once: true });
+    this.#running.add(abort);
     let timer: { cancel(): void } | undefined;
     const started = this.#clock.now();
     this.#inFlight++;
@@ -148,8 +160,7 @@ export class Controller {
       this.#inFlight--;
       this.#lastCompletedAt = this.#clock.now();
       timer?.cancel();
-      drain?.cancel();
-      stop.removeEventListener("abort", onStop);
+      this.#running.delete(abort);
     }
   }
 

@@ -25,6 +25,8 @@ export interface ApiClient {
     body?: unknown;
     contentType?: string;
     signal?: AbortSignal;
+    /** Skip reading a 2xx body as JSON (the call resolves to undefined): a write whose answer is not needed. */
+    discardBody?: boolean;
   }): Promise<T>;
 }
 

@@ -137,6 +137,8 @@ class UuidReconciler implements Reconciler {
         body: { metadata: { resourceVersion }, status },
         contentType: "application/merge-patch+json",
         signal: ctx.signal,
+        // Only the seed-shaped CRD (no status subresource) needs the answer, to check the status stuck.
+        discardBody: mode.statusSubresource,
       },
     );
     // A CRD that gained a status subresource since detection answers 200 to a status patch of the main resource
