@@ -103,8 +103,9 @@ type Framing = { kind: "length"; left: number } | { kind: "chunked" } | { kind: 
 /** One response; its body is read once, with `text()` or `chunks()`, or dropped with `cancel()`. */
 export class Http1Response {
   readonly status: number;
-  /** Lower-case header names; a repeated header keeps its last value. */
-  readonly headers: Map<string, string>;
+  /** The status line and header lines, parsed into `headers` only if someone asks. */
+  readonly #head: string;
+  #headers: Map<string, string> | undefined;
   readonly #pool: Http1Pool;
   readonly #c: Connection;
   readonly #framing: Framing;
@@ -116,7 +117,7 @@ export class Http1Response {
     pool: Http1Pool,
     c: Connection,
     status: number,
-    headers: Map<string, string>,
+    head: string,
     framing: Framing,
     keepAlive: boolean,
     abort: Abortable,
@@ -124,7 +125,7 @@ export class Http1Response {
     this.#pool = pool;
     this.#c = c;
     this.status = status;
-    this.headers = headers;
+    this.#head = head;
     this.#framing = framing;
     this.#keepAlive = keepAlive;
     this.#abort = abort;
@@ -133,6 +134,18 @@ export class Http1Response {
 
   get ok(): boolean {
     return this.status >= 200 && this.status < 300;
+  }
+
+  /** Lower-case header names; a repeated header keeps its last value. */
+  get headers(): Map<string, string> {
+    if (!this.#headers) {
+      this.#headers = new Map();
+      for (const line of this.#head.split("\r\n").slice(1)) {
+        const colon = line.indexOf(":");
+        this.#headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+      }
+    }
+    return this.#headers;
   }
 
   /** The whole body as UTF-8 text. */
@@ -447,25 +460,36 @@ export class Http1Pool {
         throw new Http1Error("the connection closed before a response arrived");
       }
     }
-    const text = latin1.decode(c.buf.subarray(c.start, end));
+    const head = latin1.decode(c.buf.subarray(c.start, end));
     c.start = end + 4;
-    const lines = text.split("\r\n");
-    const m = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0]);
-    if (!m) throw new Http1Error("the server did not answer with HTTP/1.1");
-    const status = Number(m[1]);
+    const http10 = head.startsWith("HTTP/1.0 ");
+    if (!http10 && !head.startsWith("HTTP/1.1 ")) throw new Http1Error("the server did not answer with HTTP/1.1");
+    const status = Number(head.slice(9, 12));
+    if (!/^\d{3}$/.test(head.slice(9, 12))) throw new Http1Error("the server did not answer with HTTP/1.1");
     if (status < 200) throw new Http1Error(`unexpected informational response ${status}`);
-    const headers = new Map<string, string>();
-    for (let i = 1; i < lines.length; i++) {
-      const colon = lines[i].indexOf(":");
-      if (colon <= 0) throw new Http1Error("malformed response header line");
-      headers.set(lines[i].slice(0, colon).trim().toLowerCase(), lines[i].slice(colon + 1).trim());
+    // One pass over the header lines; only the three that frame the body are read now (they all
+    // start with c or t), the rest only if `headers` is asked for.
+    let te: string | undefined;
+    let cl: string | undefined;
+    let connection = "";
+    for (let pos = head.indexOf("\r\n"); pos >= 0;) {
+      const next = head.indexOf("\r\n", pos + 2);
+      const lineEnd = next < 0 ? head.length : next;
+      const colon = head.indexOf(":", pos + 2);
+      if (colon <= pos + 2 || colon > lineEnd) throw new Http1Error("malformed response header line");
+      const first = head.charCodeAt(pos + 2) | 0x20;
+      if (first === 0x63 || first === 0x74) {
+        const name = head.slice(pos + 2, colon).trim().toLowerCase();
+        const value = head.slice(colon + 1, lineEnd).trim();
+        if (name === "content-length") cl = value;
+        else if (name === "transfer-encoding") te = value;
+        else if (name === "connection") connection = value.toLowerCase();
+      }
+      pos = next;
     }
     c.served++;
-    const connection = headers.get("connection")?.toLowerCase() ?? "";
-    let keepAlive = lines[0].startsWith("HTTP/1.0") ? connection.includes("keep-alive") : !connection.includes("close");
+    let keepAlive = http10 ? connection.includes("keep-alive") : !connection.includes("close");
     let framing: Framing;
-    const te = headers.get("transfer-encoding");
-    const cl = headers.get("content-length");
     if (method === "HEAD" || status === 204 || status === 304) framing = { kind: "none" };
     else if (te !== undefined) {
       if (te.toLowerCase() !== "chunked") throw new Http1Error(`unsupported transfer-encoding ${te}`);
@@ -478,7 +502,7 @@ export class Http1Pool {
       framing = { kind: "eof" };
       keepAlive = false;
     }
-    return new Http1Response(this, c, status, headers, framing, keepAlive, abort);
+    return new Http1Response(this, c, status, head, framing, keepAlive, abort);
   }
 }
 

@@ -281,3 +281,20 @@ Deno.test("Http1Pool.close() closes idle connections and refuses new requests", 
     await assert.rejects(pool.request("GET", "/", "", undefined, new TestAbort()), /pool is closed/);
   });
 });
+
+Deno.test("Http1Response.headers has every header by lower-case name (Retry-After on a 429)", async () => {
+  await withPeer(async (conn) => {
+    await send(
+      conn,
+      "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nX-Other:  spaced value \r\nContent-Length: 2\r\n\r\n{}",
+    );
+    return "keep";
+  }, async (_peer, pool) => {
+    const res = await pool.request("GET", "/", "", undefined, new TestAbort());
+    assert.equal(res.status, 429);
+    assert.equal(res.ok, false);
+    assert.equal(res.headers.get("retry-after"), "3");
+    assert.equal(res.headers.get("x-other"), "spaced value");
+    assert.equal(await res.text(), "{}");
+  });
+});

@@ -579,7 +579,9 @@ export class KubeClient {
 
 /** One request's cancellation: the caller's signal, the client's close, and a timer. */
 class Call implements Abortable {
-  readonly #controller = new AbortController();
+  /** Made only when a fetch transport asks for `signal`; our own sockets use the hooks. */
+  #controller: AbortController | undefined;
+  #reason: unknown;
   readonly #clock: Clock;
   readonly #caller: AbortSignal | undefined;
   readonly #live: Set<Call>;
@@ -602,6 +604,10 @@ class Call implements Abortable {
   }
 
   get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#why) this.#controller.abort(this.#reason);
+    }
     return this.#controller.signal;
   }
 
@@ -617,7 +623,7 @@ class Call implements Abortable {
 
   /** The abort reason once aborted (Abortable). */
   get aborted(): unknown {
-    return this.#why ? this.#controller.signal.reason : undefined;
+    return this.#why ? this.#reason : undefined;
   }
 
   onAbort(fn: () => void): void {
@@ -648,9 +654,9 @@ class Call implements Abortable {
 
   /** Resolves like `p`, or rejects with the abort reason as soon as the call is aborted. */
   race<T>(p: Promise<T>): Promise<T> {
-    if (this.#why) return Promise.reject(this.#controller.signal.reason);
+    if (this.#why) return Promise.reject(this.#reason);
     return new Promise<T>((resolve, reject) => {
-      this.onAbort(() => reject(this.#controller.signal.reason));
+      this.onAbort(() => reject(this.#reason));
       p.then(resolve, reject);
     });
   }
@@ -666,7 +672,8 @@ class Call implements Abortable {
   #abort(why: AbortWhy): void {
     if (this.#why) return;
     this.#why = why;
-    this.#controller.abort(why === "caller" ? this.callerReason : new DOMException(`request ${why}`, "AbortError"));
+    this.#reason = why === "caller" ? this.callerReason : new DOMException(`request ${why}`, "AbortError");
+    this.#controller?.abort(this.#reason);
     const hooks = this.#hooks;
     this.#hooks = undefined;
     for (const fn of hooks ?? []) fn();

@@ -115,7 +115,9 @@ export class Controller {
       return;
     }
     const reconcileId = (++this.#seq).toString(36);
-    const log = logger.child({ cluster, namespace, name, reconcileId });
+    // Built on first use: most reconciles log nothing.
+    let log: Logger | undefined;
+    const logFor = () => (log ??= logger.child({ cluster, namespace, name, reconcileId }));
     const timeoutMs = this.#o.reconcileTimeoutMs ?? 30_000;
     // On shutdown the reconcile keeps running until the drain deadline, then start() aborts it.
     const abort = new AbortController();
@@ -136,7 +138,9 @@ export class Controller {
         this.#o.reconciler.reconcile({ cluster, namespace, name }, {
           cluster: ctx,
           signal: abort.signal,
-          logger: log,
+          get logger() {
+            return logFor();
+          },
           reconcileId,
         }),
         timeout,
@@ -149,11 +153,11 @@ export class Controller {
     } catch (err) {
       if (err instanceof TerminalError) {
         queue.forget(key);
-        log.error("reconcile failed for good", { error: err });
+        logFor().error("reconcile failed for good", { error: err });
         this.#observe(cluster, "terminal", started);
       } else {
         if (!stop.aborted) queue.addRateLimited(key);
-        log.warn("reconcile failed, will retry", { error: errorText(err), retries: queue.numRequeues(key) });
+        logFor().warn("reconcile failed, will retry", { error: errorText(err), retries: queue.numRequeues(key) });
         this.#observe(cluster, "error", started);
       }
     } finally {

@@ -31,12 +31,20 @@ function sleepOn(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> 
   });
 }
 
-/** The wall clock, backed by setTimeout. */
+/**
+ * The wall clock, backed by setTimeout.
+ *
+ * Timers of `COARSE_FROM_MS` or more (request and reconcile timeouts, watch deadlines: set for every
+ * request, almost always cancelled) share one setTimeout through {@linkcode CoarseTimers}: they fire
+ * never early and at most `SLOT_MS` late, and setting or cancelling one is a Set operation instead
+ * of a runtime timer (in Deno 2 a Node-style Timeout with an async id) each time.
+ */
 export class SystemClock implements Clock {
   now(): number {
     return Date.now();
   }
   setTimer(ms: number, fn: () => void): Timer {
+    if (ms >= COARSE_FROM_MS) return coarse.add(ms, fn);
     const id = setTimeout(fn, Math.max(0, ms));
     return { cancel: () => clearTimeout(id) };
   }
@@ -44,6 +52,91 @@ export class SystemClock implements Clock {
     return sleepOn(this, ms, signal);
   }
 }
+
+/** Timers at least this long are coarse (see SystemClock). */
+export const COARSE_FROM_MS = 5_000;
+/** Resolution of coarse timers. */
+export const SLOT_MS = 100;
+
+interface CoarseEntry {
+  fn: () => void;
+}
+
+/**
+ * Long timers grouped by the `SLOT_MS` slot they are due in, behind a single setTimeout armed for the
+ * earliest non-empty slot. Guarantees: a callback never runs before its due time, nor more than one
+ * slot after it (event loop permitting); a cancelled one never runs; with no timers pending, no
+ * setTimeout is left (the process may exit).
+ */
+export class CoarseTimers {
+  readonly #slots = new Map<number, Set<CoarseEntry>>();
+  readonly #now: () => number;
+  #armed: { slot: number; id: ReturnType<typeof setTimeout> } | undefined;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  /** Timers pending, for tests. */
+  get size(): number {
+    let n = 0;
+    for (const set of this.#slots.values()) n += set.size;
+    return n;
+  }
+
+  add(ms: number, fn: () => void): Timer {
+    const slot = Math.ceil((this.#now() + ms) / SLOT_MS);
+    let set = this.#slots.get(slot);
+    if (!set) this.#slots.set(slot, set = new Set());
+    const entry = { fn };
+    set.add(entry);
+    if (!this.#armed || slot < this.#armed.slot) this.#arm(slot);
+    return {
+      cancel: () => {
+        if (!set.delete(entry) || set.size > 0) return;
+        this.#slots.delete(slot);
+        if (this.#armed?.slot === slot) this.#arm(this.#earliest());
+      },
+    };
+  }
+
+  #earliest(): number | undefined {
+    let min: number | undefined;
+    for (const slot of this.#slots.keys()) if (min === undefined || slot < min) min = slot;
+    return min;
+  }
+
+  #arm(slot: number | undefined): void {
+    if (this.#armed) clearTimeout(this.#armed.id);
+    this.#armed = undefined;
+    if (slot === undefined) return;
+    const id = setTimeout(() => this.#fire(), Math.max(0, slot * SLOT_MS - this.#now()));
+    this.#armed = { slot, id };
+  }
+
+  #fire(): void {
+    this.#armed = undefined;
+    const current = Math.floor(this.#now() / SLOT_MS);
+    const due = [...this.#slots.keys()].filter((s) => s <= current).sort((a, b) => a - b);
+    for (const slot of due) {
+      const set = this.#slots.get(slot)!;
+      this.#slots.delete(slot);
+      for (const entry of set) {
+        try {
+          entry.fn();
+        } catch (err) {
+          // Like a throwing setTimeout callback: reported, and the other timers still run.
+          queueMicrotask(() => {
+            throw err;
+          });
+        }
+      }
+    }
+    this.#arm(this.#earliest());
+  }
+}
+
+const coarse = new CoarseTimers();
 
 interface PendingTimer {
   at: number;

@@ -1,6 +1,6 @@
 // Unit tests for the virtual clock.
 import assert from "node:assert/strict";
-import { VirtualClock } from "./clock.ts";
+import { COARSE_FROM_MS, CoarseTimers, SLOT_MS, SystemClock, VirtualClock } from "./clock.ts";
 
 Deno.test("VirtualClock fires timers in due order and only when advanced", async () => {
   const c = new VirtualClock(100);
@@ -26,4 +26,57 @@ Deno.test("VirtualClock.sleep() resolves early on abort and leaves no timer", as
   await p;
   assert.equal(woke, true);
   assert.equal(c.pending, 0);
+});
+
+Deno.test("CoarseTimers: never early, at most a slot late, cancelled ones never run, nothing left armed", async () => {
+  const timers = new CoarseTimers();
+  const fired: [string, number][] = [];
+  const start = Date.now();
+  const due: Record<string, number> = {};
+  const add = (name: string, ms: number) => {
+    due[name] = Date.now() + ms;
+    return timers.add(ms, () => fired.push([name, Date.now()]));
+  };
+  add("b", 260);
+  add("a", 120);
+  const c = add("c", 180);
+  add("d", 125); // same slot as "a" or the next
+  c.cancel();
+  assert.equal(timers.size, 3);
+  await new Promise((r) => setTimeout(r, 260 + 2 * SLOT_MS + 50));
+  assert.deepEqual(fired.map(([n]) => n).sort(), ["a", "b", "d"], "the cancelled timer never ran");
+  for (const [name, at] of fired) {
+    assert.ok(at >= due[name], `${name} fired ${due[name] - at} ms early`);
+    assert.ok(at - due[name] <= SLOT_MS + 60, `${name} fired ${at - due[name]} ms late`);
+  }
+  assert.ok(fired.findIndex(([n]) => n === "b") === 2, "b (the longest) fires last");
+  assert.equal(timers.size, 0);
+  assert.ok(Date.now() - start < 1000);
+  // Deno.test's sanitizers fail this test if a setTimeout is still armed.
+});
+
+Deno.test("CoarseTimers: cancelling the earliest timer re-arms for the next, cancelling all disarms", async () => {
+  const timers = new CoarseTimers();
+  const fired: string[] = [];
+  const early = timers.add(50, () => fired.push("early"));
+  timers.add(150, () => fired.push("late"));
+  early.cancel();
+  await new Promise((r) => setTimeout(r, 150 + SLOT_MS + 60));
+  assert.deepEqual(fired, ["late"]);
+  const t1 = timers.add(10_000, () => fired.push("never"));
+  const t2 = timers.add(20_000, () => fired.push("never"));
+  t2.cancel();
+  t1.cancel();
+  assert.equal(timers.size, 0);
+  // No armed setTimeout may remain for the 10 s slot: the sanitizer would report a leaked timer.
+});
+
+Deno.test("SystemClock.setTimer() uses coarse timers from COARSE_FROM_MS and exact ones below", () => {
+  const clock = new SystemClock();
+  let ran = false;
+  const long = clock.setTimer(COARSE_FROM_MS, () => (ran = true));
+  const short = clock.setTimer(10, () => (ran = true));
+  long.cancel();
+  short.cancel();
+  assert.equal(ran, false);
 });
