@@ -160,7 +160,16 @@ export class Http1Response {
    * The body as it arrives: each yielded array is a fresh copy holding every body byte that the
    * last read delivered (several watch events at once under load). Ends at the body's end.
    */
-  async *chunks(): AsyncGenerator<Uint8Array, void, undefined> {
+  chunks(): AsyncGenerator<Uint8Array, void, undefined> {
+    return this.#body(true);
+  }
+
+  /** Reads the body to its end without keeping it (the connection can then be reused). */
+  async discard(): Promise<void> {
+    for await (const _ of this.#body(false)) { /* nothing is yielded without copies */ }
+  }
+
+  async *#body(copy: boolean): AsyncGenerator<Uint8Array, void, undefined> {
     if (this.#settled) return;
     const c = this.#c;
     const f = this.#framing;
@@ -170,7 +179,7 @@ export class Http1Response {
         while (f.left > 0) {
           if (c.end === c.start && !(await this.#fill())) throw new Http1Error("the connection closed mid-body");
           const n = Math.min(f.left, c.end - c.start);
-          const out = c.buf.slice(c.start, c.start + n);
+          const out = copy ? c.buf.slice(c.start, c.start + n) : undefined;
           c.start += n;
           f.left -= n;
           if (f.left === 0) {
@@ -178,21 +187,21 @@ export class Http1Response {
             done = true;
             this.#finish(true);
           }
-          yield out;
+          if (out) yield out;
         }
       } else if (f.kind === "eof") {
         for (;;) {
           if (c.end > c.start) {
-            const out = c.buf.slice(c.start, c.end);
+            const out = copy ? c.buf.slice(c.start, c.end) : undefined;
             c.start = c.end;
-            yield out;
+            if (out) yield out;
           }
           if (!(await this.#fill())) break;
         }
         done = true;
         this.#finish(false);
       } else if (f.kind === "chunked") {
-        yield* this.#chunked();
+        yield* this.#chunked(copy);
         done = true;
       }
     } finally {
@@ -205,7 +214,7 @@ export class Http1Response {
     this.#finish(false);
   }
 
-  async *#chunked(): AsyncGenerator<Uint8Array, void, undefined> {
+  async *#chunked(copy: boolean): AsyncGenerator<Uint8Array, void, undefined> {
     const c = this.#c;
     let inChunk = 0; // data bytes left in the current chunk
     let needCrlf = false; // the CRLF after a chunk's data is due
@@ -215,7 +224,7 @@ export class Http1Response {
         if (inChunk > 0) {
           const n = Math.min(inChunk, c.end - c.start);
           if (n === 0) break;
-          parts.push(c.buf.slice(c.start, c.start + n));
+          if (copy) parts.push(c.buf.slice(c.start, c.start + n));
           c.start += n;
           inChunk -= n;
           if (inChunk === 0) needCrlf = true;

@@ -298,3 +298,15 @@ Deno.test("Http1Response.headers has every header by lower-case name (Retry-Afte
     assert.equal(await res.text(), "{}");
   });
 });
+
+Deno.test("Http1Response.discard() reads a body to its end so the connection is reused", async () => {
+  await withPeer(async (conn, req) => {
+    await send(conn, req.startsWith("GET /chunked") ? chunked(["a".repeat(3000), "b"]) + "0\r\n\r\n" : ok("{}"));
+    return "keep";
+  }, async (peer, pool) => {
+    await (await pool.request("GET", "/chunked", "", undefined, new TestAbort())).discard();
+    await (await pool.request("GET", "/length", "", undefined, new TestAbort())).discard();
+    assert.equal(await (await pool.request("GET", "/length", "", undefined, new TestAbort())).text(), "{}");
+    assert.equal(peer.connections, 1);
+  });
+});

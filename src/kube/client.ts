@@ -107,16 +107,20 @@ interface WireResponse {
   text(): Promise<string>;
   /** The body's bytes as they arrive; ends at the body's end, or early once the call is aborted. */
   chunks(): AsyncIterable<Uint8Array>;
+  /** Reads the body to its end and drops it. */
+  discard(): Promise<void>;
   cancel(): void;
 }
 
 /** One way to reach the server, built for one set of TLS material (`fp`). */
 interface Transport {
   readonly fp: string;
+  /** `auth` holds the credential headers (the same object for as long as credentials are cached). */
   send(
     method: string,
     target: string,
-    headers: Record<string, string>,
+    auth: Record<string, string>,
+    contentType: string | undefined,
     body: string | Uint8Array | undefined,
     call: Call,
   ): Promise<WireResponse>;
@@ -200,7 +204,7 @@ export class KubeClient {
     const { res, call, transport } = await this.#open(method, path, opts);
     try {
       if (opts.discardBody && res.ok) {
-        await call.race(drain(res));
+        await call.race(res.discard());
         return undefined as T;
       }
       const text = await call.race(res.text());
@@ -366,18 +370,13 @@ export class KubeClient {
       const auth = creds.auth;
       transport = this.#transportFor(creds);
       transport.inflight++;
-      const headers: Record<string, string> = {
-        Accept: "application/json",
-        "User-Agent": this.#userAgent,
-        ...auth.headers,
-      };
       let body: string | Uint8Array | undefined;
+      let contentType: string | undefined;
       if (opts.body !== undefined) {
         body = typeof opts.body === "string" || opts.body instanceof Uint8Array ? opts.body : JSON.stringify(opts.body);
-        headers["Content-Type"] = opts.contentType ??
-          (method === "PATCH" ? "application/merge-patch+json" : "application/json");
+        contentType = opts.contentType ?? (method === "PATCH" ? "application/merge-patch+json" : "application/json");
       }
-      const res = await transport.send(method, this.#target(path, opts.query), headers, body, call);
+      const res = await transport.send(method, this.#target(path, opts.query), auth.headers, contentType, body, call);
       this.#report(method, path, res.status, started);
       if (res.status === 401) this.#dropAuth();
       if (watch) call.disarm(); // the caller arms the stream's own deadline
@@ -459,12 +458,18 @@ export class KubeClient {
 
   #makeTransport(auth: ClusterAuth, fp: string): Transport {
     const server = this.access.server;
+    const userAgent = this.#userAgent;
     const fetchTransport = (doFetch: FetchLike, close: () => void, client?: Deno.HttpClient): Transport => ({
       fp,
-      send: (method, target, headers, body, call) =>
+      send: (method, target, authHeaders, contentType, body, call) =>
         doFetch(server + target, {
           method,
-          headers,
+          headers: {
+            Accept: "application/json",
+            "User-Agent": userAgent,
+            ...authHeaders,
+            ...(contentType ? { "Content-Type": contentType } : {}),
+          },
           body: body as BodyInit | undefined,
           signal: call.signal,
           redirect: "manual",
@@ -493,13 +498,21 @@ export class KubeClient {
         key: auth.cert && auth.key ? auth.key : undefined,
       });
       const prefix = url.pathname.replace(/\/+$/, "");
+      const fixed = headerLines({ Accept: "application/json", "User-Agent": userAgent });
+      // Credential headers are validated and rendered once per credentials object, not per request.
+      let authFor: Record<string, string> | undefined;
+      let authLines = "";
       return {
         fp,
-        send: async (method, target, headers, body, call) => {
+        send: async (method, target, authHeaders, contentType, body, call) => {
+          if (authHeaders !== authFor) {
+            authLines = headerLines(authHeaders);
+            authFor = authHeaders;
+          }
           const res = await pool.request(
             method,
             prefix + target,
-            headerLines(headers),
+            fixed + authLines + (contentType ? contentTypeLine(contentType) : ""),
             typeof body === "string" ? ENCODER.encode(body) : body,
             call,
           );
@@ -509,6 +522,7 @@ export class KubeClient {
             header: (name) => res.headers.get(name.toLowerCase()) ?? null,
             text: () => res.text(),
             chunks: () => res.chunks(),
+            discard: () => res.discard(),
             cancel: () => res.cancel(),
           };
         },
@@ -682,11 +696,6 @@ class Call implements Abortable {
 
 const ENCODER = new TextEncoder();
 
-/** Reads a body to its end without decoding it (the connection can then be reused). */
-async function drain(res: WireResponse): Promise<void> {
-  for await (const _ of res.chunks()) { /* dropped */ }
-}
-
 /** A fetch Response as a WireResponse; an abort of the call cancels the body read. */
 function fromFetch(res: Response, call: Call): WireResponse {
   return {
@@ -694,6 +703,7 @@ function fromFetch(res: Response, call: Call): WireResponse {
     ok: res.ok,
     header: (name) => res.headers.get(name),
     text: () => res.text(),
+    discard: async () => void await res.arrayBuffer(),
     async *chunks() {
       if (!res.body) return;
       const reader = res.body.getReader();
@@ -713,6 +723,18 @@ function fromFetch(res: Response, call: Call): WireResponse {
       if (res.body && !res.bodyUsed && !res.body.locked) res.body.cancel().catch(() => {});
     },
   };
+}
+
+const CONTENT_TYPE_LINES = new Map<string, string>();
+
+/** `Content-Type: …` as a header line, validated once per distinct value. */
+function contentTypeLine(value: string): string {
+  let line = CONTENT_TYPE_LINES.get(value);
+  if (line === undefined) {
+    line = headerLines({ "Content-Type": value });
+    if (CONTENT_TYPE_LINES.size < 32) CONTENT_TYPE_LINES.set(value, line);
+  }
+  return line;
 }
 
 /** Request headers as HTTP/1.1 lines. A CR or LF inside a value (header injection) is refused. */
