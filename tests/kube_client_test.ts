@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { FaultApiserver, kubeconfigText, tempDir } from "./support/fault_cluster.ts";
 import { FaultProxy } from "./support/fault_proxy.ts";
 import { errorText } from "../src/util/mod.ts";
 import {
@@ -432,5 +433,81 @@ Deno.test("A credential with a line break is refused before anything is sent, na
   } finally {
     client.close();
     await proxy.close();
+  }
+});
+
+Deno.test("Client-certificate login works on our HTTP/1.1 sockets and on --http2, and the apiserver sees the certificate's user", async () => {
+  await using dir = await tempDir("client-cert");
+  const openssl = async (...args: string[]) => {
+    const out = await new Deno.Command("openssl", { args, cwd: dir.path, stdout: "null", stderr: "piped" }).output();
+    if (!out.success) throw new Error(`openssl ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}`);
+  };
+  await openssl(
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=hub-test-client-ca",
+  );
+  await openssl(
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "client.key",
+    "-out",
+    "client.csr",
+    "-subj",
+    "/O=system:masters/CN=cert-admin",
+  );
+  await openssl(
+    "x509",
+    "-req",
+    "-in",
+    "client.csr",
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "client.crt",
+    "-days",
+    "2",
+  );
+  await using cleanup = new AsyncDisposableStack();
+  const f = await FaultApiserver.start({ name: "client-cert", extraArgs: [`--client-ca-file=${dir.path}/ca.crt`] });
+  cleanup.defer(() => f.destroy());
+  const kubeconfig = await dir.write(
+    "kubeconfig.yaml",
+    kubeconfigText([
+      f.context("cert", { user: { clientCertificate: `${dir.path}/client.crt`, clientKey: `${dir.path}/client.key` } }),
+    ]),
+  );
+  const [access] = (await loadContexts({ files: [kubeconfig] })).select(["cert"]);
+  for (const http2 of [false, true]) {
+    const client = new KubeClient(access, { requestTimeoutMs: 15_000, http2 });
+    try {
+      const review = await client.request<{ status: { userInfo: { username: string; groups: string[] } } }>(
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        { body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" } },
+      );
+      assert.equal(review.status.userInfo.username, "cert-admin", `http2=${http2}`);
+      assert.ok(review.status.userInfo.groups.includes("system:masters"));
+      const page = await client.listPage(resourcePath(UUID), { limit: 1 });
+      assert.ok(page.resourceVersion, "an authorised list");
+    } finally {
+      client.close();
+    }
   }
 });

@@ -278,6 +278,7 @@ export class Http1Response {
       return await this.#c.fill();
     } catch (err) {
       if (this.#abort.aborted !== undefined) throw this.#abort.aborted;
+      if (isClosedSocket(err)) throw new Http1Error("the connection closed mid-body", { cause: err });
       throw err;
     }
   }
@@ -343,7 +344,8 @@ export class Http1Pool {
     const headBytes = enc.encode(head);
     const bytes = body ? concat([headBytes, body]) : headBytes;
     for (let attempt = 0;; attempt++) {
-      const c = await this.#checkout(abort);
+      // A retry never takes another pooled connection: it was probably closed along with the first.
+      const c = await this.#checkout(abort, attempt === 0);
       const reused = c.served > 0;
       // Also live while the body is read; once the connection is back in the pool it is not ours.
       c.owner = abort;
@@ -353,13 +355,19 @@ export class Http1Pool {
       try {
         await c.write(bytes);
         const res = await this.#readHead(c, method, abort, reused && attempt === 0);
-        if (res === "retry") continue;
+        if (res === "retry") {
+          this.#dropIdle();
+          continue;
+        }
         return res;
       } catch (err) {
         this.destroy(c);
         if (abort.aborted !== undefined) throw abort.aborted;
         if (err instanceof Http1Error) throw err;
-        if (reused && attempt === 0 && isClosedSocket(err)) continue;
+        if (reused && attempt === 0 && isClosedSocket(err)) {
+          this.#dropIdle();
+          continue;
+        }
         throw err;
       }
     }
@@ -392,10 +400,15 @@ export class Http1Pool {
     this.#busy.clear();
   }
 
-  async #checkout(abort: Abortable): Promise<Connection> {
+  /** Closes every idle connection (the server restarted: they are all dead). */
+  #dropIdle(): void {
+    for (const c of this.#idle.splice(0)) c.close();
+  }
+
+  async #checkout(abort: Abortable, pooled: boolean): Promise<Connection> {
     if (this.#closed) throw new Http1Error("the connection pool is closed");
     const now = Date.now();
-    while (this.#idle.length > 0) {
+    while (pooled && this.#idle.length > 0) {
       const c = this.#idle.pop()!;
       if (now - c.idleSince < this.#idleMs && !c.closed && c.start === c.end) {
         this.#busy.add(c);
@@ -536,9 +549,11 @@ function raced<T extends { close(): void }>(p: Promise<T>, abort: Abortable): Pr
   });
 }
 
+/** The peer closed or reset the socket (rustls reports a close without close_notify as a plain Error). */
 function isClosedSocket(err: unknown): boolean {
   return err instanceof Deno.errors.ConnectionReset || err instanceof Deno.errors.BrokenPipe ||
-    err instanceof Deno.errors.ConnectionAborted || err instanceof Deno.errors.UnexpectedEof;
+    err instanceof Deno.errors.ConnectionAborted || err instanceof Deno.errors.UnexpectedEof ||
+    (err instanceof Error && /close_notify|unexpected eof/i.test(err.message));
 }
 
 function indexOfCrlf(b: Uint8Array, from: number, to: number): number {

@@ -310,3 +310,19 @@ Deno.test("Http1Response.discard() reads a body to its end so the connection is 
     assert.equal(peer.connections, 1);
   });
 });
+
+Deno.test("After the server restarted, a request that meets one dead pooled connection drops the others and succeeds on a new one", async () => {
+  await withPeer(async (conn) => {
+    await new Promise((r) => setTimeout(r, 20)); // keeps the two first requests on two connections
+    await send(conn, ok('{"ok":true}'));
+    return "close"; // every connection dies after one answer, without telling (no Connection: close)
+  }, async (peer, pool) => {
+    await Promise.all(
+      [1, 2].map(async (i) => await (await pool.request("GET", `/${i}`, "", undefined, new TestAbort())).text()),
+    );
+    assert.equal(pool.open, 2, "two idle (but dead) connections");
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await (await pool.request("GET", "/3", "", undefined, new TestAbort())).text(), '{"ok":true}');
+    assert.equal(peer.connections, 3, "the retry used a new connection, not the second dead one");
+  });
+});

@@ -146,7 +146,8 @@ export async function etcdDeletePrefix(prefix: string): Promise<number> {
 export type KubeUser =
   | { token: string }
   | { tokenFile: string }
-  | { exec: { command: string; args?: string[]; env?: { name: string; value: string }[] } };
+  | { exec: { command: string; args?: string[]; env?: { name: string; value: string }[] } }
+  | { clientCertificate: string; clientKey: string };
 
 /** One context of a generated kubeconfig. */
 export interface KubeContext {
@@ -177,7 +178,9 @@ export function kubeconfigText(contexts: KubeContext[]): string {
       let user: Record<string, unknown>;
       if ("token" in u) user = { token: u.token };
       else if ("tokenFile" in u) user = { tokenFile: u.tokenFile };
-      else user = { exec: { apiVersion: "client.authentication.k8s.io/v1", interactiveMode: "Never", ...u.exec } };
+      else if ("clientCertificate" in u) {
+        user = { "client-certificate": u.clientCertificate, "client-key": u.clientKey };
+      } else user = { exec: { apiVersion: "client.authentication.k8s.io/v1", interactiveMode: "Never", ...u.exec } };
       return { name: c.name, user };
     }),
     contexts: contexts.map((c) => ({ name: c.name, context: { cluster: c.name, user: c.name } })),
