@@ -59,10 +59,10 @@ async function round(n: number): Promise<{ cpuMs: number; reconciles: number; wa
     clock,
     rateLimiter: defaultControllerRateLimiter({ clock }),
     hooks: VARIANT === "nometrics" ? {} : {
-      added: (cluster) => m.adds.inc({ name, cluster }),
-      handedOut: (cluster, waitedMs) => m.queueDuration.observe({ name, cluster }, waitedMs / 1000),
-      retried: (cluster) => m.retries.inc({ name, cluster }),
-      depthChanged: (cluster, depth) => m.depth.set({ name, cluster }, depth),
+      added: (cluster) => m.adds.inc(name, cluster),
+      handedOut: (cluster, waitedMs) => m.queueDuration.observe(waitedMs / 1000, name, cluster),
+      retried: (cluster) => m.retries.inc(name, cluster),
+      depthChanged: (cluster, depth) => m.depth.set(depth, name, cluster),
     },
   });
   let reconciles = 0;
@@ -111,8 +111,8 @@ async function round(n: number): Promise<{ cpuMs: number; reconciles: number; wa
       reconciled: (cluster, outcome, seconds) => {
         reconciles++;
         if (VARIANT === "nometrics") return;
-        m.reconcileTotal.inc({ controller: name, cluster, result: outcome });
-        m.reconcileTime.observe({ controller: name, cluster }, seconds);
+        m.reconcileTotal.inc(name, cluster, outcome);
+        m.reconcileTime.observe(seconds, name, cluster);
       },
     },
   });

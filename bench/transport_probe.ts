@@ -111,6 +111,8 @@ try {
     );
   }
 } finally {
+  // The local clusters run no namespace controller: delete the objects themselves, then the namespace.
+  await h1.request("DELETE", base).catch(() => {});
   await h1.request("DELETE", `/api/v1/namespaces/${ns}`).catch(() => {});
   h1.close();
   h2.close();
