@@ -469,6 +469,11 @@ Deno.test("Client-certificate login works on our HTTP/1.1 sockets and on --http2
     "-subj",
     "/O=system:masters/CN=cert-admin",
   );
+  // A v3 client certificate (rustls refuses v1 ones, as kubeadm-style tooling never makes them).
+  await dir.write(
+    "client.ext",
+    "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n",
+  );
   await openssl(
     "x509",
     "-req",
@@ -483,6 +488,8 @@ Deno.test("Client-certificate login works on our HTTP/1.1 sockets and on --http2
     "client.crt",
     "-days",
     "2",
+    "-extfile",
+    "client.ext",
   );
   await using cleanup = new AsyncDisposableStack();
   const f = await FaultApiserver.start({ name: "client-cert", extraArgs: [`--client-ca-file=${dir.path}/ca.crt`] });

@@ -98,6 +98,8 @@ class Connection {
   }
 }
 
+type BodyMode = "copy" | "skip" | ((view: Uint8Array) => void);
+
 type Framing = { kind: "length"; left: number } | { kind: "chunked" } | { kind: "eof" } | { kind: "none" };
 
 /** One response; its body is read once, with `text()` or `chunks()`, or dropped with `cancel()`. */
@@ -150,10 +152,22 @@ export class Http1Response {
 
   /** The whole body as UTF-8 text. */
   async text(): Promise<string> {
-    const parts: Uint8Array[] = [];
-    for await (const chunk of this.chunks()) parts.push(chunk);
-    if (parts.length === 1) return utf8.decode(parts[0]);
-    return utf8.decode(concat(parts));
+    // Bytes go straight from the socket buffer into one growing array (exactly sized when the length
+    // is known): a list page of 500 objects is then one allocation, not one copy per read.
+    const f = this.#framing;
+    let out = new Uint8Array(f.kind === "length" ? f.left : 64 * 1024);
+    let n = 0;
+    const sink = (view: Uint8Array) => {
+      if (n + view.length > out.length) {
+        const bigger = new Uint8Array(Math.max(out.length * 2, n + view.length));
+        bigger.set(out.subarray(0, n));
+        out = bigger;
+      }
+      out.set(view, n);
+      n += view.length;
+    };
+    for await (const _ of this.#body(sink)) { /* the sink took every byte */ }
+    return utf8.decode(out.subarray(0, n));
   }
 
   /**
@@ -161,15 +175,21 @@ export class Http1Response {
    * last read delivered (several watch events at once under load). Ends at the body's end.
    */
   chunks(): AsyncGenerator<Uint8Array, void, undefined> {
-    return this.#body(true);
+    return this.#body("copy");
   }
 
   /** Reads the body to its end without keeping it (the connection can then be reused). */
   async discard(): Promise<void> {
-    for await (const _ of this.#body(false)) { /* nothing is yielded without copies */ }
+    for await (const _ of this.#body("skip")) { /* nothing is yielded */ }
   }
 
-  async *#body(copy: boolean): AsyncGenerator<Uint8Array, void, undefined> {
+  /**
+   * Walks the body. "copy" yields fresh arrays; "skip" drops the bytes; a sink function receives
+   * views of the socket buffer synchronously (valid only during the call) and nothing is yielded.
+   */
+  async *#body(mode: BodyMode): AsyncGenerator<Uint8Array, void, undefined> {
+    const copy = mode === "copy";
+    const sink = typeof mode === "function" ? mode : undefined;
     if (this.#settled) return;
     const c = this.#c;
     const f = this.#framing;
@@ -179,6 +199,7 @@ export class Http1Response {
         while (f.left > 0) {
           if (c.end === c.start && !(await this.#fill())) throw new Http1Error("the connection closed mid-body");
           const n = Math.min(f.left, c.end - c.start);
+          sink?.(c.buf.subarray(c.start, c.start + n));
           const out = copy ? c.buf.slice(c.start, c.start + n) : undefined;
           c.start += n;
           f.left -= n;
@@ -192,6 +213,7 @@ export class Http1Response {
       } else if (f.kind === "eof") {
         for (;;) {
           if (c.end > c.start) {
+            sink?.(c.buf.subarray(c.start, c.end));
             const out = copy ? c.buf.slice(c.start, c.end) : undefined;
             c.start = c.end;
             if (out) yield out;
@@ -201,7 +223,7 @@ export class Http1Response {
         done = true;
         this.#finish(false);
       } else if (f.kind === "chunked") {
-        yield* this.#chunked(copy);
+        yield* this.#chunked(copy, sink);
         done = true;
       }
     } finally {
@@ -214,7 +236,7 @@ export class Http1Response {
     this.#finish(false);
   }
 
-  async *#chunked(copy: boolean): AsyncGenerator<Uint8Array, void, undefined> {
+  async *#chunked(copy: boolean, sink?: (view: Uint8Array) => void): AsyncGenerator<Uint8Array, void, undefined> {
     const c = this.#c;
     let inChunk = 0; // data bytes left in the current chunk
     let needCrlf = false; // the CRLF after a chunk's data is due
@@ -224,6 +246,7 @@ export class Http1Response {
         if (inChunk > 0) {
           const n = Math.min(inChunk, c.end - c.start);
           if (n === 0) break;
+          sink?.(c.buf.subarray(c.start, c.start + n));
           if (copy) parts.push(c.buf.slice(c.start, c.start + n));
           c.start += n;
           inChunk -= n;
