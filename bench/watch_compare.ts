@@ -1,4 +1,4 @@
-// Our list+watch loop (src/kube KubeClient on Deno's fetch, driven by src/runtime's Watcher) against
+// Our list+watch loop (src/kube KubeClient on its own HTTP/1.1 sockets, driven by src/runtime's Watcher) against
 // @kubernetes/client-node 2.0.1's ListWatch (its informer, on its Watch): CPU per 1,000 objects listed
 // and per 1,000 watch events on a real apiserver, then behaviour under injected faults on a fake one.
 //
