@@ -6,6 +6,7 @@ import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import YAML from "yaml";
 import { endpoint } from "../support/direct_api.ts";
 import { apiserverCa, apiserverUrl, kubectl, kubectlOk } from "../support/mod.ts";
+import { watchEvents } from "../support/watch_events.ts";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
 /** Where the image mounts the kubeconfigs Secret (its WORKDIR is /app) and where Kubernetes mounts the token. */
@@ -293,22 +294,13 @@ export class StatusWrites {
       if (!res.ok || !res.body) throw new Error(`watch for StatusWrites: ${res.status}`);
       this.#opened();
       const last = new Map<string, string>();
-      let buf = "";
-      for await (const text of res.body.pipeThrough(new TextDecoderStream())) {
-        buf += text;
-        let nl;
-        while ((nl = buf.indexOf("\n")) >= 0) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + 1);
-          if (!line.trim()) continue;
-          const ev = JSON.parse(line);
-          const name = ev.object?.metadata?.name;
-          if (!name || ev.type === "ERROR") continue;
-          const status = JSON.stringify(ev.object.status ?? null);
-          if (last.has(name) && last.get(name) !== status) this.#counts.set(name, (this.#counts.get(name) ?? 0) + 1);
-          if (ev.type === "ADDED" && ev.object.status) this.#counts.set(name, (this.#counts.get(name) ?? 0) + 1);
-          last.set(name, status);
-        }
+      for await (const ev of watchEvents(res.body, this.#abort.signal)) {
+        const name = ev.object?.metadata?.name;
+        if (!name || ev.type === "ERROR") continue;
+        const status = JSON.stringify(ev.object.status ?? null);
+        if (last.has(name) && last.get(name) !== status) this.#counts.set(name, (this.#counts.get(name) ?? 0) + 1);
+        if (ev.type === "ADDED" && ev.object.status) this.#counts.set(name, (this.#counts.get(name) ?? 0) + 1);
+        last.set(name, status);
       }
     } finally {
       client.close();

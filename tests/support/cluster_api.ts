@@ -5,6 +5,8 @@
 // last resourceVersion, relisting after a 410), and records every status.uuid each object ever showed. Unlike
 // tests/support/direct_api.ts's UuidHistory, it keeps observing across an apiserver kill and restart.
 
+import { watchEvents } from "./watch_events.ts";
+
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const UUIDS = "/apis/demo.operator/v1";
 
@@ -266,34 +268,13 @@ export class UuidObserver {
             await res.body?.cancel();
             throw new Error(`watch: ${res.status}`);
           }
-          // Read with an explicit reader cancelled on abort: stop() must never wait for the server to end the stream.
-          const reader = res.body.getReader();
-          const onAbort = () => void reader.cancel().catch(() => {});
-          signal.addEventListener("abort", onAbort, { once: true });
-          const decoder = new TextDecoder();
-          let buf = "";
-          try {
-            while (!signal.aborted) {
-              const { done, value } = await reader.read();
-              if (done) break;
-              buf += decoder.decode(value, { stream: true });
-              let nl;
-              while ((nl = buf.indexOf("\n")) >= 0) {
-                const line = buf.slice(0, nl);
-                buf = buf.slice(nl + 1);
-                if (!line.trim()) continue;
-                const ev = JSON.parse(line);
-                if (ev.type === "ERROR") {
-                  if (ev.object?.code === 410) rv = "";
-                  continue;
-                }
-                if (ev.object?.metadata?.resourceVersion) rv = ev.object.metadata.resourceVersion;
-                if (ev.type !== "BOOKMARK") this.#record(ev.object);
-              }
+          for await (const ev of watchEvents(res.body, signal)) {
+            if (ev.type === "ERROR") {
+              if (ev.object?.code === 410) rv = "";
+              continue;
             }
-          } finally {
-            signal.removeEventListener("abort", onAbort);
-            await reader.cancel().catch(() => {});
+            if (ev.object?.metadata?.resourceVersion) rv = ev.object.metadata.resourceVersion;
+            if (ev.type !== "BOOKMARK") this.#record(ev.object);
           }
         } catch {
           if (signal.aborted) break;

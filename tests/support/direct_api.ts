@@ -2,6 +2,7 @@
 // deno-lint-ignore-file no-explicit-any -- JSON from the apiserver and the hub is checked by the tests themselves.
 
 import YAML from "yaml";
+import { watchEvents } from "./watch_events.ts";
 
 const root = new URL("../..", import.meta.url).pathname;
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -181,29 +182,20 @@ export class UuidHistory {
       signal: this.#abort.signal,
     });
     if (!res.ok || !res.body) throw new Error(`watch for UuidHistory: ${res.status}`);
-    let buf = "";
-    for await (const text of res.body.pipeThrough(new TextDecoderStream())) {
-      buf += text;
-      let nl;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (!line.trim()) continue;
-        const ev = JSON.parse(line);
-        const o = ev.object;
-        if (ev.type === "ERROR" || !o?.metadata) continue;
-        const st = o.status;
-        const name = o.metadata.name;
-        if (st && (st.uuid !== undefined || st.state !== undefined)) {
-          const complete = typeof st.uuid === "string" && typeof st.state === "string" &&
-            typeof st.message === "string";
-          if (!complete) this.partial.push(`${name}: ${JSON.stringify(st)}`);
-        }
-        if (typeof st?.uuid === "string" && st.uuid) {
-          let set = this.seen.get(name);
-          if (!set) this.seen.set(name, set = new Set());
-          set.add(st.uuid);
-        }
+    for await (const ev of watchEvents(res.body, this.#abort.signal)) {
+      const o = ev.object;
+      if (ev.type === "ERROR" || !o?.metadata) continue;
+      const st = o.status;
+      const name = o.metadata.name;
+      if (st && (st.uuid !== undefined || st.state !== undefined)) {
+        const complete = typeof st.uuid === "string" && typeof st.state === "string" &&
+          typeof st.message === "string";
+        if (!complete) this.partial.push(`${name}: ${JSON.stringify(st)}`);
+      }
+      if (typeof st?.uuid === "string" && st.uuid) {
+        let set = this.seen.get(name);
+        if (!set) this.seen.set(name, set = new Set());
+        set.add(st.uuid);
       }
     }
   }
