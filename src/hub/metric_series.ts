@@ -72,11 +72,26 @@ abstract class Family<S> {
     this.series.clear();
   }
 
+  abstract readonly type: Values["type"];
+
   abstract get(): Promise<Values>;
+
+  protected rendered(values: Sample[]): Promise<Values> {
+    return Promise.resolve({ name: this.name, help: this.help, type: this.type, values, aggregator: "sum" });
+  }
+}
+
+/** Counters and gauges: one number per series. */
+abstract class ScalarFamily extends Family<{ v: number }> {
+  get(): Promise<Values> {
+    return this.rendered(
+      [...this.series.values()].map(({ labels, s }) => ({ labels: this.labelsOf(labels), value: s.v })),
+    );
+  }
 }
 
 /** A counter family: `inc(...labelValues)`. */
-export class CounterSeries extends Family<{ v: number }> {
+export class CounterSeries extends ScalarFamily {
   readonly type = "counter";
 
   inc(...values: string[]): void {
@@ -87,36 +102,14 @@ export class CounterSeries extends Family<{ v: number }> {
   value(...values: string[]): number {
     return this.series.get(values.join(SEP))?.s.v ?? 0;
   }
-
-  get(): Promise<Values> {
-    const values = [...this.series.values()].map(({ labels, s }) => ({ labels: this.labelsOf(labels), value: s.v }));
-    return Promise.resolve({
-      name: this.name,
-      help: this.help,
-      type: "counter" as const,
-      values,
-      aggregator: "sum",
-    });
-  }
 }
 
 /** A gauge family: `set(value, ...labelValues)`. */
-export class GaugeSeries extends Family<{ v: number }> {
+export class GaugeSeries extends ScalarFamily {
   readonly type = "gauge";
 
   set(value: number, ...values: string[]): void {
     this.at(values, () => ({ v: 0 })).v = value;
-  }
-
-  get(): Promise<Values> {
-    const values = [...this.series.values()].map(({ labels, s }) => ({ labels: this.labelsOf(labels), value: s.v }));
-    return Promise.resolve({
-      name: this.name,
-      help: this.help,
-      type: "gauge" as const,
-      values,
-      aggregator: "sum",
-    });
   }
 }
 
@@ -170,12 +163,6 @@ export class HistogramSeries extends Family<Buckets> {
       out.push({ metricName: `${this.name}_sum`, labels: base, value: s.sum });
       out.push({ metricName: `${this.name}_count`, labels: base, value: s.count });
     }
-    return Promise.resolve({
-      name: this.name,
-      help: this.help,
-      type: "histogram" as const,
-      values: out,
-      aggregator: "sum",
-    });
+    return this.rendered(out);
   }
 }
