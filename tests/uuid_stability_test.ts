@@ -1,7 +1,7 @@
 // End-to-end: a UUID, once written, never changes: across restarts, SIGKILL mid-burst and two hubs at once.
 
 import assert from "node:assert/strict";
-import { DirectApi, UUID_V4, waitFor } from "./support/direct_api.ts";
+import { DirectApi, UUID_V4, type UuidHistory, waitFor } from "./support/direct_api.ts";
 import { HubProcess } from "./support/hub_process.ts";
 import { testNamespace } from "./support/mod.ts";
 
@@ -19,25 +19,31 @@ async function waitAllAssigned(api: DirectApi, namespace: string, count: number,
   );
 }
 
-Deno.test("A hub restart changes no UUID and writes nothing for objects already done", async () => {
-  const ns = await testNamespace("restart");
+/** The hub under test on prod, one fresh namespace, and an independent watch of every UUID it shows. */
+interface OnProd {
+  ns: string;
+  api: DirectApi;
+  history: UuidHistory;
+  /** The hub running now. */
+  hub(): HubProcess;
+  /** Starts a new hub (the old one must have been stopped) and returns it. */
+  restart(): HubProcess;
+}
+
+/** Runs `fn` with a hub on prod and tears everything down afterwards, whatever happened. */
+async function onProd(kind: string, fn: (t: OnProd) => Promise<void>): Promise<void> {
+  const ns = await testNamespace(kind);
   const api = new DirectApi("prod");
   const history = api.watchUuids(ns.name);
   let hub = HubProcess.start({ clusters: ["prod"] });
   try {
-    await hub.waitReady();
-    await api.createUuids(ns.name, names("r", 30));
-    const before = await waitAllAssigned(api, ns.name, 30);
-    assert.equal((await hub.stop()).code, 0, hub.tail());
-    const writes = await api.uuidWrites();
-    hub = HubProcess.start({ clusters: ["prod"] });
-    await hub.waitReady();
-    // The restarted hub lists all 30 and reconciles each once; give it time to (wrongly) write.
-    await waitFor(async () => (await hub.get("/status")).body.controller.queued === 0, "queue drained");
-    await new Promise((r) => setTimeout(r, 1500));
-    assert.deepEqual(await api.uuidsOf(ns.name), before);
-    assert.equal(await api.uuidWrites() - writes, 0, "writes after restart");
-    assert.deepEqual(history.changed(), []);
+    await fn({
+      ns: ns.name,
+      api,
+      history,
+      hub: () => hub,
+      restart: () => (hub = HubProcess.start({ clusters: ["prod"] })),
+    });
   } finally {
     await hub.kill();
     await history.stop();
@@ -45,42 +51,50 @@ Deno.test("A hub restart changes no UUID and writes nothing for objects already 
     api.close();
     await ns.cleanup();
   }
+}
+
+Deno.test("A hub restart changes no UUID and writes nothing for objects already done", async () => {
+  await onProd("restart", async ({ ns, api, history, hub, restart }) => {
+    await hub().waitReady();
+    await api.createUuids(ns, names("r", 30));
+    const before = await waitAllAssigned(api, ns, 30);
+    assert.equal((await hub().stop()).code, 0, hub().tail());
+    const writes = await api.uuidWrites();
+    const again = restart();
+    await again.waitReady();
+    // The restarted hub lists all 30 and reconciles each once; give it time to (wrongly) write.
+    await waitFor(async () => (await again.get("/status")).body.controller.queued === 0, "queue drained");
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.deepEqual(await api.uuidsOf(ns), before);
+    assert.equal(await api.uuidWrites() - writes, 0, "writes after restart");
+    assert.deepEqual(history.changed(), []);
+  });
 });
 
 Deno.test("SIGKILL of the hub in the middle of a burst of 500 creations leaves every object with exactly one UUID", async () => {
-  const ns = await testNamespace("sigkill");
-  const api = new DirectApi("prod");
-  const history = api.watchUuids(ns.name);
-  let hub = HubProcess.start({ clusters: ["prod"] });
-  try {
-    await hub.waitReady();
-    const creating = api.createUuids(ns.name, names("k", 500), 8);
+  await onProd("sigkill", async ({ ns, api, history, hub, restart }) => {
+    await hub().waitReady();
+    const creating = api.createUuids(ns, names("k", 500), 8);
     await waitFor(
       async () => {
-        const m = await api.uuidsOf(ns.name);
+        const m = await api.uuidsOf(ns);
         return [...m.values()].filter(Boolean).length >= 100;
       },
       "100 UUIDs before the kill",
       60_000,
       50,
     );
-    await hub.kill();
-    const atKill = await api.uuidsOf(ns.name);
+    await hub().kill();
+    const atKill = await api.uuidsOf(ns);
     await creating;
-    hub = HubProcess.start({ clusters: ["prod"] });
-    const after = await waitAllAssigned(api, ns.name, 500);
+    restart();
+    const after = await waitAllAssigned(api, ns, 500);
     for (const [name, uuid] of atKill) if (uuid) assert.equal(after.get(name), uuid, `${name} changed`);
     await new Promise((r) => setTimeout(r, 1000));
     assert.deepEqual(history.changed(), []);
     assert.deepEqual(history.partial, [], "objects seen with a half-written status");
     assert.equal(new Set(after.values()).size, 500, "UUIDs are unique");
-  } finally {
-    await hub.kill();
-    await history.stop();
-    await api.deleteAllUuids(ns.name);
-    api.close();
-    await ns.cleanup();
-  }
+  });
 });
 
 Deno.test("Two hubs on the same clusters at once write each UUID once and never overwrite one", async () => {
@@ -108,33 +122,22 @@ Deno.test("Two hubs on the same clusters at once write each UUID once and never 
 });
 
 Deno.test("SIGTERM during a burst exits 0 and leaves no half-written status", async () => {
-  const ns = await testNamespace("sigterm");
-  const api = new DirectApi("prod");
-  const history = api.watchUuids(ns.name);
-  let hub = HubProcess.start({ clusters: ["prod"] });
-  try {
-    await hub.waitReady();
-    const creating = api.createUuids(ns.name, names("s", 200), 8);
-    await waitFor(async () => [...(await api.uuidsOf(ns.name)).values()].filter(Boolean).length >= 20, "20 done");
-    const status = await hub.stop("SIGTERM");
-    assert.equal(status.code, 0, `exit code after SIGTERM\n${hub.tail()}`);
+  await onProd("sigterm", async ({ ns, api, history, hub, restart }) => {
+    await hub().waitReady();
+    const creating = api.createUuids(ns, names("s", 200), 8);
+    await waitFor(async () => [...(await api.uuidsOf(ns)).values()].filter(Boolean).length >= 20, "20 done");
+    const status = await hub().stop("SIGTERM");
+    assert.equal(status.code, 0, `exit code after SIGTERM\n${hub().tail()}`);
     await creating;
-    const objs = await api.listUuids(ns.name);
-    for (const o of objs) {
+    for (const o of await api.listUuids(ns)) {
       const st = o.status;
       if (st) {
         assert.ok(UUID_V4.test(st.uuid) && st.state === "Ok" && typeof st.message === "string", JSON.stringify(st));
       }
     }
-    hub = HubProcess.start({ clusters: ["prod"] });
-    await waitAllAssigned(api, ns.name, 200);
+    restart();
+    await waitAllAssigned(api, ns, 200);
     assert.deepEqual(history.changed(), []);
     assert.deepEqual(history.partial, []);
-  } finally {
-    await hub.kill();
-    await history.stop();
-    await api.deleteAllUuids(ns.name);
-    api.close();
-    await ns.cleanup();
-  }
+  });
 });
