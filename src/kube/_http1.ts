@@ -152,22 +152,14 @@ export class Http1Response {
 
   /** The whole body as UTF-8 text. */
   async text(): Promise<string> {
-    // Bytes go straight from the socket buffer into one growing array (exactly sized when the length
-    // is known): a list page of 500 objects is then one allocation, not one copy per read.
-    const f = this.#framing;
-    let out = new Uint8Array(f.kind === "length" ? f.left : 64 * 1024);
-    let n = 0;
-    const sink = (view: Uint8Array) => {
-      if (n + view.length > out.length) {
-        const bigger = new Uint8Array(Math.max(out.length * 2, n + view.length));
-        bigger.set(out.subarray(0, n));
-        out = bigger;
-      }
-      out.set(view, n);
-      n += view.length;
-    };
-    for await (const _ of this.#body(sink)) { /* the sink took every byte */ }
-    return utf8.decode(out.subarray(0, n));
+    // Decoded straight from views of the socket buffer: no copy of the bytes, and the pieces form a
+    // rope that JSON.parse flattens once (a list page of 500 objects is ~350 KB read in 16 KB reads).
+    const decoder = new TextDecoder();
+    let text = "";
+    for await (const _ of this.#body((view) => (text += decoder.decode(view, { stream: true })))) {
+      /* the sink took every byte */
+    }
+    return text + decoder.decode();
   }
 
   /**
