@@ -41,7 +41,6 @@ export class Http1Error extends Error {
 }
 
 const enc = new TextEncoder();
-const utf8 = new TextDecoder();
 const latin1 = new TextDecoder("latin1");
 const INITIAL_BUFFER = 16 * 1024;
 
