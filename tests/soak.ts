@@ -104,7 +104,7 @@ if (privateClusters) {
   );
   for (const f of servers) {
     const api = cleanup.add(
-      new ClusterApi({ name: f.name, server: f.url, token: f.adminToken, caPem: f.caPem }),
+      f.api(f.name),
       (a) => a.close(),
     );
     await api.createNamespace("soak");

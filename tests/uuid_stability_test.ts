@@ -4,8 +4,7 @@ import assert from "node:assert/strict";
 import { DirectApi, UUID_V4, type UuidHistory, waitFor } from "./support/direct_api.ts";
 import { HubProcess } from "./support/hub_process.ts";
 import { testNamespace } from "./support/mod.ts";
-
-const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+import { names } from "./support/cluster_api.ts";
 
 async function waitAllAssigned(api: DirectApi, namespace: string, count: number, timeoutMs = 120_000) {
   return await waitFor(

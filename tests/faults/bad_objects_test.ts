@@ -3,7 +3,7 @@
 // src/operators/uuid/status_rule.ts): a value that is not a UUID is marked Error and left untouched.
 
 import assert from "node:assert/strict";
-import { ClusterApi, UUID_V4, waitUntil } from "../support/cluster_api.ts";
+import { UUID_V4, waitUntil } from "../support/cluster_api.ts";
 import { etcdGet, etcdPut, FaultApiserver, kubeconfigText, tempDir } from "../support/fault_cluster.ts";
 import {
   Cleanup,
@@ -24,7 +24,7 @@ Deno.test("Bad objects are handled one by one and never stop the cluster or the 
   const f = cleanup.add(await FaultApiserver.start({ name: "badobj" }), (x) => x.destroy());
   const dir = cleanup.add(await tempDir("badobj"), (d) => d.remove());
   const api = cleanup.add(
-    new ClusterApi({ name: "badobj", server: f.url, token: f.adminToken, caPem: f.caPem }),
+    f.api("badobj"),
     (a) => a.close(),
   );
   const local = await localNamespace(cleanup, "badobj", ["prod"]);

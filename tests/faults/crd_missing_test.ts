@@ -2,7 +2,7 @@
 // working as soon as the CRD is installed, without a restart.
 
 import assert from "node:assert/strict";
-import { ClusterApi, waitAllAssigned } from "../support/cluster_api.ts";
+import { waitAllAssigned } from "../support/cluster_api.ts";
 import { SEED_CRD_FILE } from "../support/crds.ts";
 import { FaultApiserver, kubeconfigText, tempDir } from "../support/fault_cluster.ts";
 import {
@@ -20,7 +20,7 @@ Deno.test("A cluster without the Uuid CRD, at start or deleted at runtime, shows
   const f = cleanup.add(await FaultApiserver.start({ name: "nocrd", installCrds: false }), (x) => x.destroy());
   const dir = cleanup.add(await tempDir("nocrd"), (d) => d.remove());
   const api = cleanup.add(
-    new ClusterApi({ name: "nocrd", server: f.url, token: f.adminToken, caPem: f.caPem }),
+    f.api("nocrd"),
     (a) => a.close(),
   );
   const kubeconfig = await dir.write("kubeconfig.yaml", kubeconfigText([f.context("nocrd")]));
@@ -88,7 +88,7 @@ Deno.test("A CRD switched at runtime between the seed shape (no status subresour
   const f = cleanup.add(await FaultApiserver.start({ name: "crdswap" }), (x) => x.destroy());
   const dir = cleanup.add(await tempDir("crdswap"), (d) => d.remove());
   const api = cleanup.add(
-    new ClusterApi({ name: "crdswap", server: f.url, token: f.adminToken, caPem: f.caPem }),
+    f.api("crdswap"),
     (a) => a.close(),
   );
   await api.createNamespace("swap-ns");

@@ -2,7 +2,7 @@
 // apiserver restarted), then rotated in the kubeconfig's tokenFile; exec credential plugins that fail or hang.
 
 import assert from "node:assert/strict";
-import { ClusterApi, waitAllAssigned } from "../support/cluster_api.ts";
+import { names, waitAllAssigned } from "../support/cluster_api.ts";
 import { FaultApiserver, kubeconfigText, randomToken, tempDir } from "../support/fault_cluster.ts";
 import {
   Cleanup,
@@ -16,8 +16,6 @@ import {
   waitStatus,
 } from "../support/fault_harness.ts";
 
-const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
-
 Deno.test("A token revoked at runtime shows the cluster unauthorized with one clear error per backoff step, the others continue, and rewriting the token file recovers it without a restart", async () => {
   await using cleanup = new Cleanup();
   const t1 = randomToken();
@@ -29,7 +27,7 @@ Deno.test("A token revoked at runtime shows the cluster unauthorized with one cl
   const local = await localNamespace(cleanup, "creds", ["prod"]);
   const ns = local.name;
   const fault = cleanup.add(
-    new ClusterApi({ name: "creds", server: f.url, token: f.adminToken, caPem: f.caPem }),
+    f.api("creds"),
     (a) => a.close(),
   );
   const prod = cleanup.add(localApi("prod"), (a) => a.close());
@@ -126,7 +124,7 @@ Deno.test("Exec credential plugins that fail or hang show their clusters unautho
     ]),
   );
   const fault = cleanup.add(
-    new ClusterApi({ name: "exec", server: f.url, token: f.adminToken, caPem: f.caPem }),
+    f.api("exec"),
     (a) => a.close(),
   );
   await fault.createNamespace("exec-ns");

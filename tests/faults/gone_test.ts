@@ -8,7 +8,7 @@
 // compacts, and compacts again right before the hub fetches the second page of its relist.
 
 import assert from "node:assert/strict";
-import { ClusterApi, UUID_V4, waitAllAssigned } from "../support/cluster_api.ts";
+import { names, UUID_V4, waitAllAssigned } from "../support/cluster_api.ts";
 import { etcdCompact, FaultApiserver, kubeconfigText, tempDir } from "../support/fault_cluster.ts";
 import {
   Cleanup,
@@ -20,8 +20,6 @@ import {
   waitStatus,
 } from "../support/fault_harness.ts";
 import { InterceptProxy } from "../support/intercept_proxy.ts";
-
-const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
 /** A gate the intercept hook waits on while closed. */
 class Gate {
@@ -56,7 +54,7 @@ async function setup(cleanup: Cleanup, label: string) {
   );
   const dir = cleanup.add(await tempDir(label), (d) => d.remove());
   const api = cleanup.add(
-    new ClusterApi({ name: label, server: f.url, token: f.adminToken, caPem: f.caPem }),
+    f.api(label),
     (a) => a.close(),
   );
   const ns = `${label}-ns`;

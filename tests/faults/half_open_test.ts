@@ -2,7 +2,7 @@
 // way a dead NAT entry or a partitioned load balancer leaves a TCP connection: no FIN, no RST, just silence.
 
 import assert from "node:assert/strict";
-import { ClusterApi, UUID_V4, waitAllAssigned } from "../support/cluster_api.ts";
+import { names, UUID_V4, waitAllAssigned } from "../support/cluster_api.ts";
 import { FaultApiserver, kubeconfigText, tempDir } from "../support/fault_cluster.ts";
 import {
   Cleanup,
@@ -17,8 +17,6 @@ import {
 } from "../support/fault_harness.ts";
 import { FaultProxy } from "../support/fault_proxy.ts";
 
-const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
-
 Deno.test("A half-open watch connection is noticed by the inactivity watchdog, shown in health while it lasts, and reopened without losing an event", async () => {
   await using cleanup = new Cleanup();
   const f = cleanup.add(await FaultApiserver.start({ name: "stall" }), (x) => x.destroy());
@@ -27,7 +25,7 @@ Deno.test("A half-open watch connection is noticed by the inactivity watchdog, s
   const local = await localNamespace(cleanup, "stall", ["prod"]);
   const ns = local.name;
   const fault = cleanup.add(
-    new ClusterApi({ name: "stall", server: f.url, token: f.adminToken, caPem: f.caPem }),
+    f.api("stall"),
     (a) => a.close(),
   );
   const prod = cleanup.add(localApi("prod"), (a) => a.close());

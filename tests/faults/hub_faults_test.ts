@@ -2,19 +2,17 @@
 // throw or hang. The faulted cluster is a private apiserver; the intercepting proxy acts on the hub's status writes.
 
 import assert from "node:assert/strict";
-import { ClusterApi, UUID_V4, waitAllAssigned, waitUntil } from "../support/cluster_api.ts";
+import { names, UUID_V4, waitAllAssigned, waitUntil } from "../support/cluster_api.ts";
 import { FaultApiserver, kubeconfigText, tempDir } from "../support/fault_cluster.ts";
 import { Cleanup, finishHub, recordFigure, secondsSince, startHub } from "../support/fault_harness.ts";
 import { InterceptProxy, statusResponse } from "../support/intercept_proxy.ts";
-
-const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 const statusWriteOf = (path: string) => path.match(/\/namespaces\/[^/]+\/uuid\/([^/]+)\/status$/)?.[1];
 
 async function faultCluster(cleanup: Cleanup, label: string, intercept: boolean) {
   const f = cleanup.add(await FaultApiserver.start({ name: label }), (x) => x.destroy());
   const dir = cleanup.add(await tempDir(label), (d) => d.remove());
   const api = cleanup.add(
-    new ClusterApi({ name: label, server: f.url, token: f.adminToken, caPem: f.caPem }),
+    f.api(label),
     (a) => a.close(),
   );
   let proxy: InterceptProxy | undefined;

@@ -65,7 +65,7 @@ Deno.test("An apiserver killed with -9 for 20 s during creations is reconnected 
   const local = await localNamespace(cleanup, "outage", ["prod", "staging"]);
   const ns = local.name;
   const fault = cleanup.add(
-    new ClusterApi({ name: "outage", server: f2.url, token: f2.adminToken, caPem: f2.caPem }),
+    f2.api("outage"),
     (a) => a.close(),
   );
   const prod = cleanup.add(localApi("prod"), (a) => a.close());

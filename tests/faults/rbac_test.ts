@@ -2,7 +2,7 @@
 // `patch` on uuid/status; the pre-flight SelfSubjectAccessReview must name the exact verb and resource.
 
 import assert from "node:assert/strict";
-import { ClusterApi, waitAllAssigned } from "../support/cluster_api.ts";
+import { waitAllAssigned } from "../support/cluster_api.ts";
 import { FaultApiserver, kubeconfigText, tempDir } from "../support/fault_cluster.ts";
 import {
   Cleanup,
@@ -44,7 +44,7 @@ Deno.test("A least-privileged identity lacking watch, or patch on uuid/status, i
   const f = cleanup.add(await FaultApiserver.start({ name: "rbac" }), (x) => x.destroy());
   const dir = cleanup.add(await tempDir("rbac"), (d) => d.remove());
   const api = cleanup.add(
-    new ClusterApi({ name: "rbac", server: f.url, token: f.adminToken, caPem: f.caPem }),
+    f.api("rbac"),
     (a) => a.close(),
   );
   await api.createNamespace(NS);

@@ -3,7 +3,7 @@
 // exposes nothing that mutates state. (Every other fault test also checks its own hub's output: see finishHub.)
 
 import assert from "node:assert/strict";
-import { ClusterApi, waitAllAssigned } from "../support/cluster_api.ts";
+import { waitAllAssigned } from "../support/cluster_api.ts";
 import { FaultApiserver, freeLoopbackPort, kubeconfigText, randomToken, tempDir } from "../support/fault_cluster.ts";
 import { Cleanup, finishHub, startHub, waitStatus } from "../support/fault_harness.ts";
 
@@ -79,7 +79,7 @@ Deno.test("No credential appears in the hub's log, /status or /metrics, at debug
   ];
   cleanup.defer(() => finishHub(hub, "security", secrets));
   const api = cleanup.add(
-    new ClusterApi({ name: "sec", server: f.url, token: f.adminToken, caPem: f.caPem }),
+    f.api("sec"),
     (a) => a.close(),
   );
   await waitStatus(hub, "the hub serving", (x) => x.clusters["sec-tokenfile-vanished"] !== undefined, 30_000);

@@ -2,7 +2,7 @@
 // and then never answers, like a firewall that drops packets). The other two must not wait for them.
 
 import assert from "node:assert/strict";
-import { ClusterApi, waitAllAssigned } from "../support/cluster_api.ts";
+import { names, waitAllAssigned } from "../support/cluster_api.ts";
 import { FaultApiserver, kubeconfigText, tempDir } from "../support/fault_cluster.ts";
 import {
   Cleanup,
@@ -16,8 +16,6 @@ import {
 } from "../support/fault_harness.ts";
 import { FaultProxy } from "../support/fault_proxy.ts";
 
-const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
-
 Deno.test("Clusters refused or black-holed at start leave the others ready and working, /readyz names them, /healthz stays 200 degraded, and they are served once reachable without a restart", async () => {
   await using cleanup = new Cleanup();
   const f = cleanup.add(await FaultApiserver.start({ name: "unreach" }), (x) => x.destroy());
@@ -27,7 +25,7 @@ Deno.test("Clusters refused or black-holed at start leave the others ready and w
   const local = await localNamespace(cleanup, "unreach", ["prod", "staging"]);
   const ns = local.name;
   const fault = cleanup.add(
-    new ClusterApi({ name: "unreach", server: f.url, token: f.adminToken, caPem: f.caPem }),
+    f.api("unreach"),
     (a) => a.close(),
   );
   const prod = cleanup.add(localApi("prod"), (a) => a.close());

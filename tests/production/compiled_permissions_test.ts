@@ -21,8 +21,7 @@ import {
   taskWords,
   tokenStatus,
 } from "./_support.ts";
-
-const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+import { names } from "../support/cluster_api.ts";
 
 async function assigned(api: DirectApi, namespace: string, count: number, timeoutMs = 90_000) {
   return await waitFor(

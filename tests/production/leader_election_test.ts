@@ -7,13 +7,12 @@ import { DirectApi, UUID_V4, waitFor } from "../support/direct_api.ts";
 import { HubProcess } from "../support/hub_process.ts";
 import { kubectlOk, requireClusters, testNamespace } from "../support/mod.ts";
 import { metricSum, parseMetrics, StatusWrites } from "./_support.ts";
+import { names } from "../support/cluster_api.ts";
 
 const CLUSTERS = ["prod", "staging"];
 const LEASE_S = 15; // controller-runtime's default, used as is
 const RETRY_S = 2;
 const JITTER = 1.2;
-
-const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
 async function assigned(api: DirectApi, namespace: string, count: number, timeoutMs = 90_000) {
   return await waitFor(

@@ -28,6 +28,28 @@ export class ClusterApiError extends Error {
   }
 }
 
+/** `prefix-0` … `prefix-(n-1)`: object names for a test. */
+export const names = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+
+/** Every Uuid of a namespace in pages of 500, following continue tokens; `get` answers one GET with its JSON. */
+export async function listAllUuids(get: (path: string) => Promise<any>, namespace: string): Promise<any[]> {
+  const items: any[] = [];
+  let cont = "";
+  do {
+    const page = await get(
+      `${UUIDS}/namespaces/${namespace}/uuid?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`,
+    );
+    items.push(...page.items);
+    cont = page.metadata?.continue ?? "";
+  } while (cont);
+  return items;
+}
+
+/** name → status.uuid (undefined while unassigned). */
+export function uuidsByName(items: any[]): Map<string, unknown> {
+  return new Map(items.map((o) => [o.metadata.name, o.status?.uuid]));
+}
+
 /** Admin access to one cluster. Call close() when done. */
 export class ClusterApi {
   readonly ep: ClusterEndpoint;
@@ -126,23 +148,13 @@ export class ClusterApi {
   }
 
   /** Every Uuid of a namespace (all pages). */
-  async listUuids(namespace: string): Promise<any[]> {
-    const items: any[] = [];
-    let cont = "";
-    do {
-      const page = await this.request(
-        "GET",
-        `${UUIDS}/namespaces/${namespace}/uuid?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`,
-      );
-      items.push(...page.items);
-      cont = page.metadata?.continue ?? "";
-    } while (cont);
-    return items;
+  listUuids(namespace: string): Promise<any[]> {
+    return listAllUuids((path) => this.request("GET", path), namespace);
   }
 
   /** name → status.uuid (undefined while unassigned). */
   async uuidsOf(namespace: string): Promise<Map<string, unknown>> {
-    return new Map((await this.listUuids(namespace)).map((o) => [o.metadata.name, o.status?.uuid]));
+    return uuidsByName(await this.listUuids(namespace));
   }
 
   /** Events of a namespace whose involved object is `name`. */

@@ -2,6 +2,7 @@
 // deno-lint-ignore-file no-explicit-any -- JSON from the apiserver and the hub is checked by the tests themselves.
 
 import YAML from "yaml";
+import { listAllUuids, uuidsByName } from "./cluster_api.ts";
 import { watchEvents } from "./watch_events.ts";
 
 const root = new URL("../..", import.meta.url).pathname;
@@ -82,25 +83,13 @@ export class DirectApi {
   }
 
   /** Lists the Uuids of a namespace (all pages). */
-  async listUuids(namespace: string): Promise<any[]> {
-    const items: any[] = [];
-    let cont = "";
-    do {
-      const page = await this.request(
-        "GET",
-        `/apis/demo.operator/v1/namespaces/${namespace}/uuid?limit=500${
-          cont ? `&continue=${encodeURIComponent(cont)}` : ""
-        }`,
-      );
-      items.push(...page.items);
-      cont = page.metadata?.continue ?? "";
-    } while (cont);
-    return items;
+  listUuids(namespace: string): Promise<any[]> {
+    return listAllUuids((path) => this.request("GET", path), namespace);
   }
 
   /** Map of name → status.uuid (undefined when none yet). */
   async uuidsOf(namespace: string): Promise<Map<string, unknown>> {
-    return new Map((await this.listUuids(namespace)).map((o) => [o.metadata.name, o.status?.uuid]));
+    return uuidsByName(await this.listUuids(namespace));
   }
 
   /** Deletes every Uuid of a namespace in one request (deletecollection). */

@@ -29,6 +29,8 @@ import {
   readStateSync,
   STATE_DIR,
 } from "../kube/clusters.ts";
+import { pidRunning, spawnDetached, stopPid, waitPortFree } from "../kube/_process.ts";
+import { ClusterApi } from "./cluster_api.ts";
 import { ClustersNotRunningError } from "./local_clusters.ts";
 
 /** Where fault tests keep their apiservers, kubeconfigs and captured logs (ignored by git). */
@@ -347,6 +349,11 @@ export class FaultApiserver {
     };
   }
 
+  /** An admin client of this apiserver, reported as `name` (default its own); close it when done. */
+  api(name = this.name): ClusterApi {
+    return new ClusterApi({ name, server: this.url, token: this.adminToken, caPem: this.caPem });
+  }
+
   /** Replaces the static tokens (besides admin) the apiserver accepts from its next (re)start. */
   setTokens(tokens: StaticToken[]): void {
     this.#tokens = [{ token: this.adminToken, user: "admin", groups: ["system:masters"] }, ...tokens];
@@ -375,7 +382,7 @@ export class FaultApiserver {
       logFile: this.logFile,
     };
     const etcd = { clientUrl: ETCD_URL } as EtcdRecord;
-    await waitPortFree(this.port, 15_000);
+    await waitPortFree(this.port, `apiserver ${this.name}`, 15_000);
     await Deno.writeTextFile(this.logFile, `--- started ${new Date().toISOString()}\n`, { append: true });
     this.#pid = await spawnDetached(
       APISERVER_BINARY,
@@ -388,7 +395,7 @@ export class FaultApiserver {
 
   /** True while the process runs. */
   alive(): boolean {
-    return this.#pid !== null && pidAlive(this.#pid);
+    return this.#pid !== null && pidRunning(this.#pid);
   }
 
   /** Kills the process with SIGKILL (a crash) and waits until it is gone. */
@@ -397,23 +404,12 @@ export class FaultApiserver {
   }
 
   /** Stops the process (SIGTERM, SIGKILL after 10 s) and waits until it is gone. */
-  async stop(signal: Deno.Signal = "SIGTERM"): Promise<void> {
+  async stop(signal: "SIGTERM" | "SIGKILL" = "SIGTERM"): Promise<void> {
     const pid = this.#pid;
     this.#http?.close();
     this.#http = undefined;
     if (pid === null) return;
-    try {
-      Deno.kill(pid, signal);
-    } catch { /* already gone */ }
-    const deadline = performance.now() + 10_000;
-    while (pidAlive(pid)) {
-      if (performance.now() > deadline) {
-        try {
-          Deno.kill(pid, "SIGKILL");
-        } catch { /* gone */ }
-      }
-      await sleep(20);
-    }
+    await stopPid(pid, { signal });
     this.#pid = null;
   }
 
@@ -529,48 +525,6 @@ export class FaultApiserver {
         );
       }
       await sleep(100);
-    }
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Processes
-
-function pidAlive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
-
-/** Starts `binary args...` in its own session with output appended to `logFile`; returns its pid. */
-async function spawnDetached(binary: string, args: string[], logFile: string): Promise<number> {
-  const script = 'log="$1"; shift; setsid "$@" >>"$log" 2>&1 </dev/null & echo $!';
-  const out = await new Deno.Command("/bin/sh", {
-    args: ["-c", script, "sh", logFile, binary, ...args],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const pid = Number.parseInt(new TextDecoder().decode(out.stdout).trim(), 10);
-  if (!out.success || !Number.isInteger(pid) || pid <= 0) {
-    throw new FaultSetupError(`could not start ${binary}: ${new TextDecoder().decode(out.stderr).trim()}`);
-  }
-  return pid;
-}
-
-async function waitPortFree(port: number, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (true) {
-    try {
-      Deno.listen({ hostname: "127.0.0.1", port }).close();
-      return;
-    } catch {
-      if (performance.now() > deadline) throw new FaultSetupError(`port ${port} is still in use after ${timeoutMs} ms`);
-      await sleep(50);
     }
   }
 }
