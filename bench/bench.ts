@@ -251,6 +251,11 @@ async function snapshot(cl: BenchCluster[], hub?: BenchHub): Promise<Snapshot> {
   };
 }
 
+/** The hub under test on `names`, watching `ns`, with the run's --concurrency, extra flags and Deno flags. */
+function startBenchHub(cfg: Config, names: string[], ns: string): BenchHub {
+  return BenchHub.start(names, [ns], ["--concurrency", String(cfg.concurrency), ...cfg.hubArgs], cfg.denoFlags);
+}
+
 // ------------------------------------------------------------------------------------------------
 // Throughput
 
@@ -324,7 +329,7 @@ async function throughputRun(
     try {
       let startup: number | undefined;
       if (kind === "hub") {
-        hub = BenchHub.start(names, [ns], ["--concurrency", String(cfg.concurrency), ...cfg.hubArgs], cfg.denoFlags);
+        hub = startBenchHub(cfg, names, ns);
         startup = await hub.waitReady();
         await sleep(300);
       }
@@ -445,7 +450,7 @@ async function throughputRun(
 async function idlePhase(cfg: Config, names: string[], cl: BenchCluster[]): Promise<number[][]> {
   return await withNamespace(cl, "idle", async (ns) => {
     const watches = await Promise.all(cl.map((c) => c.watchOk(ns)));
-    const hub = BenchHub.start(names, [ns], ["--concurrency", String(cfg.concurrency), ...cfg.hubArgs], cfg.denoFlags);
+    const hub = startBenchHub(cfg, names, ns);
     try {
       await hub.waitReady();
       await sleep(1000);
@@ -487,7 +492,7 @@ async function fairnessRun(cfg: Config, names: string[], cl: BenchCluster[]): Pr
   return await withNamespace(cl, "fair", async (ns) => {
     await a.createMany(ns, objectNames("a-", cfg.fairnessObjects), 32);
     const [wa, wb] = await Promise.all([a.watchOk(ns), b.watchOk(ns)]);
-    const hub = BenchHub.start(names, [ns], ["--concurrency", String(cfg.concurrency), ...cfg.hubArgs], cfg.denoFlags);
+    const hub = startBenchHub(cfg, names, ns);
     try {
       await wa.waitCount(1, 60_000);
       const t = performance.now();
@@ -527,12 +532,7 @@ async function scalePhase(cfg: Config, names: string[], cl: BenchCluster[]): Pro
     const watches: OkWatch[] = await Promise.all(cl.map((c) => c.watchOk(ns)));
     let first: ScaleResult["firstStart"];
     {
-      const hub = BenchHub.start(
-        names,
-        [ns],
-        ["--concurrency", String(cfg.concurrency), ...cfg.hubArgs],
-        cfg.denoFlags,
-      );
+      const hub = startBenchHub(cfg, names, ns);
       try {
         const readySeconds = await hub.waitReady();
         const readyAt = performance.now();
@@ -560,12 +560,7 @@ async function scalePhase(cfg: Config, names: string[], cl: BenchCluster[]): Pro
     const runs: ScaleResult["runs"] = [];
     for (let r = 0; r < cfg.reps; r++) {
       await sleep(1000);
-      const hub = BenchHub.start(
-        names,
-        [ns],
-        ["--concurrency", String(cfg.concurrency), ...cfg.hubArgs],
-        cfg.denoFlags,
-      );
+      const hub = startBenchHub(cfg, names, ns);
       try {
         const readySeconds = await hub.waitReady();
         await hub.waitIdle(500);

@@ -103,10 +103,7 @@ if (privateClusters) {
     await dir.write("kubeconfig.yaml", kubeconfigText(servers.map((f) => f.context(f.name)))),
   );
   for (const f of servers) {
-    const api = cleanup.add(
-      f.api(f.name),
-      (a) => a.close(),
-    );
+    const api = cleanup.add(f.api(f.name), (a) => a.close());
     await api.createNamespace("soak");
     churns.push({ api, created: 0, deleted: 0, errors: 0, live: [] });
     namespaces.push("soak");

@@ -23,10 +23,7 @@ Deno.test("Bad objects are handled one by one and never stop the cluster or the 
   await using cleanup = new Cleanup();
   const f = cleanup.add(await FaultApiserver.start({ name: "badobj" }), (x) => x.destroy());
   const dir = cleanup.add(await tempDir("badobj"), (d) => d.remove());
-  const api = cleanup.add(
-    f.api("badobj"),
-    (a) => a.close(),
-  );
+  const api = cleanup.add(f.api("badobj"), (a) => a.close());
   const local = await localNamespace(cleanup, "badobj", ["prod"]);
   const prod = cleanup.add(localApi("prod"), (a) => a.close());
   await api.createNamespace(NS);

@@ -19,10 +19,7 @@ Deno.test("A cluster without the Uuid CRD, at start or deleted at runtime, shows
   await using cleanup = new Cleanup();
   const f = cleanup.add(await FaultApiserver.start({ name: "nocrd", installCrds: false }), (x) => x.destroy());
   const dir = cleanup.add(await tempDir("nocrd"), (d) => d.remove());
-  const api = cleanup.add(
-    f.api("nocrd"),
-    (a) => a.close(),
-  );
+  const api = cleanup.add(f.api("nocrd"), (a) => a.close());
   const kubeconfig = await dir.write("kubeconfig.yaml", kubeconfigText([f.context("nocrd")]));
   const hub = startHub(["prod", "nocrd"], { extraKubeconfigs: [kubeconfig] });
   cleanup.defer(() => finishHub(hub, "crd-missing", [f.adminToken]));
@@ -87,10 +84,7 @@ Deno.test("A CRD switched at runtime between the seed shape (no status subresour
   await using cleanup = new Cleanup();
   const f = cleanup.add(await FaultApiserver.start({ name: "crdswap" }), (x) => x.destroy());
   const dir = cleanup.add(await tempDir("crdswap"), (d) => d.remove());
-  const api = cleanup.add(
-    f.api("crdswap"),
-    (a) => a.close(),
-  );
+  const api = cleanup.add(f.api("crdswap"), (a) => a.close());
   await api.createNamespace("swap-ns");
   const observer = cleanup.add(api.observe("swap-ns"), (o) => o.stop());
   const kubeconfig = await dir.write("kubeconfig.yaml", kubeconfigText([f.context("crdswap")]));

@@ -26,10 +26,7 @@ Deno.test("A token revoked at runtime shows the cluster unauthorized with one cl
   const dir = cleanup.add(await tempDir("creds"), (d) => d.remove());
   const local = await localNamespace(cleanup, "creds", ["prod"]);
   const ns = local.name;
-  const fault = cleanup.add(
-    f.api("creds"),
-    (a) => a.close(),
-  );
+  const fault = cleanup.add(f.api("creds"), (a) => a.close());
   const prod = cleanup.add(localApi("prod"), (a) => a.close());
   await fault.createNamespace(ns);
   const tokenFile = await dir.write("hub.token", t1 + "\n");
@@ -123,10 +120,7 @@ Deno.test("Exec credential plugins that fail or hang show their clusters unautho
       f.context("exec-hang", { user: { exec: { command: hangPlugin } } }),
     ]),
   );
-  const fault = cleanup.add(
-    f.api("exec"),
-    (a) => a.close(),
-  );
+  const fault = cleanup.add(f.api("exec"), (a) => a.close());
   await fault.createNamespace("exec-ns");
   await fault.createUuids("exec-ns", names("e", 3));
   // A plugin may run 10 s (EXEC_PLUGIN_TIMEOUT_MS) before it is stopped and reported.

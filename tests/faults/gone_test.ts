@@ -44,19 +44,11 @@ async function setup(cleanup: Cleanup, label: string) {
     (x) => x.destroy(),
   );
   const proxy = cleanup.add(
-    InterceptProxy.start({
-      target: f.url,
-      caPem: f.caPem,
-      certPem: f.caPem,
-      keyPem: await Deno.readTextFile(f.keyFile),
-    }),
+    await InterceptProxy.inFrontOf(f),
     (p) => p.close(),
   );
   const dir = cleanup.add(await tempDir(label), (d) => d.remove());
-  const api = cleanup.add(
-    f.api(label),
-    (a) => a.close(),
-  );
+  const api = cleanup.add(f.api(label), (a) => a.close());
   const ns = `${label}-ns`;
   await api.createNamespace(ns);
   const observer = cleanup.add(api.observe(ns), (o) => o.stop());

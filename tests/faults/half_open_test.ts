@@ -24,10 +24,7 @@ Deno.test("A half-open watch connection is noticed by the inactivity watchdog, s
   const dir = cleanup.add(await tempDir("stall"), (d) => d.remove());
   const local = await localNamespace(cleanup, "stall", ["prod"]);
   const ns = local.name;
-  const fault = cleanup.add(
-    f.api("stall"),
-    (a) => a.close(),
-  );
+  const fault = cleanup.add(f.api("stall"), (a) => a.close());
   const prod = cleanup.add(localApi("prod"), (a) => a.close());
   await fault.createNamespace(ns);
   const observer = cleanup.add(fault.observe(ns), (o) => o.stop());

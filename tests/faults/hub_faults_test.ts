@@ -11,19 +11,11 @@ const statusWriteOf = (path: string) => path.match(/\/namespaces\/[^/]+\/uuid\/(
 async function faultCluster(cleanup: Cleanup, label: string, intercept: boolean) {
   const f = cleanup.add(await FaultApiserver.start({ name: label }), (x) => x.destroy());
   const dir = cleanup.add(await tempDir(label), (d) => d.remove());
-  const api = cleanup.add(
-    f.api(label),
-    (a) => a.close(),
-  );
+  const api = cleanup.add(f.api(label), (a) => a.close());
   let proxy: InterceptProxy | undefined;
   if (intercept) {
     proxy = cleanup.add(
-      InterceptProxy.start({
-        target: f.url,
-        caPem: f.caPem,
-        certPem: f.caPem,
-        keyPem: await Deno.readTextFile(f.keyFile),
-      }),
+      await InterceptProxy.inFrontOf(f),
       (p) => p.close(),
     );
   }

@@ -64,10 +64,7 @@ Deno.test("An apiserver killed with -9 for 20 s during creations is reconnected 
   const dir = cleanup.add(await tempDir("outage"), (d) => d.remove());
   const local = await localNamespace(cleanup, "outage", ["prod", "staging"]);
   const ns = local.name;
-  const fault = cleanup.add(
-    f2.api("outage"),
-    (a) => a.close(),
-  );
+  const fault = cleanup.add(f2.api("outage"), (a) => a.close());
   const prod = cleanup.add(localApi("prod"), (a) => a.close());
   const staging = cleanup.add(localApi("staging"), (a) => a.close());
   await fault.createNamespace(ns);

@@ -43,10 +43,7 @@ Deno.test("A least-privileged identity lacking watch, or patch on uuid/status, i
   await using cleanup = new Cleanup();
   const f = cleanup.add(await FaultApiserver.start({ name: "rbac" }), (x) => x.destroy());
   const dir = cleanup.add(await tempDir("rbac"), (d) => d.remove());
-  const api = cleanup.add(
-    f.api("rbac"),
-    (a) => a.close(),
-  );
+  const api = cleanup.add(f.api("rbac"), (a) => a.close());
   await api.createNamespace(NS);
   const tokens: Record<string, string> = {};
   for (const [sa, omit] of [["hub-nowatch", "watch"], ["hub-nostatus", "patch-status"]] as const) {

@@ -78,10 +78,7 @@ Deno.test("No credential appears in the hub's log, /status or /metrics, at debug
     f.adminToken,
   ];
   cleanup.defer(() => finishHub(hub, "security", secrets));
-  const api = cleanup.add(
-    f.api("sec"),
-    (a) => a.close(),
-  );
+  const api = cleanup.add(f.api("sec"), (a) => a.close());
   await waitStatus(hub, "the hub serving", (x) => x.clusters["sec-tokenfile-vanished"] !== undefined, 30_000);
   await Deno.remove(vanishingFile); // a token file that vanishes at runtime
   await api.createNamespace("sec-ns");

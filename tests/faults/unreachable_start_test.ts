@@ -24,10 +24,7 @@ Deno.test("Clusters refused or black-holed at start leave the others ready and w
   const dir = cleanup.add(await tempDir("unreach"), (d) => d.remove());
   const local = await localNamespace(cleanup, "unreach", ["prod", "staging"]);
   const ns = local.name;
-  const fault = cleanup.add(
-    f.api("unreach"),
-    (a) => a.close(),
-  );
+  const fault = cleanup.add(f.api("unreach"), (a) => a.close());
   const prod = cleanup.add(localApi("prod"), (a) => a.close());
   const staging = cleanup.add(localApi("staging"), (a) => a.close());
   await fault.createNamespace(ns);

@@ -8,6 +8,8 @@
 // Guarantees: `close()` aborts every forwarded request and settles once the server has stopped; it binds 127.0.0.1
 // only. Hooks run before forwarding; a hook that throws makes the proxy answer 502.
 
+import type { FaultApiserver } from "./fault_cluster.ts";
+
 /** What a hook sees of one request. */
 export interface InterceptedRequest {
   method: string;
@@ -67,6 +69,16 @@ export class InterceptProxy {
     this.#client = client;
     this.#target = options.target;
     this.hook = options.hook;
+  }
+
+  /** A proxy in front of a private fault apiserver, presenting that apiserver's own certificate. */
+  static async inFrontOf(f: FaultApiserver): Promise<InterceptProxy> {
+    return InterceptProxy.start({
+      target: f.url,
+      caPem: f.caPem,
+      certPem: f.caPem,
+      keyPem: await Deno.readTextFile(f.keyFile),
+    });
   }
 
   static start(options: InterceptProxyOptions): InterceptProxy {
