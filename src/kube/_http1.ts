@@ -137,6 +137,11 @@ export class Http1Response {
     return this.status >= 200 && this.status < 300;
   }
 
+  /** One header's value by name (any case), or null. */
+  header(name: string): string | null {
+    return this.headers.get(name.toLowerCase()) ?? null;
+  }
+
   /** Lower-case header names; a repeated header keeps its last value. */
   get headers(): Map<string, string> {
     if (!this.#headers) {

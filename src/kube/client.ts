@@ -509,22 +509,14 @@ export class KubeClient {
             authLines = headerLines(authHeaders);
             authFor = authHeaders;
           }
-          const res = await pool.request(
+          // Http1Response already has the WireResponse shape: no wrapper per request.
+          return await pool.request(
             method,
             prefix + target,
             fixed + authLines + (contentType ? contentTypeLine(contentType) : ""),
             typeof body === "string" ? ENCODER.encode(body) : body,
             call,
           );
-          return {
-            status: res.status,
-            ok: res.ok,
-            header: (name) => res.headers.get(name.toLowerCase()) ?? null,
-            text: () => res.text(),
-            chunks: () => res.chunks(),
-            discard: () => res.discard(),
-            cancel: () => res.cancel(),
-          };
         },
         close: () => pool.close(),
         inflight: 0,
