@@ -22,7 +22,7 @@
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { OK_MESSAGE } from "../src/operators/uuid/status_rule.ts";
-import { readStateSync } from "../tests/kube/clusters.ts";
+import { ETCD_CLIENT_PORT, FIRST_APISERVER_PORT, readStateSync } from "../tests/kube/clusters.ts";
 import { requireClusters } from "../tests/support/local_clusters.ts";
 import { BenchCluster, type Created, type OkWatch } from "./_cluster.ts";
 import { BenchHub, type HubCounters, sleep } from "./_hub.ts";
@@ -140,13 +140,12 @@ async function ensureClusters(n: number): Promise<string[]> {
     names = requireClusters().names;
   } catch (err) {
     // Never start clusters over somebody else's: another checkout's apiservers may hold the ports.
-    const busy = [16443, 16444, 16445, 12379].filter((port) => portInUse(port));
-    const foreign = foreignControlPlanes();
-    if (busy.length > 0 || foreign.length > 0) {
+    const ports = [FIRST_APISERVER_PORT, FIRST_APISERVER_PORT + 1, FIRST_APISERVER_PORT + 2, ETCD_CLIENT_PORT];
+    const busy = ports.filter((port) => portInUse(port));
+    if (busy.length > 0) {
       throw new Error(
-        `the local clusters of this checkout are not running, but ${
-          busy.length ? `ports ${busy.join(", ")} are in use` : `other control planes run (${foreign.join(", ")})`
-        } (another checkout's clusters or tests?); not starting clusters over them`,
+        `the local clusters of this checkout are not running, but ports ${busy.join(", ")} are in use ` +
+          `(another checkout's clusters? set OPERATOR_HUB_PORT_OFFSET); not starting clusters over them`,
         { cause: err },
       );
     }
@@ -154,6 +153,12 @@ async function ensureClusters(n: number): Promise<string[]> {
     const out = await new Deno.Command(Deno.execPath(), { args: ["task", "clusters:up"], cwd: ROOT }).output();
     if (out.code !== 0) throw new Error("deno task clusters:up failed");
     names = requireClusters().names;
+  }
+  const foreign = foreignControlPlanes();
+  if (foreign.length > 0) {
+    console.error(
+      `bench: warning: other control planes run on this machine (${foreign.join(", ")}); CPU figures are noisier`,
+    );
   }
   if (n > names.length) {
     throw new Error(`--clusters ${n}: only ${names.length} local clusters run (${names.join(", ")})`);

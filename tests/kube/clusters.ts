@@ -3,7 +3,7 @@
 // CLI: `deno run --allow-all tests/kube/clusters.ts up [--names prod,staging,dev] | down | status`.
 //
 // Layout (all on 127.0.0.1):
-// - etcd: client 12379, peer 12380, data on tmpfs (/dev/shm/operator-hub-etcd), log .cache/clusters/etcd.log.
+// - etcd: client 12379, peer 12380 (every port plus OPERATOR_HUB_PORT_OFFSET when set), data on tmpfs (/dev/shm/operator-hub-etcd), log .cache/clusters/etcd.log.
 // - apiservers: prod 16443, staging 16444, dev 16445, any other name the next free port from 16446; each stores its
 //   objects under the etcd prefix `/registry-<name>` and keeps token file, serving certs and log in
 //   .cache/clusters/<name>/.
@@ -31,12 +31,17 @@ import {
 
 /** Cluster names `up` starts when none are given. */
 export const DEFAULT_CLUSTER_NAMES: readonly string[] = ["prod", "staging", "dev"];
+/**
+ * Added to every local port (and to the etcd data folder's name), so two checkouts on one machine can each run their
+ * own clusters: `OPERATOR_HUB_PORT_OFFSET=100 deno task test`. Default 0.
+ */
+export const PORT_OFFSET: number = portOffset(Deno.env.get("OPERATOR_HUB_PORT_OFFSET"));
 /** Secure port of the first default cluster; the others follow. */
-export const FIRST_APISERVER_PORT = 16443;
+export const FIRST_APISERVER_PORT = 16443 + PORT_OFFSET;
 /** etcd client port (plain HTTP, loopback only). */
-export const ETCD_CLIENT_PORT = 12379;
+export const ETCD_CLIENT_PORT = 12379 + PORT_OFFSET;
 /** etcd peer port. */
-export const ETCD_PEER_PORT = 12380;
+export const ETCD_PEER_PORT = 12380 + PORT_OFFSET;
 /** Folder of the cluster state (ignored by git). */
 export const STATE_DIR = `${REPO_ROOT}/.cache/clusters`;
 /** The JSON state file. */
@@ -58,10 +63,21 @@ const ETCD_BINARY = `${KUBE_BIN_DIR}/etcd`;
 const NAME_PATTERN = /^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$/;
 const DEFAULT_READY_TIMEOUT_MS = 120_000;
 
+function portOffset(raw: string | undefined): number {
+  if (raw === undefined || raw === "") return 0;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 40000) {
+    throw new Error(`invalid OPERATOR_HUB_PORT_OFFSET "${raw}": expected a whole number from 0 to 40000`);
+  }
+  return n;
+}
+
 /** Where the etcd data lives: tmpfs when the machine has /dev/shm. */
 export function etcdDataDir(): string {
   try {
-    if (Deno.statSync("/dev/shm").isDirectory) return "/dev/shm/operator-hub-etcd";
+    if (Deno.statSync("/dev/shm").isDirectory) {
+      return PORT_OFFSET ? `/dev/shm/operator-hub-etcd-${PORT_OFFSET}` : "/dev/shm/operator-hub-etcd";
+    }
   } catch {
     // No /dev/shm (macOS): fall back to the state folder.
   }
