@@ -20,6 +20,11 @@ export interface HubFlags {
   logFormat: LogFormat;
   eventLevel: "Normal" | "Warning";
   serviceAccountRoot?: string;
+  /**
+   * `--home-cluster NAME`: the cluster that holds the hub's own objects (Leases, cluster Secrets, Mirror sources,
+   * TokenReviews). Default: `in-cluster` when selected, else the first selected cluster.
+   */
+  homeCluster?: string;
   /** `--http2`: offer HTTP/2 to the API servers; HTTP/1.1 keep-alive otherwise. */
   http2: boolean;
   limits: HubLimits;
@@ -108,6 +113,8 @@ export function helpText(): string {
     "  --kubeconfig FILE          kubeconfig to read (repeatable). Default: every clusters/*.yaml",
     "                             plus $KUBECONFIG (colon-separated) or ~/.kube/config",
     "  --namespace NS             namespace to watch (repeatable). Default: all namespaces",
+    "  --home-cluster NAME        the cluster holding the hub's own objects (Leases, cluster Secrets, Mirror",
+    "                             sources, TokenReviews); default: in-cluster if selected, else the first",
     "  --service-account-dir DIR  where in-cluster credentials live",
     "                             (default /var/run/secrets/kubernetes.io/serviceaccount)",
     "  --http2                    offer HTTP/2 to the API servers (default: HTTP/1.1 keep-alive,",
@@ -120,7 +127,7 @@ export function helpText(): string {
     "                             the Lease's namespace (default: the pod's own in-cluster, else the",
     "                             Lease cluster's context namespace, else default)",
     "  --leader-elect-cluster NAME",
-    "                             the cluster holding the Lease (default: in-cluster if selected, else the first)",
+    "                             the cluster holding the Lease (default: the home cluster)",
     "  --leader-elect-lease-duration SECONDS",
     `                             how long a standby waits after the last renewal it saw (default ${
       LEADER_ELECTION_DEFAULTS.leaseDurationMs / 1000
@@ -184,6 +191,7 @@ export function parseFlags(argv: string[]): HubFlags {
         "log-format": { type: "string" },
         "event-level": { type: "string" },
         "service-account-dir": { type: "string" },
+        "home-cluster": { type: "string" },
         http2: { type: "boolean" },
         "leader-elect": { type: "boolean" },
         "leader-elect-id": { type: "string" },
@@ -231,6 +239,12 @@ export function parseFlags(argv: string[]): HubFlags {
     }
     limits[f.key] = n * f.scale;
   }
+  const homeCluster = values["home-cluster"] as string | undefined;
+  if (homeCluster !== undefined && !clusters.includes(homeCluster) && !clusters.includes("all")) {
+    throw new FlagError(
+      `invalid --home-cluster "${homeCluster}": it must be one of the --clusters (${clusters.join(", ")})`,
+    );
+  }
   const leaderElection = parseLeaderElection(values);
   if (leaderElection.cluster !== undefined && !clusters.includes(leaderElection.cluster) && !clusters.includes("all")) {
     throw new FlagError(
@@ -250,6 +264,7 @@ export function parseFlags(argv: string[]): HubFlags {
     logFormat,
     eventLevel: normalizedEvent,
     serviceAccountRoot: values["service-account-dir"] as string | undefined,
+    homeCluster,
     http2: values.http2 === true,
     limits,
     leaderElection,

@@ -32,6 +32,7 @@ export async function main(argv: string[]): Promise<number> {
 
   let selected: ClusterAccess[];
   let leaderElection: HubLeaderElection | undefined;
+  let home: ClusterAccess;
   try {
     const catalog = await loadContexts({ files: flags.kubeconfigs, env: readEnv, cwd: Deno.cwd() });
     selected = catalog.select(flags.clusters, { inCluster: { root: flags.serviceAccountRoot, env: readEnv } });
@@ -45,7 +46,8 @@ export async function main(argv: string[]): Promise<number> {
         ? [{ what: "the --liveness address", host: `${flags.liveness.hostname}:${flags.liveness.port}` }]
         : []),
     ]);
-    if (flags.leaderElection.enabled) leaderElection = leaderElectionFor(flags.leaderElection, selected);
+    home = homeCluster(flags.homeCluster, selected);
+    if (flags.leaderElection.enabled) leaderElection = leaderElectionFor(flags.leaderElection, selected, home);
   } catch (err) {
     if (err instanceof ConfigError || err instanceof PermissionError) return usageError(err.message);
     throw err;
@@ -91,6 +93,7 @@ export async function main(argv: string[]): Promise<number> {
   logger.info("operator-hub starting", {
     version: VERSION,
     clusters: selected.map((a) => a.name),
+    homeCluster: home.name,
     ...(leaderElection
       ? {
         leaderElection: `${leaderElection.cluster}:${leaderElection.namespace}/${leaderElection.name}`,
@@ -106,18 +109,35 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 /**
- * Where the Lease lives: `--leader-elect-cluster`, else the pod's own cluster when selected, else
- * the first selected cluster; its namespace: `--leader-elect-namespace`, else that cluster's
- * namespace (the pod's, in-cluster), else `default`.
+ * The home cluster holds the hub's own objects (Leases, cluster Secrets, Mirror sources, TokenReviews): the pod's own
+ * cluster when selected, else `--home-cluster`, else the first selected cluster.
+ */
+export function homeCluster(requested: string | undefined, selected: ClusterAccess[]): ClusterAccess {
+  const inCluster = selected.find((a) => a.name === IN_CLUSTER);
+  if (inCluster) return inCluster;
+  if (requested === undefined) return selected[0];
+  const found = selected.find((a) => a.name === requested);
+  if (!found) {
+    throw new ConfigError(
+      `invalid --home-cluster "${requested}": choose one of the selected clusters (${
+        selected.map((a) => a.name).join(", ")
+      })`,
+    );
+  }
+  return found;
+}
+
+/**
+ * Where the Lease lives: `--leader-elect-cluster`, else the home cluster; its namespace:
+ * `--leader-elect-namespace`, else that cluster's namespace (the pod's, in-cluster), else `default`.
  */
 function leaderElectionFor(
   f: ReturnType<typeof parseFlags>["leaderElection"],
   selected: ClusterAccess[],
+  home: ClusterAccess,
 ): HubLeaderElection {
-  const home = f.cluster !== undefined
-    ? selected.find((a) => a.name === f.cluster)
-    : selected.find((a) => a.name === IN_CLUSTER) ?? selected[0];
-  if (!home) {
+  const lease = f.cluster !== undefined ? selected.find((a) => a.name === f.cluster) : home;
+  if (!lease) {
     throw new ConfigError(
       `invalid --leader-elect-cluster "${f.cluster}": choose one of the selected clusters (${
         selected.map((a) => a.name).join(", ")
@@ -125,9 +145,9 @@ function leaderElectionFor(
     );
   }
   return {
-    cluster: home.name,
-    access: home,
-    namespace: f.namespace ?? home.namespace ?? "default",
+    cluster: lease.name,
+    access: lease,
+    namespace: f.namespace ?? lease.namespace ?? "default",
     name: f.id,
     identity: `${hostname("the leader-election identity")}_${crypto.randomUUID()}`,
     leaseDurationMs: f.leaseDurationMs,
