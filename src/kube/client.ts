@@ -1,14 +1,16 @@
 // Per-cluster Kubernetes API client on Deno's fetch: JSON requests, paginated lists and NDJSON watch streams.
 
-import { type Clock, type Logger, SystemClock, type Timer } from "../util/mod.ts";
-import { type Abortable, Http1Pool } from "./_http1.ts";
+import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
+import { Call } from "./_call.ts";
 import { NdjsonDecoder, NdjsonError } from "./_ndjson.ts";
-import { nodeHttpsTransport } from "./_node_https.ts";
+import { closeQuietly, type FetchLike, makeTransport, type Transport, type WireResponse } from "./_transport.ts";
+import { type ClusterAccess, type ClusterAuth, tlsFingerprint } from "./cluster_access.ts";
 import { ApiError, apiErrorFrom, AuthError, TransportError } from "./errors.ts";
-import { type ClusterAccess, type ClusterAuth, tlsFingerprint } from "./kubeconfig.ts";
+import { toWatchEvent, type WatchEvent } from "./watch_event.ts";
 
-/** A fetch the client may be given instead of its own HTTP/1.1 sockets (tests do); `client` is the HttpClient. */
-export type FetchLike = (url: string, init: RequestInit & { client?: Deno.HttpClient }) => Promise<Response>;
+export type { WatchEvent, WatchEventType } from "./watch_event.ts";
+
+export type { FetchLike } from "./_transport.ts";
 
 /** One finished request, for metrics. `code` is the HTTP status, or "error" when none arrived. */
 export interface ResponseInfo {
@@ -87,49 +89,6 @@ export interface WatchOptions {
   /** Called once when the server accepted the watch (2xx headers), before the first event. */
   onOpen?: () => void;
 }
-
-export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
-
-/** One line of a watch stream. For ERROR, `object` is a metav1.Status (code 410 means relist). */
-// deno-lint-ignore no-explicit-any
-export interface WatchEvent<T = any> {
-  type: WatchEventType;
-  object: T;
-}
-
-const WATCH_TYPES = new Set<string>(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
-
-/** A response as the client reads it, whichever transport carried it. The body is read once. */
-interface WireResponse {
-  readonly status: number;
-  readonly ok: boolean;
-  header(name: string): string | null;
-  text(): Promise<string>;
-  /** The body's bytes as they arrive; ends at the body's end, or early once the call is aborted. */
-  chunks(): AsyncIterable<Uint8Array>;
-  /** Reads the body to its end and drops it. */
-  discard(): Promise<void>;
-  cancel(): void;
-}
-
-/** One way to reach the server, built for one set of TLS material (`fp`). */
-interface Transport {
-  readonly fp: string;
-  /** `auth` holds the credential headers (the same object for as long as credentials are cached). */
-  send(
-    method: string,
-    target: string,
-    auth: Record<string, string>,
-    contentType: string | undefined,
-    body: string | Uint8Array | undefined,
-    call: Call,
-  ): Promise<WireResponse>;
-  close(): void;
-  inflight: number;
-  retired: boolean;
-}
-
-type AbortWhy = "caller" | "timeout" | "deadline" | "closed";
 
 /** Credentials from `access.auth()` with their TLS digest and when they were fetched. */
 interface Credentials {
@@ -452,89 +411,14 @@ export class KubeClient {
       if (old.inflight === 0) closeQuietly(old);
       else this.#retired.add(old);
     }
-    this.#transport = this.#makeTransport(auth, fp);
-    return this.#transport;
-  }
-
-  #makeTransport(auth: ClusterAuth, fp: string): Transport {
-    const server = this.access.server;
-    const userAgent = this.#userAgent;
-    const fetchTransport = (doFetch: FetchLike, close: () => void, client?: Deno.HttpClient): Transport => ({
-      fp,
-      send: (method, target, authHeaders, contentType, body, call) =>
-        doFetch(server + target, {
-          method,
-          headers: {
-            Accept: "application/json",
-            "User-Agent": userAgent,
-            ...authHeaders,
-            ...(contentType ? { "Content-Type": contentType } : {}),
-          },
-          body: body as BodyInit | undefined,
-          signal: call.signal,
-          redirect: "manual",
-          client,
-        })
-          .then((res) => fromFetch(res, call)),
-      close,
-      inflight: 0,
-      retired: false,
-    });
-    if (auth.insecureSkipTlsVerify) {
-      const t = nodeHttpsTransport({
-        caCerts: auth.caCerts,
-        cert: auth.cert,
-        key: auth.key,
-        rejectUnauthorized: false,
-      });
-      return fetchTransport(t.fetch, t.close);
-    }
-    if (!this.#fetch && !this.#http2 && !this.access.proxyUrl && !proxyFromEnvironment()) {
-      const url = new URL(server);
-      const pool = new Http1Pool({
-        origin: url.origin,
-        caCerts: auth.caCerts?.length ? auth.caCerts : undefined,
-        cert: auth.cert && auth.key ? auth.cert : undefined,
-        key: auth.cert && auth.key ? auth.key : undefined,
-      });
-      const prefix = url.pathname.replace(/\/+$/, "");
-      const fixed = headerLines({ Accept: "application/json", "User-Agent": userAgent });
-      // Credential headers are validated and rendered once per credentials object, not per request.
-      let authFor: Record<string, string> | undefined;
-      let authLines = "";
-      return {
-        fp,
-        send: async (method, target, authHeaders, contentType, body, call) => {
-          if (authHeaders !== authFor) {
-            authLines = headerLines(authHeaders);
-            authFor = authHeaders;
-          }
-          // Http1Response already has the WireResponse shape: no wrapper per request.
-          return await pool.request(
-            method,
-            prefix + target,
-            fixed + authLines + (contentType ? contentTypeLine(contentType) : ""),
-            typeof body === "string" ? ENCODER.encode(body) : body,
-            call,
-          );
-        },
-        close: () => pool.close(),
-        inflight: 0,
-        retired: false,
-      };
-    }
-    const options: Deno.CreateHttpClientOptions & Partial<Deno.TlsCertifiedKeyPem> = {
-      http1: true,
+    this.#transport = makeTransport(auth, fp, {
+      server: this.access.server,
+      userAgent: this.#userAgent,
+      fetch: this.#fetch,
       http2: this.#http2,
-    };
-    if (auth.caCerts?.length) options.caCerts = auth.caCerts;
-    if (auth.cert && auth.key) {
-      options.cert = auth.cert;
-      options.key = auth.key;
-    }
-    if (this.access.proxyUrl) options.proxy = { url: this.access.proxyUrl };
-    const client = Deno.createHttpClient(options as Deno.CreateHttpClientOptions);
-    return fetchTransport(this.#fetch ?? ((url, init) => fetch(url, init)), () => client.close(), client);
+      proxyUrl: this.access.proxyUrl,
+    });
+    return this.#transport;
   }
 
   /** After a timeout, the connection the request used is presumed dead: retire its transport. */
@@ -583,193 +467,6 @@ export class KubeClient {
   }
 }
 
-/** One request's cancellation: the caller's signal, the client's close, and a timer. */
-class Call implements Abortable {
-  /** Made only when a fetch transport asks for `signal`; our own sockets use the hooks. */
-  #controller: AbortController | undefined;
-  #reason: unknown;
-  readonly #clock: Clock;
-  readonly #caller: AbortSignal | undefined;
-  readonly #live: Set<Call>;
-  #why: AbortWhy | undefined;
-  #timer: Timer | undefined;
-  #armedWhy: AbortWhy = "timeout";
-  /** Run once on abort: rejections of raced promises, socket closes (plain functions, no EventTarget). */
-  #hooks: (() => void)[] | undefined;
-  armedMs = 0;
-  readonly #onCaller = () => this.#abort("caller");
-
-  /** Registers itself in `live` (the client's requests in flight) until `end()`. */
-  constructor(clock: Clock, caller: AbortSignal | undefined, live: Set<Call>) {
-    this.#clock = clock;
-    this.#caller = caller;
-    this.#live = live;
-    live.add(this);
-    if (caller?.aborted) this.#abort("caller");
-    else caller?.addEventListener("abort", this.#onCaller, { once: true });
-  }
-
-  get signal(): AbortSignal {
-    if (!this.#controller) {
-      this.#controller = new AbortController();
-      if (this.#why) this.#controller.abort(this.#reason);
-    }
-    return this.#controller.signal;
-  }
-
-  /** Why the request was aborted, if it was. */
-  get why(): AbortWhy | undefined {
-    return this.#why;
-  }
-
-  /** Aborted by the caller's own signal (a read of `why` TypeScript does not narrow away). */
-  get byCaller(): boolean {
-    return this.#why === "caller";
-  }
-
-  /** The abort reason once aborted (Abortable). */
-  get aborted(): unknown {
-    return this.#why ? this.#reason : undefined;
-  }
-
-  onAbort(fn: () => void): void {
-    if (!this.#why) (this.#hooks ??= []).push(fn);
-  }
-
-  get callerReason(): unknown {
-    return this.#caller?.reason ?? new DOMException("The operation was aborted", "AbortError");
-  }
-
-  /** Aborts the request `ms` from now, replacing any earlier timer. */
-  arm(ms: number, why: "timeout" | "deadline"): void {
-    this.#timer?.cancel();
-    this.armedMs = ms;
-    this.#armedWhy = why;
-    this.#timer = this.#clock.setTimer(ms, () => this.#abort(this.#armedWhy));
-  }
-
-  disarm(): void {
-    this.#timer?.cancel();
-    this.#timer = undefined;
-  }
-
-  /** The client closed: abort. */
-  close(): void {
-    this.#abort("closed");
-  }
-
-  /** Resolves like `p`, or rejects with the abort reason as soon as the call is aborted. */
-  race<T>(p: Promise<T>): Promise<T> {
-    if (this.#why) return Promise.reject(this.#reason);
-    return new Promise<T>((resolve, reject) => {
-      this.onAbort(() => reject(this.#reason));
-      p.then(resolve, reject);
-    });
-  }
-
-  /** Releases the timer and listeners. */
-  end(): void {
-    this.disarm();
-    this.#caller?.removeEventListener("abort", this.#onCaller);
-    this.#live.delete(this);
-    this.#hooks = undefined;
-  }
-
-  #abort(why: AbortWhy): void {
-    if (this.#why) return;
-    this.#why = why;
-    this.#reason = why === "caller" ? this.callerReason : new DOMException(`request ${why}`, "AbortError");
-    this.#controller?.abort(this.#reason);
-    const hooks = this.#hooks;
-    this.#hooks = undefined;
-    for (const fn of hooks ?? []) fn();
-  }
-}
-
-const ENCODER = new TextEncoder();
-
-/** A fetch Response as a WireResponse; an abort of the call cancels the body read. */
-function fromFetch(res: Response, call: Call): WireResponse {
-  return {
-    status: res.status,
-    ok: res.ok,
-    header: (name) => res.headers.get(name),
-    text: () => res.text(),
-    discard: async () => void await res.arrayBuffer(),
-    async *chunks() {
-      if (!res.body) return;
-      const reader = res.body.getReader();
-      // Not every fetch ties the body to the signal: cancel the read ourselves on abort.
-      call.onAbort(() => void reader.cancel().catch(() => {}));
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done || call.why) return;
-          yield value;
-        }
-      } finally {
-        await reader.cancel().catch(() => {});
-      }
-    },
-    cancel: () => {
-      if (res.body && !res.bodyUsed && !res.body.locked) res.body.cancel().catch(() => {});
-    },
-  };
-}
-
-const CONTENT_TYPE_LINES = new Map<string, string>();
-
-/** `Content-Type: …` as a header line, validated once per distinct value. */
-function contentTypeLine(value: string): string {
-  let line = CONTENT_TYPE_LINES.get(value);
-  if (line === undefined) {
-    line = headerLines({ "Content-Type": value });
-    if (CONTENT_TYPE_LINES.size < 32) CONTENT_TYPE_LINES.set(value, line);
-  }
-  return line;
-}
-
-/** Request headers as HTTP/1.1 lines. A CR or LF inside a value (header injection) is refused. */
-function headerLines(headers: Record<string, string>): string {
-  let out = "";
-  for (const name in headers) {
-    const value = headers[name];
-    if (/[\r\n]/.test(value) || /[\r\n:]/.test(name)) {
-      // The message names the header, never its value (it may be a credential).
-      throw new TransportError(
-        `the request header ${JSON.stringify(name.replace(/[\r\n]/g, ""))} contains a line break`,
-      );
-    }
-    out += `${name}: ${value}\r\n`;
-  }
-  return out;
-}
-
-/**
- * True when HTTPS_PROXY / HTTP_PROXY / ALL_PROXY is set: Deno's fetch honours them, our sockets do
- * not, so such processes keep using fetch. Unreadable (no --allow-env for them) reads as unset.
- */
-function proxyFromEnvironment(): boolean {
-  for (const name of ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]) {
-    try {
-      if (Deno.env.get(name)) return true;
-    } catch {
-      // Not permitted: treated as unset.
-    }
-  }
-  return false;
-}
-
-function toWatchEvent<T>(v: unknown, path: string): WatchEvent<T> {
-  if (
-    typeof v === "object" && v !== null && typeof (v as WatchEvent).type === "string" &&
-    WATCH_TYPES.has((v as WatchEvent).type) && typeof (v as WatchEvent).object === "object"
-  ) {
-    return v as WatchEvent<T>;
-  }
-  throw new NdjsonError(`GET ${path}: a line of the watch stream is not a watch event`);
-}
-
 function innermostMessage(err: unknown): string {
   let cur: unknown = err;
   let msg = err instanceof Error ? err.message : String(err);
@@ -778,12 +475,4 @@ function innermostMessage(err: unknown): string {
     cur = cur.cause;
   }
   return msg;
-}
-
-function closeQuietly(t: Transport): void {
-  try {
-    t.close();
-  } catch {
-    // Already closed.
-  }
 }

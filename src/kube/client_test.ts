@@ -5,7 +5,7 @@ import { VirtualClock } from "../util/mod.ts";
 import { NdjsonDecoder, NdjsonError } from "./_ndjson.ts";
 import { type FetchLike, KubeClient, type ResponseInfo, type WatchEvent } from "./client.ts";
 import { ApiError, apiErrorFrom, TransportError } from "./errors.ts";
-import type { ClusterAccess, ClusterAuth } from "./kubeconfig.ts";
+import type { ClusterAccess, ClusterAuth } from "./cluster_access.ts";
 
 // Two self-signed public test CA certificates (no keys), so Deno.createHttpClient accepts them.
 const CA_1 = `-----BEGIN CERTIFICATE-----

@@ -90,16 +90,6 @@ export class TransportError extends Error {
   }
 }
 
-/** True for an ApiError with the given HTTP status (any status when omitted). */
-export function isApiError(err: unknown, status?: number): err is ApiError {
-  return err instanceof ApiError && (status === undefined || err.status === status);
-}
-
-/** True when `err` means the resourceVersion is too old and the caller must list again (410 Gone). */
-export function isGone(err: unknown): boolean {
-  return isApiError(err, 410);
-}
-
 /**
  * Builds an ApiError from an error response. `body` is the raw response text or an already
  * parsed object; a `metav1.Status` body supplies reason, message and details. `retryAfter` is
@@ -147,12 +137,12 @@ export function apiErrorFrom(
 }
 
 /** The Status reason the API server uses for an HTTP status when none was sent. */
-export function defaultReason(status: number): string {
+function defaultReason(status: number): string {
   return REASONS[status] ?? (status >= 500 ? "InternalError" : status >= 400 ? "BadRequest" : "Unknown");
 }
 
 /** The standard HTTP reason phrase (HTTP/2 responses carry none). */
-export function reasonPhrase(status: number): string {
+function reasonPhrase(status: number): string {
   return PHRASES[status] ?? (status >= 500 ? "Server Error" : status >= 400 ? "Client Error" : "");
 }
 

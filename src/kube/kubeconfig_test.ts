@@ -3,7 +3,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { AuthError, ConfigError } from "./errors.ts";
-import { inClusterAccess, loadContexts, tlsFingerprint } from "./kubeconfig.ts";
+import { tlsFingerprint } from "./cluster_access.ts";
+import { inClusterAccess } from "./in_cluster.ts";
+import { loadContexts } from "./kubeconfig.ts";
 
 const CA = "-----BEGIN CERTIFICATE-----\nQ0EtQ0VSVA==\n-----END CERTIFICATE-----\n";
 const CERT = "-----BEGIN CERTIFICATE-----\nQ0xJRU5ULUNFUlQ=\n-----END CERTIFICATE-----\n";

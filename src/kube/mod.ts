@@ -1,18 +1,13 @@
 // Public surface of src/kube, the only code that talks HTTP to Kubernetes: kubeconfig and auth, the per-cluster client, errors.
+export { type ClusterAccess, type ClusterAuth, tlsFingerprint } from "./cluster_access.ts";
 export {
   ALL_CONTEXTS,
-  type ClusterAccess,
-  type ClusterAuth,
   type ContextCatalog,
   type EnvSource,
-  IN_CLUSTER,
-  inClusterAccess,
-  type InClusterOptions,
   loadContexts,
   type LoadContextsOptions,
-  SERVICE_ACCOUNT_ROOT,
-  tlsFingerprint,
 } from "./kubeconfig.ts";
+export { IN_CLUSTER, inClusterAccess, type InClusterOptions, SERVICE_ACCOUNT_ROOT } from "./in_cluster.ts";
 export {
   type FetchLike,
   KubeClient,
@@ -26,17 +21,6 @@ export {
   type WatchEventType,
   type WatchOptions,
 } from "./client.ts";
-export {
-  ApiError,
-  apiErrorFrom,
-  type ApiErrorInit,
-  AuthError,
-  ConfigError,
-  defaultReason,
-  isApiError,
-  isGone,
-  reasonPhrase,
-  TransportError,
-} from "./errors.ts";
+export { ApiError, AuthError, ConfigError, TransportError } from "./errors.ts";
 export { namespacePath, resourcePath, type ResourceRef } from "./paths.ts";
 export { describePermission, missingPermissions, type PermissionCheck } from "./access_review.ts";

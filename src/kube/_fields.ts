@@ -1,0 +1,88 @@
+// Small readers shared by the kubeconfig and in-cluster loaders: typed fields of parsed YAML, files that must be
+// readable, environment lookups. Private to src/kube.
+
+import { dirname, isAbsolute, resolve } from "node:path";
+import { fsReason } from "./_token_file.ts";
+import { ConfigError } from "./errors.ts";
+
+/** Environment lookups, as a plain object or a function; injected so tests and main.ts control it. */
+export type EnvSource = Record<string, string | undefined> | ((key: string) => string | undefined);
+
+/** Why `path` cannot be read, or undefined when it can. Never reads content into messages. */
+export function unreadable(path: string): string | undefined {
+  try {
+    const f = Deno.openSync(path, { read: true });
+    try {
+      if (f.statSync().isDirectory) return "is a directory";
+    } finally {
+      f.close();
+    }
+    return undefined;
+  } catch (err) {
+    return fsReason(err);
+  }
+}
+
+export function fileField(where: string, file: string, r: Record<string, unknown>, key: string): string | undefined {
+  const v = str(r[key]);
+  if (!v) return undefined;
+  const path = isAbsolute(v) ? v : resolve(dirname(file), v);
+  const problem = unreadable(path);
+  if (problem) throw new ConfigError(`${where}: cannot read ${key} file ${path}: ${problem}`);
+  return path;
+}
+
+export function dataField(where: string, r: Record<string, unknown>, key: string): string | undefined {
+  const v = str(r[key]);
+  if (!v) return undefined;
+  let text: string;
+  try {
+    text = atob(v.replace(/\s+/g, ""));
+  } catch {
+    throw new ConfigError(`${where}: ${key} is not valid base64`);
+  }
+  if (!text.includes("-----BEGIN ")) throw new ConfigError(`${where}: ${key} does not decode to PEM`);
+  return v;
+}
+
+export function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === "https:" || u.protocol === "http:") && u.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
+/** A URL for messages, without any user:password part. */
+export function safeUrl(s: string): string {
+  return s.replace(/\/\/[^/@]*@/, "//***@");
+}
+
+export function envGetter(env: EnvSource | undefined): (key: string) => string | undefined {
+  if (!env) return () => undefined;
+  if (typeof env === "function") return env;
+  return (k) => env[k];
+}
+
+export function record(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === "object" && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
+}
+
+export function str(v: unknown): string | undefined {
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+export function pem(v: unknown): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === "string") return v;
+  if (v instanceof Uint8Array) return new TextDecoder().decode(v);
+  if (Array.isArray(v)) return v.map(pem).filter((s) => s !== undefined).join("\n");
+  return undefined;
+}
+
+export function base64(s: string): string {
+  let bin = "";
+  for (const b of new TextEncoder().encode(s)) bin += String.fromCharCode(b);
+  return btoa(bin);
+}

@@ -1,0 +1,223 @@
+// How a KubeClient reaches its server: our own HTTP/1.1 keep-alive sockets, Deno's fetch (HTTP/2, proxies) or node:https
+// (insecure-skip-tls-verify), behind one small interface.
+
+import { Http1Pool } from "./_http1.ts";
+import type { Call } from "./_call.ts";
+import { nodeHttpsTransport } from "./_node_https.ts";
+import type { ClusterAuth } from "./cluster_access.ts";
+import { TransportError } from "./errors.ts";
+
+/** A fetch the client may be given instead of its own HTTP/1.1 sockets (tests do); `client` is the HttpClient. */
+export type FetchLike = (url: string, init: RequestInit & { client?: Deno.HttpClient }) => Promise<Response>;
+
+/** What every transport of one client shares. */
+export interface TransportOptions {
+  /** API server base URL without a trailing slash. */
+  server: string;
+  userAgent: string;
+  /** Use this fetch instead of our sockets (tests). */
+  fetch?: FetchLike;
+  /** Offer HTTP/2 through Deno's fetch. */
+  http2: boolean;
+  /** The kubeconfig's proxy-url, if any (Deno's fetch honours it). */
+  proxyUrl?: string;
+}
+
+/** A response as the client reads it, whichever transport carried it. The body is read once. */
+export interface WireResponse {
+  readonly status: number;
+  readonly ok: boolean;
+  header(name: string): string | null;
+  text(): Promise<string>;
+  /** The body's bytes as they arrive; ends at the body's end, or early once the call is aborted. */
+  chunks(): AsyncIterable<Uint8Array>;
+  /** Reads the body to its end and drops it. */
+  discard(): Promise<void>;
+  cancel(): void;
+}
+
+/** One way to reach the server, built for one set of TLS material (`fp`). */
+export interface Transport {
+  readonly fp: string;
+  /** `auth` holds the credential headers (the same object for as long as credentials are cached). */
+  send(
+    method: string,
+    target: string,
+    auth: Record<string, string>,
+    contentType: string | undefined,
+    body: string | Uint8Array | undefined,
+    call: Call,
+  ): Promise<WireResponse>;
+  close(): void;
+  inflight: number;
+  retired: boolean;
+}
+
+/**
+ * Builds the transport for one set of TLS material (`fp` is its digest).
+ *
+ * Guarantees: insecure-skip-tls-verify goes through node:https (Deno's fetch cannot skip verification per client);
+ * our own HTTP/1.1 sockets serve everything else unless a fetch is injected, HTTP/2 is asked for, or a proxy is
+ * configured (kubeconfig proxy-url or an HTTPS_PROXY-style variable), which Deno's fetch handles.
+ */
+export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions): Transport {
+  const { server, userAgent } = o;
+  const fetchTransport = (doFetch: FetchLike, close: () => void, client?: Deno.HttpClient): Transport => ({
+    fp,
+    send: (method, target, authHeaders, contentType, body, call) =>
+      doFetch(server + target, {
+        method,
+        headers: {
+          Accept: "application/json",
+          "User-Agent": userAgent,
+          ...authHeaders,
+          ...(contentType ? { "Content-Type": contentType } : {}),
+        },
+        body: body as BodyInit | undefined,
+        signal: call.signal,
+        redirect: "manual",
+        client,
+      })
+        .then((res) => fromFetch(res, call)),
+    close,
+    inflight: 0,
+    retired: false,
+  });
+  if (auth.insecureSkipTlsVerify) {
+    const t = nodeHttpsTransport({
+      caCerts: auth.caCerts,
+      cert: auth.cert,
+      key: auth.key,
+      rejectUnauthorized: false,
+    });
+    return fetchTransport(t.fetch, t.close);
+  }
+  if (!o.fetch && !o.http2 && !o.proxyUrl && !proxyFromEnvironment()) {
+    const url = new URL(server);
+    const pool = new Http1Pool({
+      origin: url.origin,
+      caCerts: auth.caCerts?.length ? auth.caCerts : undefined,
+      cert: auth.cert && auth.key ? auth.cert : undefined,
+      key: auth.cert && auth.key ? auth.key : undefined,
+    });
+    const prefix = url.pathname.replace(/\/+$/, "");
+    const fixed = headerLines({ Accept: "application/json", "User-Agent": userAgent });
+    const contentTypes = new Map<string, string>();
+    // Credential headers are validated and rendered once per credentials object, not per request.
+    let authFor: Record<string, string> | undefined;
+    let authLines = "";
+    return {
+      fp,
+      send: async (method, target, authHeaders, contentType, body, call) => {
+        if (authHeaders !== authFor) {
+          authLines = headerLines(authHeaders);
+          authFor = authHeaders;
+        }
+        // Http1Response already has the WireResponse shape: no wrapper per request.
+        return await pool.request(
+          method,
+          prefix + target,
+          fixed + authLines + (contentType ? contentTypeLine(contentTypes, contentType) : ""),
+          typeof body === "string" ? ENCODER.encode(body) : body,
+          call,
+        );
+      },
+      close: () => pool.close(),
+      inflight: 0,
+      retired: false,
+    };
+  }
+  const options: Deno.CreateHttpClientOptions & Partial<Deno.TlsCertifiedKeyPem> = {
+    http1: true,
+    http2: o.http2,
+  };
+  if (auth.caCerts?.length) options.caCerts = auth.caCerts;
+  if (auth.cert && auth.key) {
+    options.cert = auth.cert;
+    options.key = auth.key;
+  }
+  if (o.proxyUrl) options.proxy = { url: o.proxyUrl };
+  const client = Deno.createHttpClient(options as Deno.CreateHttpClientOptions);
+  return fetchTransport(o.fetch ?? ((url, init) => fetch(url, init)), () => client.close(), client);
+}
+
+const ENCODER = new TextEncoder();
+
+/** A fetch Response as a WireResponse; an abort of the call cancels the body read. */
+function fromFetch(res: Response, call: Call): WireResponse {
+  return {
+    status: res.status,
+    ok: res.ok,
+    header: (name) => res.headers.get(name),
+    text: () => res.text(),
+    discard: async () => void await res.arrayBuffer(),
+    async *chunks() {
+      if (!res.body) return;
+      const reader = res.body.getReader();
+      // Not every fetch ties the body to the signal: cancel the read ourselves on abort.
+      call.onAbort(() => void reader.cancel().catch(() => {}));
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done || call.why) return;
+          yield value;
+        }
+      } finally {
+        await reader.cancel().catch(() => {});
+      }
+    },
+    cancel: () => {
+      if (res.body && !res.bodyUsed && !res.body.locked) res.body.cancel().catch(() => {});
+    },
+  };
+}
+
+/** `Content-Type: …` as a header line, validated once per distinct value (`cache` is the transport's). */
+function contentTypeLine(cache: Map<string, string>, value: string): string {
+  let line = cache.get(value);
+  if (line === undefined) {
+    line = headerLines({ "Content-Type": value });
+    if (cache.size < 32) cache.set(value, line);
+  }
+  return line;
+}
+
+/** Request headers as HTTP/1.1 lines. A CR or LF inside a value (header injection) is refused. */
+function headerLines(headers: Record<string, string>): string {
+  let out = "";
+  for (const name in headers) {
+    const value = headers[name];
+    if (/[\r\n]/.test(value) || /[\r\n:]/.test(name)) {
+      // The message names the header, never its value (it may be a credential).
+      throw new TransportError(
+        `the request header ${JSON.stringify(name.replace(/[\r\n]/g, ""))} contains a line break`,
+      );
+    }
+    out += `${name}: ${value}\r\n`;
+  }
+  return out;
+}
+
+/**
+ * True when HTTPS_PROXY / HTTP_PROXY / ALL_PROXY is set: Deno's fetch honours them, our sockets do
+ * not, so such processes keep using fetch. Unreadable (no --allow-env for them) reads as unset.
+ */
+function proxyFromEnvironment(): boolean {
+  for (const name of ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]) {
+    try {
+      if (Deno.env.get(name)) return true;
+    } catch {
+      // Not permitted: treated as unset.
+    }
+  }
+  return false;
+}
+
+/** Closes a transport, ignoring one already closed. */
+export function closeQuietly(t: Transport): void {
+  try {
+    t.close();
+  } catch {
+    // Already closed.
+  }
+}
