@@ -111,12 +111,14 @@ export class KubeconfigAccess implements ClusterAccess {
     const exec = record(user.exec);
     if (!exec) return await (this.#kc ??= this.#makeKubeConfig()).then((kc) => kc.applyToHTTPSOptions(opts));
     const limitMs = this.#init.execTimeoutMs ?? EXEC_PLUGIN_TIMEOUT_MS;
+    // The limit is for the plugin alone: loading client-node first (seconds on a loaded machine) is not counted.
+    const kc = await (this.#kc ??= this.#makeKubeConfig());
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new ExecTimeout()), limitMs);
     });
     try {
-      const run = (this.#kc ??= this.#makeKubeConfig()).then((kc) => kc.applyToHTTPSOptions(opts));
+      const run = kc.applyToHTTPSOptions(opts);
       run.catch(() => {}); // after a timeout, the killed run still rejects: nobody waits for it any more
       await Promise.race([run, timeout]);
     } catch (err) {
