@@ -209,13 +209,19 @@ export class ServiceAccountDir {
 
 /**
  * A kubeconfig for `context` made from deploy/examples/remote-kubeconfigs-secret.yaml: its `staging.yaml` entry
- * with the placeholders filled in (server, CA, token) and the names set to `name`.
+ * with the placeholders filled in (server, CA, token) and the names set to `name`; `server` points it elsewhere, e.g.
+ * at a proxy presenting the apiserver's certificate.
  */
-export function remoteKubeconfig(context: string, token: string, name = context): string {
+export function remoteKubeconfig(
+  context: string,
+  token: string,
+  name = context,
+  server = apiserverUrl(context),
+): string {
   const secret = readYamlDocs("deploy/examples/remote-kubeconfigs-secret.yaml")[0];
   const doc = YAML.parse(secret.stringData["staging.yaml"]);
   doc.clusters[0].name = name;
-  doc.clusters[0].cluster.server = apiserverUrl(context);
+  doc.clusters[0].cluster.server = server;
   doc.clusters[0].cluster["certificate-authority-data"] = btoa(apiserverCa(context));
   doc.users[0].name = `${name}-operator-hub`;
   doc.users[0].user.token = token;
