@@ -263,6 +263,20 @@ export function parseMetrics(text: string): Map<string, Sample[]> {
 }
 
 /** Sum of the samples of `name` whose labels include `labels`. */
+/**
+ * Like {@linkcode metricSum}, but a series that is not there fails: at least one sample of `name` must carry
+ * `labels` (a missing series would otherwise sum to 0 and pass a check of "0" or "small").
+ */
+export function metricSeries(
+  metrics: Map<string, Sample[]>,
+  name: string,
+  labels: Record<string, string> = {},
+): number {
+  const found = (metrics.get(name) ?? []).filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  if (found.length === 0) throw new Error(`no ${name} series with ${JSON.stringify(labels)} in /metrics`);
+  return found.reduce((n, s) => n + s.value, 0);
+}
+
 export function metricSum(metrics: Map<string, Sample[]>, name: string, labels: Record<string, string> = {}): number {
   return (metrics.get(name) ?? [])
     .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
