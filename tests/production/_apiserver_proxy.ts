@@ -1,10 +1,10 @@
 // What the hub asks a local apiserver, seen from outside the hub: an InterceptProxy in front of a local cluster and
 // a recorder of the SelfSubjectAccessReviews (the RBAC pre-flight) passing through it.
 
-import { STATE_DIR } from "../kube/clusters.ts";
-import { type HookResult, type InterceptedRequest, InterceptProxy } from "../support/intercept_proxy.ts";
+import type { HookResult, InterceptedRequest } from "../support/intercept_proxy.ts";
+import { proxyInFrontOf } from "../support/local_proxy.ts";
 import { HubProcess } from "../support/hub_process.ts";
-import { adminToken, apiserverCa, apiserverUrl } from "../support/mod.ts";
+import { adminToken } from "../support/mod.ts";
 import { remoteKubeconfig } from "./_support.ts";
 
 /** One permission as the hub asked it: a SelfSubjectAccessReview's resourceAttributes. */
@@ -14,20 +14,6 @@ export interface AskedPermission {
   resource: string;
   subresource?: string;
   namespace?: string;
-}
-
-/**
- * An InterceptProxy in front of local cluster `context`'s apiserver, presenting that apiserver's own serving
- * certificate (so clients trust it with the cluster's CA). Close it after use.
- */
-export async function proxyInFrontOf(context: string): Promise<InterceptProxy> {
-  const certDir = `${STATE_DIR}/${context}/certs`;
-  return InterceptProxy.start({
-    target: apiserverUrl(context),
-    caPem: apiserverCa(context),
-    certPem: await Deno.readTextFile(`${certDir}/apiserver.crt`),
-    keyPem: await Deno.readTextFile(`${certDir}/apiserver.key`),
-  });
 }
 
 /**

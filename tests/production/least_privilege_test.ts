@@ -7,7 +7,8 @@ import { DirectApi, UUID_V4, waitFor } from "../support/direct_api.ts";
 import { HubProcess } from "../support/hub_process.ts";
 import { kubectl, requireClusters, testNamespace } from "../support/mod.ts";
 import { HubIdentity, remoteKubeconfig } from "./_support.ts";
-import { AccessReviews, type AskedPermission, canIArgs, proxyInFrontOf } from "./_apiserver_proxy.ts";
+import { AccessReviews, type AskedPermission, canIArgs } from "./_apiserver_proxy.ts";
+import { proxyInFrontOf } from "../support/local_proxy.ts";
 import type { InterceptProxy } from "../support/intercept_proxy.ts";
 import { describePermission } from "../../src/kube/mod.ts";
 
