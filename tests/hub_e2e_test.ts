@@ -67,34 +67,69 @@ Deno.test("The hub gives every Uuid applied with kubectl in prod, staging and de
   }
 });
 
-Deno.test("Fairness: staging's single new Uuid gets its UUID while prod's 3,000 are still far from drained", async () => {
+Deno.test("Fairness: with prod's backlog queued and every worker held in a prod write, staging's new Uuid is served within two freed workers", async () => {
   const ns = await testNamespace("fair", { contexts: ["prod", "staging"] });
   const prod = new DirectApi("prod");
   const staging = new DirectApi("staging");
-  // A low process-wide budget makes prod's backlog last long enough to observe ordering.
-  const hub = HubProcess.start({ clusters: ["prod", "staging"], args: ["--qps", "150", "--burst", "10"] });
+  // The hub reaches prod through a proxy that holds each status write until the test lets it through, so the
+  // order of hand-outs, not the machine's speed, decides what happens next.
+  const proxy = await proxyInFrontOf("prod");
+  const heldWrites: (() => void)[] = [];
+  let holding = true;
+  proxy.hook = async (req) => {
+    if (req.method !== "PATCH" || !holding) return undefined;
+    await new Promise<void>((resume) => {
+      heldWrites.push(resume);
+      req.signal.addEventListener("abort", () => resume(), { once: true });
+    });
+    return undefined;
+  };
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/prod-held.yaml`, adminKubeconfigVia("prod", proxy.url, "prod-held"));
+  const workers = 4;
+  const backlog = 200;
+  await prod.createUuids(ns.name, Array.from({ length: backlog }, (_, i) => `p-${i}`), 32);
+  const hub = HubProcess.start({
+    clusters: ["prod-held", "staging"],
+    kubeconfigs: [new URL("../clusters/local.yaml", import.meta.url).pathname, `${dir}/prod-held.yaml`],
+    args: ["--namespace", ns.name, "--concurrency", String(workers)],
+  });
   try {
-    await hub.waitReady();
-    await prod.createUuids(ns.name, Array.from({ length: 3000 }, (_, i) => `p-${i}`), 32);
-    const count = async () => [...(await prod.uuidsOf(ns.name)).values()].filter(Boolean).length;
-    await waitFor(async () => (await count()) >= 50, "prod to start draining", 60_000, 100);
-    const doneAtCreate = await count();
+    await waitFor(async () => heldWrites.length === workers, "every worker held in a prod write", 60_000, 50);
+    await hub.waitStatus((s) => s.clusters?.staging?.state === "watching", 60_000, "staging watching");
     await staging.createUuids(ns.name, ["s-0"]);
-    await waitFor(async () => (await staging.uuidsOf(ns.name)).get("s-0"), "staging's UUID", 60_000, 50);
-    const doneAtStaging = await count();
+    // Nothing moves while every worker waits: staging's key sits in the queue behind prod's backlog.
+    await hub.waitStatus((s) => s.clusters.staging.queue === 1, 60_000, "staging's key queued");
+    const stagingDone = async () => (await staging.uuidsOf(ns.name)).get("s-0");
+    let freed = 0;
+    while (!(await stagingDone())) {
+      // The queue promises a cluster's key within as many hand-outs as clusters have keys queued: two here.
+      assert.ok(freed < 2, `staging still waits after ${freed} freed workers took prod keys`);
+      heldWrites.shift()!();
+      freed++;
+      // The freed worker takes the next key: staging's (it is written, not held) or prod's (held again).
+      await waitFor(
+        async () => heldWrites.length === workers || await stagingDone(),
+        "the freed worker's next key settled",
+        60_000,
+        50,
+      );
+    }
+    const prodDone = [...(await prod.uuidsOf(ns.name)).values()].filter(Boolean).length;
     console.log(
-      `fairness: prod had ${doneAtCreate}/3000 done when staging's object was created, ${doneAtStaging}/3000 when it got its UUID`,
+      `figure: staging's Uuid was served after ${freed} freed workers, with ${prodDone}/${backlog} prod done`,
     );
-    assert.ok(
-      doneAtStaging < 1500,
-      `prod had ${doneAtStaging} of 3000 done when staging's object got its UUID (created at ${doneAtCreate})`,
-    );
+    assert.ok(prodDone <= workers + freed, `${prodDone} prod Uuids written`);
   } finally {
+    holding = false;
+    heldWrites.splice(0).forEach((resume) => resume());
     await hub.kill();
+    await proxy.close();
     await prod.deleteAllUuids(ns.name);
     prod.close();
     staging.close();
     await ns.cleanup();
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
