@@ -45,6 +45,15 @@ Deno.test("deploy/'s ClusterRole grants exactly what a running hub's pre-flight 
   assert.equal(role.metadata.namespace, "operator-hub");
   requireClusters();
   const seen = await observeHub(CONTEXT, ["--leader-elect", "--leader-elect-namespace", role.metadata.namespace]);
+  // The observed hub may have taken the Lease (when the namespace exists): leave none behind.
+  await kubectl(CONTEXT, [
+    "delete",
+    "lease",
+    "operator-hub.demo.operator",
+    "-n",
+    role.metadata.namespace,
+    "--ignore-not-found",
+  ]);
   const grant = (p: { verb: string; group: string; resource: string; subresource?: string }) =>
     `${p.verb} ${p.resource}${p.subresource ? `/${p.subresource}` : ""}.${p.group}`;
   const grants = (rules: any[]) =>
