@@ -45,24 +45,46 @@ Deno.test("parseLiveness() accepts Kopf's form and rejects other schemes and jun
   assert.throws(() => parseLiveness("not a url"), FlagError);
 });
 
-Deno.test("helpText() documents every flag parseFlags() accepts", () => {
+/** Whether parseFlags() knows `--flag` (any error but "Unknown option" means it parsed the name). */
+function accepted(flag: string): boolean {
+  try {
+    parseFlags(["--clusters=a", flag]);
+    return true;
+  } catch (err) {
+    return !/Unknown option/.test((err as Error).message);
+  }
+}
+
+/**
+ * The long flags parseFlags() hands to node:util parseArgs, read from the parser's own source: the keys of its
+ * `options` table and of NUMBER_FLAGS (spread into it). Each is then confirmed by the parser itself.
+ */
+function parserFlags(): string[] {
+  const source = Deno.readTextFileSync(new URL("./flags.ts", import.meta.url));
+  const options = source.slice(source.indexOf("options: {", source.indexOf("parseArgs({")));
+  const table = options.slice(0, options.indexOf("\n      },"));
+  const numbers = source.slice(source.indexOf("const NUMBER_FLAGS"));
+  const numberTable = numbers.slice(0, numbers.indexOf("\n};"));
+  const keys = [
+    ...[...table.matchAll(/^\s*"?([a-z][a-z0-9-]*)"?: \{ type:/gm)].map((m) => m[1]),
+    ...[...numberTable.matchAll(/^\s*"([a-z][a-z0-9-]*)": \{ key:/gm)].map((m) => m[1]),
+  ];
+  assert.ok(table.includes("...numberOptions"), "the options table still spreads NUMBER_FLAGS");
+  return keys.map((k) => `--${k}`);
+}
+
+Deno.test("helpText() documents every flag parseFlags() accepts, and only those", () => {
   const help = helpText();
-  for (
-    const flag of [
-      "--clusters",
-      "--kubeconfig",
-      "--namespace",
-      "--liveness",
-      "--log-level",
-      "--log-format",
-      "--concurrency",
-      "--qps",
-      "--cluster-qps",
-      "--watch-idle-timeout",
-      "--http2",
-    ]
-  ) {
-    assert.ok(help.includes(flag), `help lacks ${flag}`);
+  const documented = (flag: string) => new RegExp(`${flag}(?![a-z0-9-])`).test(help);
+  const flags = parserFlags();
+  assert.ok(flags.includes("--clusters") && flags.includes("--concurrency"), `flags read: ${flags.join(" ")}`);
+  for (const flag of flags) {
+    assert.ok(accepted(flag), `${flag} was read from the parser's table but parseFlags() rejects it`);
+    assert.ok(documented(flag), `help lacks ${flag}`);
+  }
+  assert.ok(!accepted("--no-such-flag"), "the probe tells unknown flags apart");
+  for (const [flag] of help.matchAll(/--[a-z][a-z0-9-]*/g)) {
+    assert.ok(accepted(flag), `help documents ${flag}, which parseFlags() rejects`);
   }
 });
 

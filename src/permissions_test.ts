@@ -1,6 +1,7 @@
 // Unit tests for the permission helpers and the process.env view npm packages get under a narrow --allow-env.
 import assert from "node:assert/strict";
 import { HUB_ENV, netHost, restrictedEnv } from "./permissions.ts";
+import { loadContexts } from "./kube/mod.ts";
 
 const backend = (vars: Record<string, string>, readable: string[]) => ({
   mayRead: (name: string) => readable.includes(name),
@@ -38,6 +39,27 @@ Deno.test("netHost() gives the host:port Deno's net permission checks, with the 
   assert.equal(netHost("https://[::1]:16443"), "[::1]:16443");
 });
 
-Deno.test("HUB_ENV lists exactly the variables main.ts and the kubeconfig loader read", () => {
-  assert.deepEqual([...HUB_ENV].sort(), ["HOME", "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"]);
+Deno.test("HUB_ENV lists exactly the variables main.ts and the kubeconfig loader read", async () => {
+  // main.ts hands readEnv to loadContexts() and to the in-cluster selection; record what those ask for, on the
+  // paths that read the most: no --kubeconfig and no $KUBECONFIG (so ~/.kube/config via $HOME), and in-cluster.
+  const root = await Deno.makeTempDir({ prefix: "permissions_test_" });
+  try {
+    const read = new Set<string>();
+    const env = (name: string) => {
+      read.add(name);
+      return ({ HOME: root, KUBERNETES_SERVICE_HOST: "10.0.0.1", KUBERNETES_SERVICE_PORT: "443" } as Record<
+        string,
+        string
+      >)[name];
+    };
+    await Deno.writeTextFile(`${root}/token`, "t");
+    await Deno.writeTextFile(`${root}/namespace`, "default");
+    await Deno.writeTextFile(`${root}/ca.crt`, "-----BEGIN CERTIFICATE-----\nQ0E=\n-----END CERTIFICATE-----\n");
+    const catalog = await loadContexts({ files: [], env, cwd: root });
+    const [pod] = catalog.select(["in-cluster"], { inCluster: { root, env } });
+    assert.equal(pod.server, "https://10.0.0.1:443", "the in-cluster path ran");
+    assert.deepEqual([...read].sort(), [...HUB_ENV].sort());
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });

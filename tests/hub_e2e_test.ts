@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { DirectApi, UUID_V4, waitFor } from "./support/direct_api.ts";
 import { HubProcess } from "./support/hub_process.ts";
 import { installProductionCrd, installSeedCrd, kubectlOk, testNamespace } from "./support/mod.ts";
+import { adminKubeconfigVia, proxyInFrontOf } from "./support/local_proxy.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
 
@@ -66,34 +67,69 @@ Deno.test("The hub gives every Uuid applied with kubectl in prod, staging and de
   }
 });
 
-Deno.test("Fairness: staging's single new Uuid gets its UUID while prod's 3,000 are still far from drained", async () => {
+Deno.test("Fairness: with prod's backlog queued and every worker held in a prod write, staging's new Uuid is served within two freed workers", async () => {
   const ns = await testNamespace("fair", { contexts: ["prod", "staging"] });
   const prod = new DirectApi("prod");
   const staging = new DirectApi("staging");
-  // A low process-wide budget makes prod's backlog last long enough to observe ordering.
-  const hub = HubProcess.start({ clusters: ["prod", "staging"], args: ["--qps", "150", "--burst", "10"] });
+  // The hub reaches prod through a proxy that holds each status write until the test lets it through, so the
+  // order of hand-outs, not the machine's speed, decides what happens next.
+  const proxy = await proxyInFrontOf("prod");
+  const heldWrites: (() => void)[] = [];
+  let holding = true;
+  proxy.hook = async (req) => {
+    if (req.method !== "PATCH" || !holding) return undefined;
+    await new Promise<void>((resume) => {
+      heldWrites.push(resume);
+      req.signal.addEventListener("abort", () => resume(), { once: true });
+    });
+    return undefined;
+  };
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/prod-held.yaml`, adminKubeconfigVia("prod", proxy.url, "prod-held"));
+  const workers = 4;
+  const backlog = 200;
+  await prod.createUuids(ns.name, Array.from({ length: backlog }, (_, i) => `p-${i}`), 32);
+  const hub = HubProcess.start({
+    clusters: ["prod-held", "staging"],
+    kubeconfigs: [new URL("../clusters/local.yaml", import.meta.url).pathname, `${dir}/prod-held.yaml`],
+    args: ["--namespace", ns.name, "--concurrency", String(workers)],
+  });
   try {
-    await hub.waitReady();
-    await prod.createUuids(ns.name, Array.from({ length: 3000 }, (_, i) => `p-${i}`), 32);
-    const count = async () => [...(await prod.uuidsOf(ns.name)).values()].filter(Boolean).length;
-    await waitFor(async () => (await count()) >= 50, "prod to start draining", 60_000, 100);
-    const doneAtCreate = await count();
+    await waitFor(async () => heldWrites.length === workers, "every worker held in a prod write", 60_000, 50);
+    await hub.waitStatus((s) => s.clusters?.staging?.state === "watching", 60_000, "staging watching");
     await staging.createUuids(ns.name, ["s-0"]);
-    await waitFor(async () => (await staging.uuidsOf(ns.name)).get("s-0"), "staging's UUID", 60_000, 50);
-    const doneAtStaging = await count();
+    // Nothing moves while every worker waits: staging's key sits in the queue behind prod's backlog.
+    await hub.waitStatus((s) => s.clusters.staging.queue === 1, 60_000, "staging's key queued");
+    const stagingDone = async () => (await staging.uuidsOf(ns.name)).get("s-0");
+    let freed = 0;
+    while (!(await stagingDone())) {
+      // The queue promises a cluster's key within as many hand-outs as clusters have keys queued: two here.
+      assert.ok(freed < 2, `staging still waits after ${freed} freed workers took prod keys`);
+      heldWrites.shift()!();
+      freed++;
+      // The freed worker takes the next key: staging's (it is written, not held) or prod's (held again).
+      await waitFor(
+        async () => heldWrites.length === workers || await stagingDone(),
+        "the freed worker's next key settled",
+        60_000,
+        50,
+      );
+    }
+    const prodDone = [...(await prod.uuidsOf(ns.name)).values()].filter(Boolean).length;
     console.log(
-      `fairness: prod had ${doneAtCreate}/3000 done when staging's object was created, ${doneAtStaging}/3000 when it got its UUID`,
+      `figure: staging's Uuid was served after ${freed} freed workers, with ${prodDone}/${backlog} prod done`,
     );
-    assert.ok(
-      doneAtStaging < 1500,
-      `prod had ${doneAtStaging} of 3000 done when staging's object got its UUID (created at ${doneAtCreate})`,
-    );
+    assert.ok(prodDone <= workers + freed, `${prodDone} prod Uuids written`);
   } finally {
+    holding = false;
+    heldWrites.splice(0).forEach((resume) => resume());
     await hub.kill();
+    await proxy.close();
     await prod.deleteAllUuids(ns.name);
     prod.close();
     staging.close();
     await ns.cleanup();
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
@@ -141,24 +177,50 @@ Deno.test("Health: an unreachable cluster keeps /readyz at 503 naming it, /healt
   }
 });
 
-Deno.test("Readiness: /readyz is 503 until the first full list completes, then 200", async () => {
-  const hub = HubProcess.start({ clusters: ["prod", "staging", "dev"] });
+Deno.test("Readiness: /readyz is 503 naming the cluster whose first list is held back, then 200 once it completes", async () => {
+  // dev is reached through a proxy that holds its first Uuid list until released: until then dev cannot have
+  // synced, whatever the machine's speed, while prod and staging finish theirs.
+  const proxy = await proxyInFrontOf("dev");
+  let release!: () => void;
+  const released = new Promise<void>((r) => release = r);
+  let listHeld!: () => void;
+  const held = new Promise<void>((r) => listHeld = r);
+  proxy.hook = async (req) => {
+    if (req.method !== "GET" || !req.path.endsWith("/uuid") || req.query.get("watch")) return undefined;
+    listHeld();
+    await released;
+    return undefined;
+  };
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/dev-held.yaml`, adminKubeconfigVia("dev", proxy.url, "dev-held"));
+  const hub = HubProcess.start({
+    clusters: ["prod", "staging", "dev-held"],
+    kubeconfigs: [new URL("../clusters/local.yaml", import.meta.url).pathname, `${dir}/dev-held.yaml`],
+  });
   try {
-    // Poll from the first moment the port answers; the first answer must not claim readiness
-    // before every cluster reports `synced`.
-    const first = await waitFor(async () => await hub.get("/readyz"), "first /readyz answer", 30_000, 20);
-    if (first.status === 200) {
-      for (const c of CLUSTERS) assert.equal(first.body.clusters[c].synced, true);
-    } else {
-      assert.equal(first.status, 503);
-      assert.ok(first.body.notReady.length > 0);
-    }
+    await held;
+    const status = await hub.waitStatus(
+      (s) => s.clusters?.prod?.state === "watching" && s.clusters?.staging?.state === "watching",
+      60_000,
+      "prod and staging watching while dev's list is held",
+    );
+    assert.notEqual(status.clusters["dev-held"].state, "watching", JSON.stringify(status));
+    const waiting = await hub.get("/readyz");
+    assert.equal(waiting.status, 503, JSON.stringify(waiting.body));
+    assert.deepEqual(waiting.body.notReady, ["dev-held"]);
+    assert.equal(waiting.body.ready, false);
+    release();
     await hub.waitReady();
     const ready = await hub.get("/readyz");
     assert.equal(ready.status, 200);
-    for (const c of CLUSTERS) assert.equal(ready.body.clusters[c].state, "watching");
+    const after = (await hub.get("/status")).body;
+    for (const c of ["prod", "staging", "dev-held"]) assert.equal(after.clusters[c].state, "watching");
+    assert.ok(proxy.seen((r) => r.method === "GET" && r.path.endsWith("/uuid")).length > 0, "dev listed via the proxy");
   } finally {
+    release();
     await hub.kill();
+    await proxy.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
 

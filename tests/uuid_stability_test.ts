@@ -96,6 +96,17 @@ Deno.test("SIGKILL of the hub in the middle of a burst of 500 creations leaves e
   });
 });
 
+/** Sum of the samples of counter `name` (Prometheus text) whose labels include `labels`; 0 when none match. */
+function seriesSum(text: string, name: string, labels: Record<string, string>): number {
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}{`)) continue;
+    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
+    sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return sum;
+}
+
 Deno.test("Two hubs on the same clusters at once write each UUID once and never overwrite one", async () => {
   const ns = await testNamespace("twohubs");
   const clusters = ["prod", "staging"];
@@ -105,12 +116,32 @@ Deno.test("Two hubs on the same clusters at once write each UUID once and never 
   try {
     await Promise.all(hubs.map((h) => h.waitReady()));
     const okBefore = await Promise.all(apis.map((a) => a.uuidWrites(true)));
+    const allBefore = await Promise.all(apis.map((a) => a.uuidWrites()));
     await Promise.all(apis.map((a) => a.createUuids(ns.name, names("t", 100))));
     await Promise.all(apis.map((a) => waitAllAssigned(a, ns.name, 100)));
     await new Promise((r) => setTimeout(r, 1500));
     for (const [i, h] of histories.entries()) assert.deepEqual(h.changed(), [], clusters[i]);
     const okAfter = await Promise.all(apis.map((a) => a.uuidWrites(true)));
+    const allAfter = await Promise.all(apis.map((a) => a.uuidWrites()));
     for (const i of [0, 1]) assert.equal(okAfter[i] - okBefore[i], 100, `${clusters[i]}: successful writes`);
+    // Both hubs raced: each reconciled every object in both clusters, and every write the apiservers saw is one of
+    // theirs; either some lost with 409 Conflict, or both won some.
+    const ms = await Promise.all(hubs.map(async (h) => (await h.get("/metrics")).text as string));
+    const won = [0, 0];
+    let conflicts = 0;
+    for (const [i, cluster] of clusters.entries()) {
+      let attempts = 0;
+      for (const [j, m] of ms.entries()) {
+        const reconciled = seriesSum(m, "controller_runtime_reconcile_total", { cluster, result: "success" });
+        assert.ok(reconciled >= 100, `hub ${j} reconciled ${reconciled} of 100 objects in ${cluster}`);
+        won[j] += seriesSum(m, "rest_client_requests_total", { cluster, method: "PATCH", code: "200" });
+        conflicts += seriesSum(m, "rest_client_requests_total", { cluster, method: "PATCH", code: "409" });
+        attempts += seriesSum(m, "rest_client_requests_total", { cluster, method: "PATCH" });
+      }
+      assert.equal(attempts, allAfter[i] - allBefore[i], `${cluster}: the hubs' writes are the apiserver's`);
+    }
+    console.log(`figure: two hubs on 200 new Uuids: hub 0 won ${won[0]}, hub 1 won ${won[1]}, ${conflicts} lost (409)`);
+    assert.ok(conflicts > 0 || (won[0] > 0 && won[1] > 0), `no race: won ${won.join("/")}, ${conflicts} conflicts`);
   } finally {
     await Promise.all(hubs.map((h) => h.kill()));
     await Promise.all(histories.map((h) => h.stop()));

@@ -226,8 +226,15 @@ Deno.test("An abort rejects at once with its reason and closes the socket, waiti
     const p1 = pool.request("GET", "/head", "", undefined, a1);
     setTimeout(() => a1.abort(reason), 50);
     const t0 = performance.now();
-    await assert.rejects(p1, (e) => e === reason);
-    assert.ok(performance.now() - t0 < 1000);
+    // Hang guard, not a speed check: the peer never answers, so only the abort (50 ms in) can end the request;
+    // 5 s is 100× the measured median (about 53 ms, see the figure).
+    let guard: ReturnType<typeof setTimeout> | undefined;
+    const hung = new Promise((r) => guard = setTimeout(() => r("hang guard: no rejection within 5 s"), 5_000));
+    const outcome = await Promise.race([p1.then(() => "resolved", (e) => e), hung]).finally(() => clearTimeout(guard));
+    assert.equal(outcome, reason);
+    console.log(
+      `figure: an abort 50 ms into a request with no answer rejected it after ${Math.round(performance.now() - t0)} ms`,
+    );
 
     const a2 = new TestAbort();
     const res = await pool.request("GET", "/body", "", undefined, a2);

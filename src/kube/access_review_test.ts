@@ -21,9 +21,11 @@ Deno.test("describePermission() reads like kubectl's resource.group form", () =>
 
 Deno.test("missingPermissions() posts one SelfSubjectAccessReview per check and returns the denied ones in order", async () => {
   const bodies: unknown[] = [];
-  const fetch: FetchLike = (_url, init) => {
+  const urls: string[] = [];
+  const fetch: FetchLike = (url, init) => {
     const body = JSON.parse(String(init.body));
     bodies.push(body);
+    urls.push(`${init.method} ${new URL(String(url)).pathname}`);
     const allowed = body.spec.resourceAttributes.verb !== "patch";
     return Promise.resolve(new Response(JSON.stringify({ ...body, status: { allowed } }), { status: 201 }));
   };
@@ -40,6 +42,12 @@ Deno.test("missingPermissions() posts one SelfSubjectAccessReview per check and 
       { verb: "patch", group: "demo.operator", resource: "uuid" },
     ];
     assert.deepEqual(await missingPermissions(client, checks), [checks[1], checks[2]]);
+    // Exactly one review request per check, each asking about its own check.
+    assert.deepEqual(urls, checks.map(() => "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews"));
+    assert.deepEqual(
+      bodies.map((b) => (b as { spec: { resourceAttributes: unknown } }).spec.resourceAttributes),
+      checks,
+    );
     assert.deepEqual(bodies[1], {
       apiVersion: "authorization.k8s.io/v1",
       kind: "SelfSubjectAccessReview",

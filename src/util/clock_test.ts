@@ -1,6 +1,6 @@
 // Unit tests for the virtual clock.
 import assert from "node:assert/strict";
-import { COARSE_FROM_MS, CoarseTimers, SLOT_MS, SystemClock, VirtualClock } from "./clock.ts";
+import { COARSE_FROM_MS, CoarseTimers, SLOT_MS, SystemClock, type Timer, VirtualClock } from "./clock.ts";
 
 Deno.test("VirtualClock fires timers in due order and only when advanced", async () => {
   const c = new VirtualClock(100);
@@ -28,10 +28,20 @@ Deno.test("VirtualClock.sleep() resolves early on abort and leaves no timer", as
   assert.equal(c.pending, 0);
 });
 
-Deno.test("CoarseTimers: never early, at most a slot late, cancelled ones never run, nothing left armed", async () => {
+/**
+ * Resolves once `done()` holds, checking every 10 ms. The 5 s limit is a hang guard, not a speed check: the timers
+ * waited for are due within 260 ms (about 10× less; see the figure line).
+ */
+async function until(done: () => boolean, what: string): Promise<void> {
+  for (const deadline = Date.now() + 5_000; !done();) {
+    if (Date.now() > deadline) throw new Error(`hang guard: ${what} did not happen within 5 s`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+Deno.test("CoarseTimers: never early, in due order, cancelled ones never run, nothing left armed", async () => {
   const timers = new CoarseTimers();
   const fired: [string, number][] = [];
-  const start = Date.now();
   const due: Record<string, number> = {};
   const add = (name: string, ms: number) => {
     due[name] = Date.now() + ms;
@@ -43,15 +53,15 @@ Deno.test("CoarseTimers: never early, at most a slot late, cancelled ones never 
   add("d", 125); // same slot as "a" or the next
   c.cancel();
   assert.equal(timers.size, 3);
-  await new Promise((r) => setTimeout(r, 260 + 2 * SLOT_MS + 50));
+  // "b" is due last, so once it ran every slot up to its own has fired, the cancelled "c" (180 ms) included.
+  await until(() => fired.some(([n]) => n === "b"), `timer "b"`);
   assert.deepEqual(fired.map(([n]) => n).sort(), ["a", "b", "d"], "the cancelled timer never ran");
-  for (const [name, at] of fired) {
-    assert.ok(at >= due[name], `${name} fired ${due[name] - at} ms early`);
-    assert.ok(at - due[name] <= SLOT_MS + 60, `${name} fired ${at - due[name]} ms late`);
-  }
+  for (const [name, at] of fired) assert.ok(at >= due[name], `${name} fired ${due[name] - at} ms early`);
   assert.ok(fired.findIndex(([n]) => n === "b") === 2, "b (the longest) fires last");
   assert.equal(timers.size, 0);
-  assert.ok(Date.now() - start < 1000);
+  // How late they ran depends on the event loop (a busy machine delays every setTimeout): a figure, not a check.
+  const late = fired.map(([name, at]) => at - due[name]);
+  console.log(`figure: coarse timers ran ${Math.min(...late)}–${Math.max(...late)} ms after due (SLOT_MS ${SLOT_MS})`);
   // Deno.test's sanitizers fail this test if a setTimeout is still armed.
 });
 
@@ -61,7 +71,8 @@ Deno.test("CoarseTimers: cancelling the earliest timer re-arms for the next, can
   const early = timers.add(50, () => fired.push("early"));
   timers.add(150, () => fired.push("late"));
   early.cancel();
-  await new Promise((r) => setTimeout(r, 150 + SLOT_MS + 60));
+  // The cancelled one was due first: had it stayed, it would have run before "late".
+  await until(() => fired.includes("late"), `timer "late"`);
   assert.deepEqual(fired, ["late"]);
   const t1 = timers.add(10_000, () => fired.push("never"));
   const t2 = timers.add(20_000, () => fired.push("never"));
@@ -73,10 +84,28 @@ Deno.test("CoarseTimers: cancelling the earliest timer re-arms for the next, can
 
 Deno.test("SystemClock.setTimer() uses coarse timers from COARSE_FROM_MS and exact ones below", () => {
   const clock = new SystemClock();
-  let ran = false;
-  const long = clock.setTimer(COARSE_FROM_MS, () => (ran = true));
-  const short = clock.setTimer(10, () => (ran = true));
-  long.cancel();
-  short.cancel();
-  assert.equal(ran, false);
+  // Records the delay of every runtime timer armed while the clock's timers are set.
+  const armed: number[] = [];
+  const realSetTimeout = globalThis.setTimeout;
+  const counting = (fn: () => void, ms?: number) => {
+    armed.push(ms ?? 0);
+    return realSetTimeout(fn, ms);
+  };
+  let long: Timer[] = [];
+  let short: Timer[] = [];
+  globalThis.setTimeout = counting as typeof setTimeout;
+  try {
+    // Exact timers arm one runtime timer each, with the delay asked for.
+    short = [clock.setTimer(10, () => {}), clock.setTimer(11, () => {})];
+    assert.deepEqual(armed, [10, 11], "each short timer is its own setTimeout with its own delay");
+    armed.length = 0;
+    // Coarse ones share the single setTimeout of the earliest slot: two long timers arm at most one, never
+    // with either exact delay.
+    long = [clock.setTimer(COARSE_FROM_MS + 1, () => {}), clock.setTimer(COARSE_FROM_MS + 2, () => {})];
+    assert.ok(armed.length <= 1, `two coarse timers armed ${armed.length} setTimeouts: ${armed.join(", ")}`);
+    assert.ok(!armed.includes(COARSE_FROM_MS + 2), `the second coarse timer armed its own: ${armed.join(", ")}`);
+  } finally {
+    globalThis.setTimeout = realSetTimeout;
+    for (const t of [...long, ...short]) t.cancel();
+  }
 });

@@ -209,13 +209,19 @@ export class ServiceAccountDir {
 
 /**
  * A kubeconfig for `context` made from deploy/examples/remote-kubeconfigs-secret.yaml: its `staging.yaml` entry
- * with the placeholders filled in (server, CA, token) and the names set to `name`.
+ * with the placeholders filled in (server, CA, token) and the names set to `name`; `server` points it elsewhere, e.g.
+ * at a proxy presenting the apiserver's certificate.
  */
-export function remoteKubeconfig(context: string, token: string, name = context): string {
+export function remoteKubeconfig(
+  context: string,
+  token: string,
+  name = context,
+  server = apiserverUrl(context),
+): string {
   const secret = readYamlDocs("deploy/examples/remote-kubeconfigs-secret.yaml")[0];
   const doc = YAML.parse(secret.stringData["staging.yaml"]);
   doc.clusters[0].name = name;
-  doc.clusters[0].cluster.server = apiserverUrl(context);
+  doc.clusters[0].cluster.server = server;
   doc.clusters[0].cluster["certificate-authority-data"] = btoa(apiserverCa(context));
   doc.users[0].name = `${name}-operator-hub`;
   doc.users[0].user.token = token;
@@ -257,6 +263,20 @@ export function parseMetrics(text: string): Map<string, Sample[]> {
 }
 
 /** Sum of the samples of `name` whose labels include `labels`. */
+/**
+ * Like {@linkcode metricSum}, but a series that is not there fails: at least one sample of `name` must carry
+ * `labels` (a missing series would otherwise sum to 0 and pass a check of "0" or "small").
+ */
+export function metricSeries(
+  metrics: Map<string, Sample[]>,
+  name: string,
+  labels: Record<string, string> = {},
+): number {
+  const found = (metrics.get(name) ?? []).filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  if (found.length === 0) throw new Error(`no ${name} series with ${JSON.stringify(labels)} in /metrics`);
+  return found.reduce((n, s) => n + s.value, 0);
+}
+
 export function metricSum(metrics: Map<string, Sample[]>, name: string, labels: Record<string, string> = {}): number {
   return (metrics.get(name) ?? [])
     .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))

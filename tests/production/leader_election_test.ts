@@ -13,6 +13,12 @@ const CLUSTERS = ["prod", "staging"];
 const LEASE_S = 15; // controller-runtime's default, used as is
 const RETRY_S = 2;
 const JITTER = 1.2;
+/**
+ * Hang guards, not speed checks: how long to wait for a takeover before failing. Both are far above 5× the
+ * measured medians (about 17 s after a SIGKILL, about 1 s after a SIGTERM; see the figure line).
+ */
+const TAKEOVER_AFTER_KILL_GUARD_MS = 120_000;
+const TAKEOVER_AFTER_STOP_GUARD_MS = 30_000;
 
 async function assigned(api: DirectApi, namespace: string, count: number, timeoutMs = 90_000) {
   return await waitFor(
@@ -53,6 +59,11 @@ Deno.test("Two hubs with --leader-elect: exactly one reconciles, SIGKILL of the 
   };
   try {
     await Promise.all(writes.map((w) => w.ready));
+    // The apiservers' own count of Uuid writes (PATCH/PUT), all and successful, before any hub runs; each cluster is
+    // this test's alone while it runs.
+    const writesBefore = await Promise.all(
+      apis.map(async (api) => [await api.uuidWrites(), await api.uuidWrites(true)]),
+    );
     const a = start();
     const aStatus = await a.waitStatus((s) => s.ready && s.leaderElection?.leader === true, 60_000, "a leads");
     const aId = aStatus.leaderElection.identity;
@@ -82,15 +93,14 @@ Deno.test("Two hubs with --leader-elect: exactly one reconciles, SIGKILL of the 
     const lastByA = await lease(ns.name);
     assert.equal(lastByA.holderIdentity, aId);
     await Promise.all(apis.map((api) => api.createUuids(ns.name, names("two", 20))));
-    await b.waitStatus((s) => s.leaderElection?.leader === true, 40_000, "b takes over");
+    await b.waitStatus((s) => s.leaderElection?.leader === true, TAKEOVER_AFTER_KILL_GUARD_MS, "b takes over");
     const handover = (Date.now() - killedAt) / 1000;
     const byB = await lease(ns.name);
     assert.equal(byB.leaseTransitions, lastByA.leaseTransitions + 1);
     const gap = (Date.parse(byB.acquireTime) - Date.parse(lastByA.renewTime)) / 1000;
-    // Safety: b waited a full lease duration after a's last renewal. Liveness: at most one jittered retry more.
+    // Safety: b waited a full lease duration after a's last renewal (the Lease's own timestamps). How much longer
+    // it took depends on the machine's load: a figure below, with the hang guard above as the only time limit.
     assert.ok(gap >= LEASE_S, `b acquired ${gap} s after a's last renewal`);
-    assert.ok(gap <= LEASE_S + RETRY_S * (1 + JITTER) + 1, `b acquired ${gap} s after a's last renewal`);
-    assert.ok(handover <= LEASE_S + RETRY_S * (1 + JITTER) + 1, `handover took ${handover} s after the kill`);
     await Promise.all(apis.map((api) => assigned(api, ns.name, 40)));
     const mb2 = await metrics(b);
     for (const cluster of CLUSTERS) {
@@ -103,18 +113,25 @@ Deno.test("Two hubs with --leader-elect: exactly one reconciles, SIGKILL of the 
     await c.waitStatus((s) => s.ready && s.leaderElection?.holder === byB.holderIdentity, 60_000, "c stands by");
     const stoppedAt = Date.now();
     assert.equal((await b.stop("SIGTERM")).code, 0, b.tail());
-    await c.waitStatus((s) => s.leaderElection?.leader === true, 20_000, "c takes over");
+    await c.waitStatus((s) => s.leaderElection?.leader === true, TAKEOVER_AFTER_STOP_GUARD_MS, "c takes over");
     const graceful = (Date.now() - stoppedAt) / 1000;
-    assert.ok(graceful <= RETRY_S * (1 + JITTER) + 2, `graceful handover took ${graceful} s`);
-    console.log(`handover: ${handover} s after SIGKILL (${gap} s after the last renewal), ${graceful} s after SIGTERM`);
+    console.log(
+      `figure: handover ${handover} s after SIGKILL (${gap} s after the last renewal; lease ${LEASE_S} s, retry ` +
+        `${RETRY_S} s × up to ${1 + JITTER}), ${graceful} s after SIGTERM`,
+    );
     await Promise.all(apis.map((api) => api.createUuids(ns.name, names("three", 10))));
     await Promise.all(apis.map((api) => assigned(api, ns.name, 50)));
 
-    // Every object got exactly one status write, and no UUID ever changed.
+    // Every object got exactly one status write, counted by the apiservers (an identical rewrite counts too, a 409
+    // as well), and no UUID ever changed.
     await new Promise((r) => setTimeout(r, 1500));
+    for (const [i, api] of apis.entries()) {
+      const [all, ok] = [await api.uuidWrites(), await api.uuidWrites(true)];
+      assert.equal(ok - writesBefore[i][1], 50, `${CLUSTERS[i]}: successful Uuid writes at the apiserver`);
+      assert.equal(all - writesBefore[i][0], 50, `${CLUSTERS[i]}: Uuid writes at the apiserver`);
+    }
     for (const [i, w] of writes.entries()) {
-      assert.deepEqual(w.repeated(), [], `${CLUSTERS[i]}: objects written more than once`);
-      assert.equal(w.total(), 50, `${CLUSTERS[i]}: status writes`);
+      assert.deepEqual(w.repeated(), [], `${CLUSTERS[i]}: objects whose status changed more than once`);
     }
     for (const [i, h] of histories.entries()) {
       assert.deepEqual(h.changed(), [], `${CLUSTERS[i]}: changed UUIDs`);

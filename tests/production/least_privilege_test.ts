@@ -5,39 +5,45 @@
 import assert from "node:assert/strict";
 import { DirectApi, UUID_V4, waitFor } from "../support/direct_api.ts";
 import { HubProcess } from "../support/hub_process.ts";
-import { requireClusters, testNamespace } from "../support/mod.ts";
+import { kubectl, requireClusters, testNamespace } from "../support/mod.ts";
 import { HubIdentity, remoteKubeconfig } from "./_support.ts";
+import { AccessReviews, type AskedPermission, canIArgs } from "./_apiserver_proxy.ts";
+import { proxyInFrontOf } from "../support/local_proxy.ts";
+import type { InterceptProxy } from "../support/intercept_proxy.ts";
+import { describePermission } from "../../src/kube/mod.ts";
 
 const CONTEXT = "dev";
 const has = (group: string, resource: string, verb?: string) => (r: any) =>
   r.apiGroups.includes(group) && r.resources.includes(resource) && (verb === undefined || r.verbs.includes(verb));
 
-/** Each variant: a ClusterRole without one rule (or without the Lease Role), and what /status must name. */
-const VARIANTS: { name: string; drop?: (r: any) => boolean; leases?: boolean; missing: string[] }[] = [
-  { name: "full", missing: [] },
-  { name: "no-status", drop: has("demo.operator", "uuid/status"), missing: ["patch uuid/status.demo.operator"] },
-  { name: "no-events", drop: has("", "events"), missing: ["create events"] },
-  {
-    name: "no-watch",
-    drop: has("demo.operator", "uuid", "watch"),
-    missing: ["get uuid.demo.operator", "list uuid.demo.operator", "watch uuid.demo.operator"],
-  },
-  {
-    name: "no-leases",
-    leases: false,
-    missing: [
-      "get leases.coordination.k8s.io",
-      "create leases.coordination.k8s.io",
-      "update leases.coordination.k8s.io",
-    ],
-  },
+/**
+ * Each variant: a ClusterRole without one rule (or without the Lease Role). What /status must name is not written
+ * here: it is derived from what the hub's pre-flight asks (seen at a proxy) and what the API server denies.
+ */
+const VARIANTS: { name: string; drop?: (r: any) => boolean; leases?: boolean }[] = [
+  { name: "full" },
+  { name: "no-status", drop: has("demo.operator", "uuid/status") },
+  { name: "no-events", drop: has("", "events") },
+  { name: "no-watch", drop: has("demo.operator", "uuid", "watch") },
+  { name: "no-leases", leases: false },
 ];
+
+/** Whether the API server lets `id` do what `p` asks (kubectl auth can-i, impersonating the ServiceAccount). */
+async function allowed(id: HubIdentity, p: AskedPermission): Promise<boolean> {
+  const args = [...canIArgs(p), `--as=system:serviceaccount:${id.namespace}:${id.name}`];
+  const r = await kubectl(CONTEXT, ["auth", "can-i", ...args]);
+  if (r.code === 0 && r.stdout.trim() === "yes") return true;
+  if (r.code === 1 && r.stdout.trim() === "no") return false;
+  throw new Error(`kubectl auth can-i ${args.join(" ")}: exit ${r.code}: ${r.stdout} ${r.stderr}`);
+}
 
 Deno.test("Identities bound only to deploy/'s ClusterRole run the hub green; with one rule removed the pre-flight reports `forbidden` naming the missing verb and resource", async () => {
   requireClusters();
   const ns = await testNamespace("rbac", { contexts: [CONTEXT] });
   const tmp = await Deno.makeTempDir({ prefix: "operator-hub-rbac-" });
   const identities: HubIdentity[] = [];
+  const proxies: InterceptProxy[] = [];
+  const reviews = VARIANTS.map(() => new AccessReviews());
   const api = new DirectApi(CONTEXT);
   let hub: HubProcess | undefined;
   try {
@@ -45,8 +51,12 @@ Deno.test("Identities bound only to deploy/'s ClusterRole run the hub green; wit
     for (const v of VARIANTS) {
       const id = await HubIdentity.create(CONTEXT, ns.name, `hub-${v.name}`, { dropRule: v.drop, leases: v.leases });
       identities.push(id);
+      // Each view reaches the apiserver through its own proxy, which records the pre-flight's questions.
+      const proxy = await proxyInFrontOf(CONTEXT);
+      proxy.hook = reviews[identities.length - 1].hook;
+      proxies.push(proxy);
       const file = `${tmp}/${v.name}.yaml`;
-      Deno.writeTextFileSync(file, remoteKubeconfig(CONTEXT, await id.token(), v.name));
+      Deno.writeTextFileSync(file, remoteKubeconfig(CONTEXT, await id.token(), v.name, proxy.url));
       kubeconfigs.push(file);
     }
     // One hub, five views of the same cluster; the Lease (and its pre-flight) lives in "no-leases".
@@ -64,21 +74,23 @@ Deno.test("Identities bound only to deploy/'s ClusterRole run the hub green; wit
       ],
     });
     const status = await hub.waitStatus(
-      (s) => VARIANTS.every((v) => s.clusters[v.name]?.state === (v.missing.length ? "forbidden" : "watching")),
+      (s) => VARIANTS.every((v) => ["forbidden", "watching"].includes(s.clusters[v.name]?.state)),
       60_000,
       "every variant's pre-flight settled",
     );
-    for (const v of VARIANTS) {
+    for (const [i, v] of VARIANTS.entries()) {
+      const asked = reviews[i].asked();
+      assert.ok(asked.length > 0, `${v.name}: the pre-flight asked nothing through the proxy`);
+      const denied: string[] = [];
+      for (const p of asked) if (!(await allowed(identities[i], p))) denied.push(describePermission(p));
+      // The removed rule must be felt: every variant but "full" is denied something the pre-flight asks.
+      assert.equal(denied.length === 0, v.name === "full", `${v.name}: denied ${JSON.stringify(denied)}`);
       const c = status.clusters[v.name];
-      assert.deepEqual(
-        c.missingPermissions.map((p: string) => p.replace(` in namespace ${ns.name}`, "")),
-        v.missing,
-        `${v.name}: missingPermissions`,
-      );
-      if (v.missing.length) {
+      assert.equal(c.state, denied.length ? "forbidden" : "watching", `${v.name}: state`);
+      assert.deepEqual([...c.missingPermissions].sort(), [...denied].sort(), `${v.name}: missingPermissions`);
+      if (denied.length) {
         assert.match(c.lastError, /^missing RBAC permissions: /);
-        for (const m of v.missing) assert.ok(c.lastError.includes(m), `${v.name}: lastError names ${m}`);
-        assert.equal(c.synced, false);
+        for (const m of denied) assert.ok(c.lastError.includes(m), `${v.name}: lastError names ${m}`);
       }
     }
     // A forbidden cluster is reported, not fatal: liveness stays green, readiness waits for it.
@@ -101,6 +113,7 @@ Deno.test("Identities bound only to deploy/'s ClusterRole run the hub green; wit
     assert.equal((await hub.stop()).code, 0, hub.tail());
   } finally {
     await hub?.kill();
+    for (const proxy of proxies) await proxy.close();
     await api.deleteAllUuids(ns.name).catch(() => {});
     api.close();
     for (const id of identities) await id.cleanup();
