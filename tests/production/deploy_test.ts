@@ -30,12 +30,16 @@ Deno.test("deploy/'s ClusterRole grants exactly the hub's verbs, and Leases only
   const docs = await kustomize("deploy");
   assert.deepEqual(docs.map((d) => d.kind).sort(), [
     "ClusterRole",
+    "ClusterRole",
     "ClusterRoleBinding",
     "CustomResourceDefinition",
     "Deployment",
     "Namespace",
     "Role",
+    "Role",
     "RoleBinding",
+    "RoleBinding",
+    "Service",
     "ServiceAccount",
   ]);
   const rules = one(docs, "ClusterRole", "operator-hub").rules.map((r: any) => ({
@@ -49,6 +53,8 @@ Deno.test("deploy/'s ClusterRole grants exactly the hub's verbs, and Leases only
     { apiGroups: ["demo.operator"], resources: ["uuid"], verbs: ["patch"] },
     { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
     { apiGroups: ["authorization.k8s.io"], resources: ["selfsubjectaccessreviews"], verbs: ["create"] },
+    { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
+    { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
   ]);
   const role = one(docs, "Role", "operator-hub-leader-election");
   assert.equal(role.metadata.namespace, "operator-hub");
@@ -60,8 +66,8 @@ Deno.test("deploy/'s ClusterRole grants exactly the hub's verbs, and Leases only
   const subject = [{ kind: "ServiceAccount", name: "operator-hub", namespace: "operator-hub" }];
   assert.deepEqual(one(docs, "ClusterRoleBinding").subjects, subject);
   assert.deepEqual(one(docs, "ClusterRoleBinding").roleRef.name, "operator-hub");
-  assert.deepEqual(one(docs, "RoleBinding").subjects, subject);
-  assert.equal(one(docs, "RoleBinding").roleRef.kind, "Role");
+  assert.deepEqual(one(docs, "RoleBinding", "operator-hub-leader-election").subjects, subject);
+  assert.equal(one(docs, "RoleBinding", "operator-hub-leader-election").roleRef.kind, "Role");
   // A remote cluster gets the same CRD, ServiceAccount and ClusterRole, no Lease rights, and a token Secret.
   const remote = await kustomize("deploy/remote");
   assert.deepEqual(remote.map((d) => d.kind).sort(), [
@@ -72,7 +78,7 @@ Deno.test("deploy/'s ClusterRole grants exactly the hub's verbs, and Leases only
     "Secret",
     "ServiceAccount",
   ]);
-  assert.deepEqual(one(remote, "ClusterRole").rules, one(docs, "ClusterRole").rules);
+  assert.deepEqual(one(remote, "ClusterRole").rules, one(docs, "ClusterRole", "operator-hub").rules);
   const token = one(remote, "Secret");
   assert.equal(token.type, "kubernetes.io/service-account-token");
   assert.equal(token.metadata.annotations["kubernetes.io/service-account.name"], "operator-hub");
@@ -204,13 +210,14 @@ Deno.test("After a real apply, the API server grants the hub's ServiceAccount ex
     ["get", "leases.coordination.k8s.io", "operator-hub"],
     ["create", "leases.coordination.k8s.io", "operator-hub"],
     ["update", "leases.coordination.k8s.io", "operator-hub"],
+    ["list", "secrets", "operator-hub"],
   ];
   const no: [string, string, string?][] = [
     ["update", "uuid.demo.operator", "some-namespace"],
     ["delete", "uuid.demo.operator", "some-namespace"],
     ["create", "uuid.demo.operator", "some-namespace"],
     ["update", "uuid.demo.operator/status", "some-namespace"],
-    ["get", "secrets", "operator-hub"],
+    ["get", "secrets", "some-namespace"],
     ["list", "events", "some-namespace"],
     ["delete", "events", "some-namespace"],
     ["get", "leases.coordination.k8s.io", "kube-system"],
