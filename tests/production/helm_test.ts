@@ -278,9 +278,11 @@ async function listing(namespace: string, release: string): Promise<string[]> {
       .split("\n").filter(Boolean);
   const names = async (args: string[]) =>
     (await kubectlOk(CONTEXT, ["get", ...args, "-o", "name"])).split("\n").filter(Boolean);
-  const inNamespace = await names([(await kinds(true)).join(","), "-n", namespace]);
+  const [namespaced, clusterScoped] = [await kinds(true), await kinds(false)];
+  console.log(`listing ${namespaced.length} namespaced and ${clusterScoped.length} cluster-scoped kinds`);
+  const inNamespace = await names([namespaced.join(","), "-n", namespace]);
   // Cluster-scoped: everything labelled as the release's, and every ClusterRole(Binding) or CRD named after it.
-  const labelled = await names([(await kinds(false)).join(","), "-l", `app.kubernetes.io/instance=${release}`]);
+  const labelled = await names([clusterScoped.join(","), "-l", `app.kubernetes.io/instance=${release}`]);
   const named = (await names(["clusterroles,clusterrolebindings,customresourcedefinitions"]))
     .filter((n) => n.split("/")[1].startsWith(release));
   return [...new Set([...inNamespace.map((n) => `${namespace}/${n}`), ...labelled, ...named])].sort();
