@@ -148,6 +148,10 @@ Deno.test("helm template refuses bad values with an error naming the value and t
     [["--set", "logFormat=yaml"], /'\/logFormat': value must be one of 'json', 'text'/],
     [["--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.enabled=false"], /needs metrics\.enabled/],
     [
+      ["--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.service.enabled=false"],
+      /needs metrics\.service\.enabled/,
+    ],
+    [
       ["--set", "clusterSecrets.namespace=Not_A_Namespace"],
       /'\/clusterSecrets\/namespace': 'Not_A_Namespace' does not match/,
     ],

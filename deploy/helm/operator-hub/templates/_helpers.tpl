@@ -72,6 +72,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) }}
 {{- fail "metrics.serviceMonitor.enabled needs metrics.enabled: true (the ServiceMonitor scrapes the metrics port)" }}
 {{- end }}
+{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.service.enabled) }}
+{{- fail "metrics.serviceMonitor.enabled needs metrics.service.enabled: true (the ServiceMonitor selects that Service)" }}
+{{- end }}
 {{- if and .Values.metrics.tls.secretName (not .Values.metrics.secure) }}
 {{- fail "metrics.tls.secretName needs metrics.secure: true (the certificate is for HTTPS)" }}
 {{- end }}
