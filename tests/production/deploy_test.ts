@@ -31,12 +31,16 @@ Deno.test("deploy/'s ClusterRole grants exactly what a running hub's pre-flight 
   const docs = await kustomize("deploy");
   assert.deepEqual(docs.map((d) => d.kind).sort(), [
     "ClusterRole",
+    "ClusterRole",
     "ClusterRoleBinding",
     "CustomResourceDefinition",
     "Deployment",
     "Namespace",
     "Role",
+    "Role",
     "RoleBinding",
+    "RoleBinding",
+    "Service",
     "ServiceAccount",
   ]);
   // What the grants must be is read off a real hub: the pre-flight's questions (seen at a proxy) and the requests
@@ -78,12 +82,16 @@ Deno.test("deploy/'s ClusterRole grants exactly what a running hub's pre-flight 
   // for a CRD without the status subresource (hub_e2e's seed-shaped CRD test), and a repeated Event is patched.
   wanted.add("patch uuid.demo.operator");
   wanted.add("patch events.");
+  // The protected metrics port (--metrics-bind-address, which the Deployment sets) reviews every scraper's token and
+  // right in the home cluster; tests/production/protected_port_test.ts runs that path.
+  wanted.add("create tokenreviews.authentication.k8s.io");
+  wanted.add("create subjectaccessreviews.authorization.k8s.io");
   assert.deepEqual(grants(one(docs, "ClusterRole", "operator-hub").rules), wanted);
   const subject = [{ kind: "ServiceAccount", name: "operator-hub", namespace: "operator-hub" }];
   assert.deepEqual(one(docs, "ClusterRoleBinding").subjects, subject);
   assert.deepEqual(one(docs, "ClusterRoleBinding").roleRef.name, "operator-hub");
-  assert.deepEqual(one(docs, "RoleBinding").subjects, subject);
-  assert.equal(one(docs, "RoleBinding").roleRef.kind, "Role");
+  assert.deepEqual(one(docs, "RoleBinding", "operator-hub-leader-election").subjects, subject);
+  assert.equal(one(docs, "RoleBinding", "operator-hub-leader-election").roleRef.kind, "Role");
   // A remote cluster gets the same CRD, ServiceAccount and ClusterRole, no Lease rights, and a token Secret.
   const remote = await kustomize("deploy/remote");
   assert.deepEqual(remote.map((d) => d.kind).sort(), [
@@ -94,7 +102,7 @@ Deno.test("deploy/'s ClusterRole grants exactly what a running hub's pre-flight 
     "Secret",
     "ServiceAccount",
   ]);
-  assert.deepEqual(one(remote, "ClusterRole").rules, one(docs, "ClusterRole").rules);
+  assert.deepEqual(one(remote, "ClusterRole").rules, one(docs, "ClusterRole", "operator-hub").rules);
   const token = one(remote, "Secret");
   assert.equal(token.type, "kubernetes.io/service-account-token");
   assert.equal(token.metadata.annotations["kubernetes.io/service-account.name"], "operator-hub");
@@ -231,13 +239,14 @@ Deno.test("After a real apply, the API server grants the hub's ServiceAccount ex
     ["get", "leases.coordination.k8s.io", "operator-hub"],
     ["create", "leases.coordination.k8s.io", "operator-hub"],
     ["update", "leases.coordination.k8s.io", "operator-hub"],
+    ["list", "secrets", "operator-hub"],
   ];
   const no: [string, string, string?][] = [
     ["update", "uuid.demo.operator", "some-namespace"],
     ["delete", "uuid.demo.operator", "some-namespace"],
     ["create", "uuid.demo.operator", "some-namespace"],
     ["update", "uuid.demo.operator/status", "some-namespace"],
-    ["get", "secrets", "operator-hub"],
+    ["get", "secrets", "some-namespace"],
     ["list", "events", "some-namespace"],
     ["delete", "events", "some-namespace"],
     ["get", "leases.coordination.k8s.io", "kube-system"],

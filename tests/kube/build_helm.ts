@@ -1,0 +1,192 @@
+// Builds the real helm v4 CLI from tests/kube/helm/ into .cache/helm-bin/, rebuilding only on change.
+//
+// Guarantees:
+// - The binary is rebuilt only when the sha256 over go.mod, go.sum, cmd/**/*.go, the ldflags and the Go version
+//   differs from the one stored in `.cache/helm-bin/stamp`, or when the binary is missing.
+// - Concurrent callers (two test files, CI and a test run) build at most once: the build holds an exclusive lock on
+//   `.cache/helm-bin/.lock` and re-checks the stamp once it has it.
+// - The binary is linked into a temporary folder and renamed into place, so a running helm is never overwritten.
+//
+// Assumptions: `go` (1.26+) is on PATH; the Go module proxy is reachable for the first build.
+
+import { REPO_ROOT } from "./build.ts";
+
+/** The helm release the module requires (tests/kube/helm/go.mod) and the binary reports on `helm version`. */
+export const HELM_VERSION = "v4.3.2";
+
+/** Folder of the Go module that builds helm. */
+export const HELM_MODULE_DIR = `${REPO_ROOT}/tests/kube/helm`;
+
+/** Folder the binary and the stamp are written to. */
+export const HELM_BIN_DIR = `${REPO_ROOT}/.cache/helm-bin`;
+
+/** Path of the built binary, and how it was obtained. */
+export interface HelmBinary {
+  helm: string;
+  /** True when the stamp matched and nothing was built. */
+  cached: boolean;
+  /** Seconds spent building (0 when cached). */
+  buildSeconds: number;
+}
+
+/** Options of {@linkcode ensureHelm}. */
+export interface EnsureHelmOptions {
+  /** Receives progress lines; defaults to writing them to stderr. */
+  log?: (line: string) => void;
+}
+
+/** The helm build failed or its inputs could not be read. */
+export class HelmBuildError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "HelmBuildError";
+  }
+}
+
+/** The `-ldflags` value: strip symbols and stamp the version that `helm version` reports. */
+export function helmLdflags(version: string = HELM_VERSION): string {
+  return [
+    "-s",
+    "-w",
+    `-X helm.sh/helm/v4/internal/version.version=${version}`,
+    "-X helm.sh/helm/v4/internal/version.gitTreeState=clean",
+  ].join(" ");
+}
+
+/** Relative paths (sorted) of every file whose content decides the build: go.mod, go.sum and cmd/**\/*.go. */
+async function buildInputs(): Promise<string[]> {
+  const files = ["go.mod", "go.sum"];
+  const walk = async (rel: string): Promise<void> => {
+    for await (const entry of Deno.readDir(`${HELM_MODULE_DIR}/${rel}`)) {
+      const child = `${rel}/${entry.name}`;
+      if (entry.isDirectory) await walk(child);
+      else if (entry.isFile && entry.name.endsWith(".go")) files.push(child);
+    }
+  };
+  await walk("cmd");
+  return files.sort();
+}
+
+async function goVersion(): Promise<string> {
+  let out: Deno.CommandOutput;
+  try {
+    out = await new Deno.Command("go", { args: ["env", "GOVERSION"], stdout: "piped", stderr: "piped" }).output();
+  } catch (cause) {
+    throw new HelmBuildError("could not run `go env GOVERSION`: is Go 1.26+ installed and on PATH?", { cause });
+  }
+  if (!out.success) {
+    throw new HelmBuildError(
+      `\`go env GOVERSION\` exited with code ${out.code}: ${new TextDecoder().decode(out.stderr)}`,
+    );
+  }
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+/** Hex sha256 over the build inputs, the ldflags and the Go version (`go env GOVERSION` unless given). */
+export async function helmSourceHash(go?: string): Promise<string> {
+  const encoder = new TextEncoder();
+  const parts: Uint8Array[] = [encoder.encode(`ldflags=${helmLdflags()}\ngo=${go ?? await goVersion()}\n`)];
+  for (const rel of await buildInputs()) {
+    parts.push(encoder.encode(`\0file=${rel}\0`));
+    parts.push(await Deno.readFile(`${HELM_MODULE_DIR}/${rel}`));
+  }
+  const total = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    total.set(part, offset);
+    offset += part.length;
+  }
+  const digest = await crypto.subtle.digest("SHA-256", total);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function readStamp(): Promise<string | null> {
+  try {
+    return (await Deno.readTextFile(`${HELM_BIN_DIR}/stamp`)).trim();
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+async function isExecutable(path: string): Promise<boolean> {
+  try {
+    const info = await Deno.stat(path);
+    return info.isFile && ((info.mode ?? 0) & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Returns the path of helm, building it first when the stamp does not match the sources.
+ *
+ * Prints nothing when cached; when building, the `go build` output goes to stderr.
+ */
+export async function ensureHelm(options: EnsureHelmOptions = {}): Promise<HelmBinary> {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const helm = `${HELM_BIN_DIR}/helm`;
+  await Deno.mkdir(HELM_BIN_DIR, { recursive: true });
+  let go: string;
+  try {
+    go = await goVersion();
+  } catch (error) {
+    // No Go toolchain: a prebuilt binary (for example restored from a CI cache) is still usable.
+    if ((await readStamp()) !== null && (await isExecutable(helm))) {
+      log(`warning: ${(error as Error).message}; using the prebuilt ${helm} unchecked`);
+      return { helm, cached: true, buildSeconds: 0 };
+    }
+    throw error;
+  }
+  const hash = await helmSourceHash(go);
+  const upToDate = async () => (await readStamp()) === hash && (await isExecutable(helm));
+  if (await upToDate()) return { helm, cached: true, buildSeconds: 0 };
+
+  using lock = await Deno.open(`${HELM_BIN_DIR}/.lock`, { create: true, write: true });
+  await lock.lock(true);
+  try {
+    if (await upToDate()) return { helm, cached: true, buildSeconds: 0 };
+    log(`building helm ${HELM_VERSION} into ${HELM_BIN_DIR} (a few minutes on a cold Go cache)`);
+    const started = performance.now();
+    const tmp = await Deno.makeTempDir({ dir: HELM_BIN_DIR, prefix: ".build-" });
+    try {
+      const child = new Deno.Command("go", {
+        args: ["build", "-trimpath", "-ldflags", helmLdflags(), "-o", `${tmp}/helm`, "./cmd/helm"],
+        cwd: HELM_MODULE_DIR,
+        env: { CGO_ENABLED: "0" },
+        stdout: "inherit",
+        stderr: "inherit",
+      }).spawn();
+      const status = await child.status;
+      if (!status.success) {
+        throw new HelmBuildError(
+          `go build ./cmd/helm in ${HELM_MODULE_DIR} failed with exit code ${status.code} (see the output above)`,
+        );
+      }
+      await Deno.rename(`${tmp}/helm`, helm);
+    } finally {
+      await Deno.remove(tmp, { recursive: true }).catch(() => {});
+    }
+    await Deno.writeTextFile(`${HELM_BIN_DIR}/stamp`, `${hash}\n`);
+    const buildSeconds = (performance.now() - started) / 1000;
+    return { helm, cached: false, buildSeconds };
+  } finally {
+    await lock.unlock();
+  }
+}
+
+if (import.meta.main) {
+  try {
+    const started = performance.now();
+    const bin = await ensureHelm();
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    console.log(
+      bin.cached
+        ? `helm is up to date (cached, checked in ${seconds}s): ${bin.helm}`
+        : `helm ${HELM_VERSION} built in ${bin.buildSeconds.toFixed(1)}s: ${bin.helm}`,
+    );
+  } catch (error) {
+    console.error(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+    Deno.exit(1);
+  }
+}

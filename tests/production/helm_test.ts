@@ -1,0 +1,375 @@
+// The Helm chart (deploy/helm/operator-hub) with the real helm v4: lint, template for every documented values file
+// accepted by a real API server's dry run, the same objects as kustomize's deploy/, and a real install and uninstall.
+// deno-lint-ignore-file no-explicit-any -- rendered manifests are checked field by field.
+
+import assert from "node:assert/strict";
+import YAML from "yaml";
+import { kubectl, kubectlOk, requireClusters, testNamespace } from "../support/mod.ts";
+import { CHART_DIR, exampleValuesFiles, helm, helmOk, helmTemplate, objectKeys, parseDocs } from "./_helm.ts";
+import { kustomize, readYamlDocs, ROOT } from "./_support.ts";
+
+const CONTEXT = "prod";
+
+function only(docs: any[], kind: string, name?: string): any {
+  const found = docs.filter((d) => d.kind === kind && (name === undefined || d.metadata.name === name));
+  assert.equal(found.length, 1, `exactly one ${kind}${name ? ` ${name}` : ""} in ${objectKeys(docs).join(", ")}`);
+  return found[0];
+}
+
+/** The hub container's args of a rendered Deployment. */
+function argsOf(docs: any[]): string[] {
+  return only(docs, "Deployment").spec.template.spec.containers[0].args;
+}
+
+Deno.test("helm lint --strict passes for the chart's default values and for every documented example values file", async () => {
+  const examples = exampleValuesFiles();
+  assert.ok(examples.length >= 4, `documented examples: ${examples.join(", ")}`);
+  for (const values of [undefined, ...examples]) {
+    const r = await helm(["lint", "--strict", CHART_DIR, ...(values ? ["-f", `${ROOT}${values}`] : [])]);
+    assert.equal(r.code, 0, `helm lint ${values ?? "(defaults)"}:\n${r.stdout}${r.stderr}`);
+    assert.match(r.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+  }
+});
+
+Deno.test("Every example values file starts with comments saying what it is for and how to use it", () => {
+  for (const values of exampleValuesFiles()) {
+    const text = Deno.readTextFileSync(`${ROOT}${values}`);
+    const header = text.split("\n").filter((l) => l.startsWith("#"));
+    assert.ok(text.startsWith("# ") && header.length >= 2, `${values} opens with a comment of two lines or more`);
+    assert.ok(YAML.parse(text) && typeof YAML.parse(text) === "object", `${values} is a values map`);
+  }
+});
+
+Deno.test("helm template renders the defaults and each example values file, and a real API server accepts every object in a server dry run within the restricted Pod Security level", async () => {
+  requireClusters();
+  await using ns = await testNamespace("helm-dry-run", { contexts: [CONTEXT] });
+  await kubectlOk(CONTEXT, [
+    "label",
+    "namespace",
+    ns.name,
+    "pod-security.kubernetes.io/enforce=restricted",
+    "pod-security.kubernetes.io/warn=restricted",
+  ]);
+  const dryRun = async (docs: any[]) => {
+    const stdin = docs.map((d) => YAML.stringify(d)).join("---\n");
+    return await kubectl(CONTEXT, ["apply", "--dry-run=server", "-f", "-"], { stdin });
+  };
+  for (const values of [undefined, ...exampleValuesFiles()]) {
+    const what = values ?? "(defaults)";
+    const args = values ? ["-f", `${ROOT}${values}`] : [];
+    // Role and RoleBinding of the Secret provider go to clusterSecrets.namespace: point it at the test namespace.
+    if (values && YAML.parse(Deno.readTextFileSync(`${ROOT}${values}`)).clusterSecrets?.namespace) {
+      args.push("--set", `clusterSecrets.namespace=${ns.name}`);
+    }
+    const docs = await helmTemplate("operator-hub", ns.name, args);
+    // No monitoring.coreos.com CRD on the local clusters: a ServiceMonitor is checked by its own test instead.
+    const served = docs.filter((d) => d.kind !== "ServiceMonitor");
+    assert.ok(served.some((d) => d.kind === "Deployment"), `${what} renders the Deployment`);
+    const r = await dryRun(served);
+    assert.equal(r.code, 0, `${what}: ${r.stderr}`);
+    assert.doesNotMatch(r.stderr, /would violate PodSecurity/, `${what}: the pod meets the restricted level`);
+    for (const d of served) {
+      const line = new RegExp(
+        `^${d.kind.toLowerCase()}[./][^ ]*${d.metadata.name} (created|configured|unchanged) \\(server dry run\\)$`,
+        "m",
+      );
+      assert.match(r.stdout, line, `${what}: ${d.kind} ${d.metadata.name} in the dry run`);
+    }
+  }
+  // The Pod Security check above can fail: a render that escalates privileges is warned about by the same server.
+  const loose = await helmTemplate("operator-hub", ns.name, ["--set", "securityContext.allowPrivilegeEscalation=true"]);
+  const r = await dryRun(loose.filter((d) => d.kind === "Deployment"));
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /would violate PodSecurity "restricted:latest": allowPrivilegeEscalation/);
+});
+
+Deno.test("helm template renders the values into the hub's flags: clusters, leader election or sharding, metrics, the cluster Secret namespace and extra args", async () => {
+  const defaults = argsOf(await helmTemplate("operator-hub", "operator-hub"));
+  assert.deepEqual(defaults, [
+    "--clusters",
+    "in-cluster",
+    "--liveness",
+    "http://0.0.0.0:8080/healthz",
+    "--leader-elect",
+    "--log-format",
+    "json",
+    "--metrics-bind-address=:8443",
+  ]);
+  const sharded = await helmTemplate("operator-hub", "operator-hub", [
+    "-f",
+    `${ROOT}deploy/helm/operator-hub/examples/sharded.yaml`,
+    "--set",
+    "sharding.warm=true",
+  ]);
+  const args = argsOf(sharded);
+  assert.ok(args.includes("--shard") && args.includes("--shard-warm") && !args.includes("--leader-elect"));
+  assert.deepEqual(args.slice(args.indexOf("--cluster-secrets"), args.indexOf("--cluster-secrets") + 2), [
+    "--cluster-secrets",
+    "operator-hub",
+  ]);
+  assert.equal(only(sharded, "Deployment").spec.replicas, 3);
+  assert.deepEqual(only(sharded, "Role", "operator-hub-leader-election").rules[0].verbs, [
+    "get",
+    "create",
+    "update",
+    "list",
+    "watch",
+  ]);
+  const plain = await helmTemplate("operator-hub", "operator-hub", [
+    "-f",
+    `${ROOT}deploy/helm/operator-hub/examples/local-plain-metrics.yaml`,
+  ]);
+  const plainArgs = argsOf(plain);
+  assert.ok(plainArgs.includes("--metrics-secure=false") && !plainArgs.includes("--leader-elect"));
+  assert.deepEqual(plainArgs.slice(-2), ["--event-level", "Normal"], "extraArgs come last");
+  assert.equal(plain.filter((d) => d.kind === "Role").length, 0, "no Lease Role without leader election");
+  assert.equal(only(plain, "Service").spec.ports[0].name, "http-metrics");
+  const tls = await helmTemplate("operator-hub", "operator-hub", [
+    "-f",
+    `${ROOT}deploy/helm/operator-hub/examples/cert-manager-tls.yaml`,
+  ]);
+  const pod = only(tls, "Deployment").spec.template.spec;
+  const tlsArgs: string[] = pod.containers[0].args;
+  const certFile = tlsArgs[tlsArgs.indexOf("--tls-cert-file") + 1];
+  const keyFile = tlsArgs[tlsArgs.indexOf("--tls-private-key-file") + 1];
+  const mount = pod.containers[0].volumeMounts.find((m: any) => m.name === "metrics-certs");
+  assert.equal(certFile, `${mount.mountPath}/tls.crt`);
+  assert.equal(keyFile, `${mount.mountPath}/tls.key`);
+  assert.equal(pod.volumes.find((v: any) => v.name === "metrics-certs").secret.secretName, "operator-hub-metrics-tls");
+  // Without metrics.enabled, /metrics stays on the liveness port: no flag, no port, no Service.
+  const off = await helmTemplate("operator-hub", "operator-hub", ["--set", "metrics.enabled=false"]);
+  assert.ok(!argsOf(off).some((a) => a.startsWith("--metrics")));
+  assert.equal(off.filter((d) => d.kind === "Service").length, 0);
+});
+
+Deno.test("helm template refuses bad values with an error naming the value and the valid choices", async () => {
+  const cases: [string[], RegExp][] = [
+    [["--set", "sharding.enabled=true"], /leaderElection\.enabled and sharding\.enabled are exclusive/],
+    [["--set", "logFormat=yaml"], /'\/logFormat': value must be one of 'json', 'text'/],
+    [["--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.enabled=false"], /needs metrics\.enabled/],
+    [
+      ["--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.service.enabled=false"],
+      /needs metrics\.service\.enabled/,
+    ],
+    [
+      ["--set", "clusterSecrets.namespace=Not_A_Namespace"],
+      /'\/clusterSecrets\/namespace': 'Not_A_Namespace' does not match/,
+    ],
+    [["--set", "replica=3"], /additional properties 'replica' not allowed/],
+  ];
+  for (const [args, message] of cases) {
+    const r = await helm(["template", "operator-hub", CHART_DIR, ...args]);
+    assert.notEqual(r.code, 0, `${args.join(" ")} must fail`);
+    assert.match(r.stderr, message, args.join(" "));
+  }
+});
+
+Deno.test("With metrics.serviceMonitor.enabled the chart renders a ServiceMonitor scraping the metrics Service over HTTPS with Prometheus' token, and none by default", async () => {
+  const none = await helmTemplate("operator-hub", "operator-hub");
+  assert.equal(none.filter((d) => d.kind === "ServiceMonitor").length, 0);
+  const docs = await helmTemplate("operator-hub", "operator-hub", [
+    "-f",
+    `${ROOT}deploy/helm/operator-hub/examples/prometheus-operator.yaml`,
+  ]);
+  const sm = only(docs, "ServiceMonitor");
+  assert.equal(sm.apiVersion, "monitoring.coreos.com/v1");
+  assert.equal(sm.metadata.namespace, "operator-hub");
+  assert.equal(sm.metadata.labels.release, "kube-prometheus-stack");
+  const service = only(docs, "Service", "operator-hub-metrics");
+  for (const [k, v] of Object.entries(sm.spec.selector.matchLabels)) {
+    assert.equal(service.metadata.labels[k], v, `the ServiceMonitor selects the metrics Service by ${k}`);
+  }
+  assert.deepEqual(sm.spec.namespaceSelector.matchNames, ["operator-hub"]);
+  const [endpoint] = sm.spec.endpoints;
+  assert.equal(endpoint.port, service.spec.ports[0].name);
+  assert.equal(endpoint.port, "https-metrics");
+  assert.equal(endpoint.scheme, "https");
+  assert.equal(endpoint.path, "/metrics");
+  assert.equal(endpoint.interval, "15s");
+  assert.equal(endpoint.bearerTokenFile, "/var/run/secrets/kubernetes.io/serviceaccount/token");
+  assert.equal(endpoint.tlsConfig.insecureSkipVerify, true, "the hub's self-signed certificate by default");
+  // Prometheus' ServiceAccount may read /metrics: bound to the metrics-reader ClusterRole.
+  const binding = only(docs, "ClusterRoleBinding", "operator-hub-metrics-reader");
+  assert.equal(binding.roleRef.name, "operator-hub-metrics-reader");
+  assert.deepEqual(binding.subjects, [{ kind: "ServiceAccount", name: "prometheus-k8s", namespace: "monitoring" }]);
+  // The Service's target port is the container port the hub listens on.
+  const ports = only(docs, "Deployment").spec.template.spec.containers[0].ports;
+  assert.ok(ports.some((p: any) => p.name === service.spec.ports[0].targetPort && p.containerPort === 8443));
+});
+
+/**
+ * What legitimately differs between kustomize's and Helm's objects, removed before comparing:
+ * - metadata.labels: Helm adds app.kubernetes.io/instance, version, managed-by and helm.sh/chart (checked to contain
+ *   kustomize's labels first); metadata.annotations: Helm's helm.sh/resource-policy on the CRD;
+ * - the Deployment's selector and pod labels, and the Service's selector: Helm's add app.kubernetes.io/instance, so
+ *   two releases never select each other's pods (checked to contain kustomize's first).
+ */
+function normalize(helmDoc: any, kustomizeDoc: any): [any, any] {
+  const [h, k] = [structuredClone(helmDoc), structuredClone(kustomizeDoc)];
+  const contains = (
+    outer: Record<string, string> | undefined,
+    inner: Record<string, string> | undefined,
+    where: string,
+  ) => {
+    for (const [key, value] of Object.entries(inner ?? {})) {
+      assert.equal(outer?.[key], value, `${k.kind} ${k.metadata.name}: Helm's ${where} keep ${key}=${value}`);
+    }
+  };
+  contains(h.metadata.labels, k.metadata.labels, "labels");
+  for (const d of [h, k]) {
+    delete d.metadata.labels;
+    delete d.metadata.annotations;
+  }
+  if (k.kind === "Deployment") {
+    contains(h.spec.selector.matchLabels, k.spec.selector.matchLabels, "selector");
+    contains(h.spec.template.metadata.labels, k.spec.template.metadata.labels, "pod labels");
+    for (const d of [h, k]) {
+      delete d.spec.selector;
+      delete d.spec.template.metadata.labels;
+    }
+  }
+  if (k.kind === "Service") {
+    contains(h.spec.selector, k.spec.selector, "selector");
+    for (const d of [h, k]) delete d.spec.selector;
+  }
+  return [h, k];
+}
+
+Deno.test("kustomize's deploy/ and the chart (release operator-hub, clusterSecrets.namespace=operator-hub) render the same Deployment, ClusterRoles, Roles, bindings, ServiceAccount, Service and CRD", async () => {
+  const k = await kustomize("deploy");
+  const h = await helmTemplate("operator-hub", "operator-hub", ["--set", "clusterSecrets.namespace=operator-hub"]);
+  // The one kind only kustomize renders: Helm installs into a namespace it does not own (`--create-namespace`).
+  assert.deepEqual(objectKeys(k).filter((key) => !objectKeys(h).includes(key)), ["Namespace/operator-hub"]);
+  assert.deepEqual(objectKeys(h).filter((key) => !objectKeys(k).includes(key)), []);
+  for (const kind of ["ClusterRole", "Role"]) {
+    assert.ok(k.filter((d) => d.kind === kind).length >= 2, `kustomize renders ${kind}s to compare`);
+  }
+  for (const kd of k.filter((d) => d.kind !== "Namespace")) {
+    const hd = only(h, kd.kind, kd.metadata.name);
+    const [hn, kn] = normalize(hd, kd);
+    if (kd.kind === "ClusterRole" || kd.kind === "Role") {
+      assert.equal(hn.rules.length, kn.rules.length, `${kd.kind} ${kd.metadata.name}: number of rules`);
+      kn.rules.forEach((rule: any, i: number) => {
+        assert.deepEqual(hn.rules[i], rule, `${kd.kind} ${kd.metadata.name}: rule ${i}`);
+      });
+    }
+    assert.deepEqual(hn, kn, `${kd.kind} ${kd.metadata.name}`);
+  }
+  // The chart's CRD is crds/uuid.yaml (labels aside, checked above), and files/uuid-crd.yaml is a byte-exact copy.
+  assert.deepEqual(only(h, "CustomResourceDefinition").spec, readYamlDocs("crds/uuid.yaml")[0].spec);
+  assert.equal(
+    Deno.readTextFileSync(`${CHART_DIR}/files/uuid-crd.yaml`),
+    Deno.readTextFileSync(`${ROOT}crds/uuid.yaml`),
+  );
+  // With the defaults the Secret provider is off: no Role for Secrets and no --cluster-secrets, nothing else differs.
+  const defaults = await helmTemplate("operator-hub", "operator-hub");
+  assert.deepEqual(
+    objectKeys(h).filter((key) => !objectKeys(defaults).includes(key)),
+    ["Role/operator-hub/operator-hub-cluster-secrets", "RoleBinding/operator-hub/operator-hub-cluster-secrets"],
+  );
+  assert.deepEqual(argsOf(h), [...argsOf(defaults), "--cluster-secrets", "operator-hub"]);
+  // The comparison can fail: one changed verb in the chart's ClusterRole is found.
+  const changed = structuredClone(only(h, "ClusterRole", "operator-hub"));
+  changed.rules[0].verbs = ["get", "list"];
+  const [hn, kn] = normalize(changed, only(k, "ClusterRole", "operator-hub"));
+  assert.throws(() => assert.deepEqual(hn, kn));
+});
+
+/** Every object that may belong to the release: all listable namespaced kinds in `ns`, and cluster-scoped ones. */
+async function listing(namespace: string, release: string): Promise<string[]> {
+  const kinds = async (namespaced: boolean) =>
+    (await kubectlOk(CONTEXT, ["api-resources", "--verbs=list", `--namespaced=${namespaced}`, "-o", "name"]))
+      .split("\n").filter(Boolean);
+  const names = async (args: string[]) =>
+    (await kubectlOk(CONTEXT, ["get", ...args, "-o", "name"])).split("\n").filter(Boolean);
+  const [namespaced, clusterScoped] = [await kinds(true), await kinds(false)];
+  console.log(`listing ${namespaced.length} namespaced and ${clusterScoped.length} cluster-scoped kinds`);
+  const inNamespace = await names([namespaced.join(","), "-n", namespace]);
+  // Cluster-scoped: everything labelled as the release's, and every ClusterRole(Binding) or CRD named after it.
+  const labelled = await names([clusterScoped.join(","), "-l", `app.kubernetes.io/instance=${release}`]);
+  const named = (await names(["clusterroles,clusterrolebindings,customresourcedefinitions"]))
+    .filter((n) => n.split("/")[1].startsWith(release));
+  return [...new Set([...inNamespace.map((n) => `${namespace}/${n}`), ...labelled, ...named])].sort();
+}
+
+Deno.test("helm install and helm uninstall against prod create exactly the chart's objects and leave nothing behind", async () => {
+  requireClusters();
+  await using ns = await testNamespace("helm-install", { contexts: [CONTEXT] });
+  const release = `hub-${ns.name.split("-").pop()}`;
+  const fullname = `${release}-operator-hub`;
+  const values = await Deno.makeTempFile({ prefix: "operator-hub-values-", suffix: ".yaml" });
+  // Every optional object on, except the CRD (clusters:up installed it; the release must not take it over) and the
+  // ServiceMonitor (no monitoring.coreos.com CRD here).
+  Deno.writeTextFileSync(
+    values,
+    YAML.stringify({
+      crds: { install: false },
+      clusterSecrets: { namespace: ns.name },
+      metrics: { readers: [{ kind: "ServiceAccount", name: "prometheus", namespace: ns.name }] },
+    }),
+  );
+  const crdUid = async () =>
+    (await kubectlOk(CONTEXT, ["get", "crd", "uuid.demo.operator", "-o", "jsonpath={.metadata.uid}"])).trim();
+  const uidBefore = await crdUid();
+  try {
+    const before = await listing(ns.name, release);
+    const installed = await helmOk([
+      "install",
+      release,
+      CHART_DIR,
+      "-n",
+      ns.name,
+      "--kube-context",
+      CONTEXT,
+      "-f",
+      values,
+    ]);
+    assert.match(installed, /STATUS: deployed/);
+    const during = await listing(ns.name, release);
+    const added = during.filter((n) => !before.includes(n));
+    const chartObjects = [
+      `${ns.name}/deployment.apps/${fullname}`,
+      `${ns.name}/service/${fullname}-metrics`,
+      `${ns.name}/serviceaccount/${fullname}`,
+      `${ns.name}/role.rbac.authorization.k8s.io/${fullname}-leader-election`,
+      `${ns.name}/role.rbac.authorization.k8s.io/${fullname}-cluster-secrets`,
+      `${ns.name}/rolebinding.rbac.authorization.k8s.io/${fullname}-leader-election`,
+      `${ns.name}/rolebinding.rbac.authorization.k8s.io/${fullname}-cluster-secrets`,
+      `clusterrole.rbac.authorization.k8s.io/${fullname}`,
+      `clusterrole.rbac.authorization.k8s.io/${fullname}-metrics-reader`,
+      `clusterrolebinding.rbac.authorization.k8s.io/${fullname}`,
+      `clusterrolebinding.rbac.authorization.k8s.io/${fullname}-metrics-reader`,
+    ];
+    // Plus helm's own record of the release, a Secret in the release namespace.
+    const expected = [...chartObjects, `${ns.name}/secret/sh.helm.release.v1.${release}.v1`].sort();
+    console.log(`listing before install (${before.length}): ${before.join(" ") || "(nothing)"}`);
+    console.log(`added by helm install (${added.length}):\n  ${added.join("\n  ")}`);
+    assert.deepEqual(added, expected);
+    // The objects on the server are the ones helm template renders for the same values.
+    const rendered = parseDocs(
+      await helmOk(["template", release, CHART_DIR, "-n", ns.name, "-f", values]),
+    );
+    const live = YAML.parse(await kubectlOk(CONTEXT, ["get", "clusterrole", fullname, "-o", "yaml"]));
+    assert.deepEqual(live.rules, only(rendered, "ClusterRole", fullname).rules);
+    assert.match(await helmOk(["list", "-n", ns.name, "--kube-context", CONTEXT]), new RegExp(`^${release}\\s`, "m"));
+
+    const uninstalled = await helmOk(["uninstall", release, "-n", ns.name, "--kube-context", CONTEXT]);
+    assert.match(uninstalled, new RegExp(`release "${release}" uninstalled`));
+    const after = await listing(ns.name, release);
+    console.log(`listing after uninstall (${after.length}): ${after.join(" ") || "(nothing)"}`);
+    assert.deepEqual(after, before, "helm uninstall leaves what was there before, and nothing else");
+    // No release left in any state (helm v4 has no --all: every state is asked for).
+    const states = ["--deployed", "--failed", "--pending", "--superseded", "--uninstalled", "--uninstalling"];
+    assert.equal((await helmOk(["list", "-q", ...states, "-n", ns.name, "--kube-context", CONTEXT])).trim(), "");
+    assert.equal(await crdUid(), uidBefore, "the CRD the release did not install is untouched");
+  } finally {
+    await helm(["uninstall", release, "-n", ns.name, "--kube-context", CONTEXT, "--ignore-not-found"]);
+    for (const obj of [`clusterrole/${fullname}`, `clusterrole/${fullname}-metrics-reader`]) {
+      await kubectl(CONTEXT, ["delete", obj, "--ignore-not-found"]);
+    }
+    for (const obj of [`clusterrolebinding/${fullname}`, `clusterrolebinding/${fullname}-metrics-reader`]) {
+      await kubectl(CONTEXT, ["delete", obj, "--ignore-not-found"]);
+    }
+    await Deno.remove(values);
+  }
+});
