@@ -41,6 +41,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
   svg.spark { vertical-align: middle; }
   svg.spark polyline { fill: none; stroke: #0969da; stroke-width: 1.5; }
   svg.spark .base { stroke: var(--line); stroke-width: 1; }
+  svg.spark .window { fill: #f6f8fa; }
   .rate { font-size: 11px; color: var(--muted); margin-left: 6px; font-variant-numeric: tabular-nums; }
   #auth { margin: 16px 20px; padding: 14px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg);
           max-width: 46em; }
@@ -112,6 +113,10 @@ export const STATUS_PAGE_HTML = `<!doctype html>
     var title = document.createElementNS(NS, "title");
     title.textContent = "reconciles per second, last " + Math.round(rates.length * stepSeconds / 60) + " min";
     svg.appendChild(title);
+    var bg = document.createElementNS(NS, "rect");
+    bg.setAttribute("class", "window");
+    bg.setAttribute("width", String(W)); bg.setAttribute("height", String(H));
+    svg.appendChild(bg);
     var base = document.createElementNS(NS, "line");
     base.setAttribute("class", "base");
     base.setAttribute("x1", "0"); base.setAttribute("x2", String(W));
