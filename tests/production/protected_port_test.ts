@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { kubeconfigText, localContext, tempDir } from "../support/fault_cluster.ts";
 import { FaultProxy } from "../support/fault_proxy.ts";
 import { adminToken, apiserverUrl, KUBECONFIG_PATH, testNamespace } from "../support/mod.ts";
-import { metricSum, parseMetrics } from "./_support.ts";
+import { compilePermissions, mapPaths, metricSum, MOUNT_DIR, parseMetrics, SERVICE_ACCOUNT_DIR } from "./_support.ts";
 import {
   curl,
   opensslPair,
@@ -187,5 +187,30 @@ Deno.test("Without certificate files the protected port serves a self-signed cer
   } finally {
     await selfSigned.hub.kill();
     await plain.hub.kill();
+  }
+});
+
+Deno.test("Under exactly the compile task's permissions the protected port starts with a self-signed certificate and serves the admin token", async () => {
+  const dir = await tempDir("protected-compiled");
+  const prod = localContext("prod");
+  await Deno.mkdir(`${dir.path}/clusters`);
+  const kubeconfig = await dir.write(
+    "clusters/prod.yaml",
+    kubeconfigText([{ name: "prod", server: prod.server, caPem: prod.caPem, user: { token: prod.token } }]),
+  );
+  const permissions = mapPaths(compilePermissions(), {
+    [MOUNT_DIR]: `${dir.path}/clusters`,
+    [SERVICE_ACCOUNT_DIR]: `${dir.path}/sa`,
+  });
+  const { hub, url } = startProtectedHub({ clusters: ["prod"], kubeconfigs: [kubeconfig], permissions });
+  try {
+    await waitProbe(hub, (s) => s === 200, "ready");
+    assert.equal(await servedCommonName("127.0.0.1", Number(new URL(url).port)), "operator-hub");
+    assert.equal((await curl(`${url}/metrics`)).status, 401);
+    assert.equal((await curl(`${url}/metrics`, prod.token)).status, 200);
+    assert.equal((await hub.stop()).code, 0, hub.tail());
+  } finally {
+    await hub.kill();
+    await dir.remove();
   }
 });
