@@ -88,7 +88,7 @@ Deno.test("The status page, opened in headless Chromium on the protected port, a
       await new Promise((r) => setTimeout(r, 1000));
     }
 
-    browser = await headlessChromium();
+    browser = await headlessChromium({ width: 1280, height: 280 });
     const page = await browser.context.newPage();
     const origins = new Set<string>();
     page.on("request", (r) => origins.add(new URL(r.url()).origin));
