@@ -2,11 +2,23 @@
 
 // First import: npm packages evaluated after it see only the environment variables --allow-env grants.
 import "./_npm_env.ts";
-import { FlagError, helpText, parseFlags } from "./flags.ts";
-import { Hub, type HubLeaderElection, serveHealth } from "./hub/mod.ts";
-import { type ClusterAccess, ConfigError, IN_CLUSTER, loadContexts } from "./kube/mod.ts";
+import { FlagError, helpText, type MetricsServingFlags, parseFlags } from "./flags.ts";
+import {
+  Hub,
+  type HubLeaderElection,
+  readTlsFiles,
+  ReconcileHistory,
+  reconcileTotals,
+  RequestAuthorizer,
+  selfSignedTls,
+  serveHealth,
+  serveProtected,
+  TlsMaterialError,
+  type TlsPair,
+} from "./hub/mod.ts";
+import { type ClusterAccess, ConfigError, IN_CLUSTER, KubeClient, loadContexts } from "./kube/mod.ts";
 import { uuidOperator } from "./operators/uuid/mod.ts";
-import { hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
+import { granted, hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
 import { errorText, Logger } from "./util/mod.ts";
 
 export const VERSION = "0.1.0";
@@ -45,7 +57,14 @@ export async function main(argv: string[]): Promise<number> {
       ...(flags.liveness
         ? [{ what: "the --liveness address", host: `${flags.liveness.hostname}:${flags.liveness.port}` }]
         : []),
+      ...(flags.metricsServing
+        ? [{
+          what: "the --metrics-bind-address",
+          host: `${flags.metricsServing.hostname}:${flags.metricsServing.port}`,
+        }]
+        : []),
     ]);
+    requireTlsFiles(flags.metricsServing);
     home = homeCluster(flags.homeCluster, selected);
     if (flags.leaderElection.enabled) leaderElection = leaderElectionFor(flags.leaderElection, selected, home);
   } catch (err) {
@@ -75,20 +94,63 @@ export async function main(argv: string[]): Promise<number> {
   Deno.addSignalListener("SIGTERM", sigterm);
   Deno.addSignalListener("SIGINT", sigint);
 
-  let server: Promise<void> = Promise.resolve();
+  // The reconcile rates behind the status page's sparklines, sampled while /status is served anywhere.
+  const history = flags.liveness || flags.metricsServing
+    ? new ReconcileHistory({
+      read: () => reconcileTotals(hub.metrics.registry, hub.clusters()),
+      logger,
+    })
+    : undefined;
+  const servers: Promise<void>[] = history ? [history.start(stop.signal)] : [];
   if (flags.liveness) {
     const { hostname, port } = flags.liveness;
     try {
-      server = serveHealth(hub, {
+      servers.push(serveHealth(hub, {
         hostname,
         port,
         logger,
+        statusAndMetrics: !flags.metricsServing,
+        history,
         onListen: (addr) => logger.info("health endpoint listening", { url: `http://${addr.hostname}:${addr.port}` }),
-      }, stop.signal);
+      }, stop.signal));
     } catch (err) {
+      stop.abort();
       return usageError(`invalid --liveness: cannot listen on ${hostname}:${port}: ${errorText(err)}`);
     }
   }
+  let reviewClient: KubeClient | undefined;
+  if (flags.metricsServing) {
+    const m = flags.metricsServing;
+    reviewClient = new KubeClient(home, {
+      logger: logger.child({ cluster: home.name }),
+      userAgent: "operator-hub/access-review",
+      requestTimeoutMs: flags.limits.requestTimeoutMs,
+      http2: flags.http2,
+    });
+    try {
+      const tls = m.secure ? await protectedPortTls(m) : undefined;
+      servers.push(serveProtected(hub, {
+        hostname: m.hostname,
+        port: m.port,
+        tls,
+        tlsFiles: m.tls,
+        authorizer: new RequestAuthorizer({ api: reviewClient, registry: hub.metrics.registry, logger }),
+        history,
+        logger,
+        onListen: (addr) =>
+          logger.info("metrics and status listening", {
+            url: `${tls ? "https" : "http"}://${addr.hostname}:${addr.port}`,
+            homeCluster: home.name,
+            certificate: m.tls ? "files" : tls ? "self-signed" : "none",
+          }),
+      }, stop.signal));
+    } catch (err) {
+      stop.abort();
+      reviewClient.close();
+      return usageError(errorText(err));
+    }
+  }
+  const server = Promise.all(servers).finally(() => reviewClient?.close());
 
   logger.info("operator-hub starting", {
     version: VERSION,
@@ -154,6 +216,32 @@ function leaderElectionFor(
     renewDeadlineMs: f.renewDeadlineMs,
     retryPeriodMs: f.retryPeriodMs,
   };
+}
+
+/** Fails fast, naming the flag to add, when the TLS files cannot be read for lack of a Deno permission. */
+function requireTlsFiles(m: MetricsServingFlags | undefined): void {
+  for (const file of m?.tls ? [m.tls.certFile, m.tls.keyFile] : []) {
+    if (!granted({ name: "read", path: file })) {
+      throw new PermissionError(
+        `cannot read ${file} for the protected port: Deno was started without --allow-read for it`,
+      );
+    }
+  }
+}
+
+/** The protected port's certificate: from the files, else a self-signed one for this host. */
+async function protectedPortTls(m: MetricsServingFlags): Promise<TlsPair> {
+  if (m.tls) {
+    try {
+      return await readTlsFiles(m.tls.certFile, m.tls.keyFile);
+    } catch (err) {
+      if (err instanceof TlsMaterialError) throw new ConfigError(err.message, { cause: err });
+      throw err;
+    }
+  }
+  const names = granted({ name: "sys", kind: "hostname" }) ? [Deno.hostname()] : [];
+  if (m.hostname !== "0.0.0.0" && m.hostname !== "::" && !/^[\d.:]+$/.test(m.hostname)) names.push(m.hostname);
+  return await selfSignedTls(names);
 }
 
 function usageError(message: string): number {

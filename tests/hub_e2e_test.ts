@@ -95,7 +95,12 @@ Deno.test("Fairness: with prod's backlog queued and every worker held in a prod 
     args: ["--namespace", ns.name, "--concurrency", String(workers)],
   });
   try {
-    await waitFor(async () => heldWrites.length === workers, "every worker held in a prod write", 60_000, 50);
+    await waitFor(
+      () => Promise.resolve(heldWrites.length === workers),
+      "every worker held in a prod write",
+      60_000,
+      50,
+    );
     await hub.waitStatus((s) => s.clusters?.staging?.state === "watching", 60_000, "staging watching");
     await staging.createUuids(ns.name, ["s-0"]);
     // Nothing moves while every worker waits: staging's key sits in the queue behind prod's backlog.

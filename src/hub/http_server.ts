@@ -1,12 +1,22 @@
-// The health endpoint: /healthz, /readyz, /status and /metrics on the address --liveness names. Read-only.
+// The health endpoint on the address --liveness names: the two probes, plus /status and /metrics for local use. Read-only.
 
 import type { Logger } from "../util/mod.ts";
 import type { Hub } from "./hub.ts";
+import { probeView } from "./probe_view.ts";
+import type { ReconcileHistory } from "./reconcile_history.ts";
+import { answerMetrics, answerStatus } from "./status_routes.ts";
 
 export interface HealthServerOptions {
   hostname: string;
   port: number;
   logger: Logger;
+  /**
+   * Also serve /status and /metrics here, unauthenticated (default true): local use and `deno task demo`. False
+   * when --metrics-bind-address serves them behind authentication: this port then keeps just the probes.
+   */
+  statusAndMetrics?: boolean;
+  /** The reconcile rates /status carries for the page's sparklines. */
+  history?: ReconcileHistory;
   /** Called once the socket is bound, with the actual port (useful with port 0). */
   onListen?(addr: { hostname: string; port: number }): void;
 }
@@ -22,7 +32,8 @@ export class HealthServerError extends Error {
  * Guarantees: only GET and HEAD are answered; nothing here changes the hub's state. /healthz fails
  * (503) only when the process or a worker is wedged: an unreachable cluster is reported, not fatal,
  * because restarting the pod would not fix a remote cluster. /readyz is 200 once every selected
- * cluster completed its first full list.
+ * cluster completed its first full list. Both bodies are the probe view (names and states only:
+ * probe_view.ts), whoever asks.
  */
 export function serveHealth(hub: Hub, options: HealthServerOptions, signal: AbortSignal): Promise<void> {
   let server: Deno.HttpServer;
@@ -32,7 +43,7 @@ export function serveHealth(hub: Hub, options: HealthServerOptions, signal: Abor
       port: options.port,
       signal,
       onListen: (addr) => options.onListen?.(addr),
-    }, (req) => handle(hub, req));
+    }, (req) => handle(hub, options, req));
   } catch (err) {
     throw new HealthServerError(
       `cannot serve health on ${options.hostname}:${options.port}: ${(err as Error).message}`,
@@ -42,31 +53,36 @@ export function serveHealth(hub: Hub, options: HealthServerOptions, signal: Abor
   return server.finished;
 }
 
-async function handle(hub: Hub, req: Request): Promise<Response> {
+async function handle(hub: Hub, options: HealthServerOptions, req: Request): Promise<Response> {
   if (req.method !== "GET" && req.method !== "HEAD") {
     return new Response("method not allowed\n", { status: 405, headers: { allow: "GET, HEAD" } });
   }
   const path = new URL(req.url).pathname;
+  const full = options.statusAndMetrics ?? true;
   switch (path) {
     case "/healthz": {
       const h = hub.health();
-      return json(h, h.status === "failing" ? 503 : 200);
+      return json(probeView(h), h.status === "failing" ? 503 : 200);
     }
     case "/readyz": {
       const h = hub.health();
-      return json(h, h.ready ? 200 : 503);
+      return json(probeView(h), h.ready ? 200 : 503);
     }
     case "/status":
-      return json(hub.health(), 200);
+      if (full) return answerStatus(req, hub, options.history);
+      break;
     case "/metrics":
-      return new Response(await hub.metrics.registry.metrics(), {
-        headers: { "content-type": hub.metrics.registry.contentType },
-      });
-    default:
-      return new Response("not found: try /healthz, /readyz, /status or /metrics\n", { status: 404 });
+      if (full) return await answerMetrics(hub);
+      break;
   }
+  return new Response(`not found: try ${full ? "/healthz, /readyz, /status or /metrics" : "/healthz or /readyz"}\n`, {
+    status: 404,
+  });
 }
 
 function json(body: unknown, status: number): Response {
-  return new Response(JSON.stringify(body) + "\n", { status, headers: { "content-type": "application/json" } });
+  return new Response(JSON.stringify(body) + "\n", {
+    status,
+    headers: { "content-type": "application/json", "cache-control": "no-store" },
+  });
 }
