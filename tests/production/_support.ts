@@ -12,6 +12,8 @@ export const ROOT = new URL("../..", import.meta.url).pathname;
 /** Where the image mounts the kubeconfigs Secret (its WORKDIR is /app) and where Kubernetes mounts the token. */
 export const MOUNT_DIR = "/app/clusters";
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+/** Where the Helm chart mounts the protected port's certificate Secret (`metrics.tls.secretName`). */
+export const METRICS_CERTS_DIR = "/app/metrics-certs";
 
 /** The words of one deno.json task. */
 export function taskWords(task: string): string[] {
@@ -33,11 +35,15 @@ export function flagValues(permissions: string[], flag: string): string[] | unde
   return word.includes("=") ? word.slice(word.indexOf("=") + 1).split(",") : [];
 }
 
-/** The same permissions with absolute paths swapped (the pod's mount points → temp dirs), nothing else changed. */
+/**
+ * The same permissions with absolute paths swapped (the pod's mount points → temp dirs), nothing else changed. The
+ * certificate mount may be left out: it stays as it is (no such folder on a workstation, so nothing is granted).
+ */
 export function mapPaths(permissions: string[], paths: Record<string, string>): string[] {
   return permissions.map((w) => {
     if (!w.startsWith("--allow-read=")) return w;
     const values = w.slice("--allow-read=".length).split(",").map((p) => {
+      if (p === METRICS_CERTS_DIR && !(p in paths)) return p;
       if (!(p in paths)) throw new Error(`no temp path for ${p} in the compile task's --allow-read`);
       return paths[p];
     });

@@ -11,6 +11,7 @@ import {
   flagValues,
   HubIdentity,
   mapPaths,
+  METRICS_CERTS_DIR,
   metricSum,
   MOUNT_DIR,
   parseMetrics,
@@ -39,14 +40,14 @@ function inClusterEnv(context: string): Record<string, string> {
   return { KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: new URL(apiserverUrl(context)).port };
 }
 
-Deno.test("The compile task grants exactly what the hub reads: the image's two mount points, the variables a start-up reads, the hostname", async () => {
+Deno.test("The compile task grants exactly what the hub reads: the image's three mount points, the variables a start-up reads, the hostname", async () => {
   const perms = compilePermissions();
   const words = taskWords("compile");
   assert.deepEqual(words.slice(0, 2), ["deno", "compile"]);
   assert.equal(words.at(-1), "src/main.ts");
   assert.equal(words[words.indexOf("--output") + 1], "dist/operator-hub");
   assert.ok(words.includes("--no-prompt"), "a missing permission must fail, never prompt");
-  assert.deepEqual(flagValues(perms, "--allow-read"), [MOUNT_DIR, SERVICE_ACCOUNT_DIR]);
+  assert.deepEqual(flagValues(perms, "--allow-read"), [MOUNT_DIR, SERVICE_ACCOUNT_DIR, METRICS_CERTS_DIR]);
   // The variables: those a start-up under exactly these permissions reads, recorded by Deno's own permission audit
   // (every env access, granted or not). The start-up reads the most: no --kubeconfig, no $KUBECONFIG (so
   // ~/.kube/config via $HOME), the Secret mount in ./clusters as in the image, and in-cluster; it then stops at the

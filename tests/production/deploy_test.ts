@@ -10,6 +10,7 @@ import {
   compilePermissions,
   flagValues,
   kustomize,
+  METRICS_CERTS_DIR,
   MOUNT_DIR,
   readYamlDocs,
   remoteKubeconfig,
@@ -151,7 +152,11 @@ Deno.test("deploy/'s Deployment probes /healthz and /readyz on the --liveness po
   const volume = pod.volumes.find((v: any) => v.name === mount.name);
   assert.equal(volume.secret.secretName, "operator-hub-kubeconfigs");
   assert.equal(volume.secret.optional, true, "without remote clusters the hub serves its own");
-  assert.deepEqual(flagValues(compilePermissions(), "--allow-read"), [MOUNT_DIR, SERVICE_ACCOUNT_DIR]);
+  assert.deepEqual(flagValues(compilePermissions(), "--allow-read"), [
+    MOUNT_DIR,
+    SERVICE_ACCOUNT_DIR,
+    METRICS_CERTS_DIR,
+  ]);
   assert.notEqual(pod.automountServiceAccountToken, false, "in-cluster login needs the token");
   const example = readYamlDocs("deploy/examples/remote-kubeconfigs-secret.yaml")[0];
   assert.equal(example.metadata.name, volume.secret.secretName);
