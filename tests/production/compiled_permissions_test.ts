@@ -3,7 +3,6 @@
 
 import assert from "node:assert/strict";
 import { HUB_ENV } from "../../src/permissions.ts";
-import { DirectApi, UUID_V4, waitFor } from "../support/direct_api.ts";
 import { freePort, HubProcess, runHubCli } from "../support/hub_process.ts";
 import { apiserverCa, apiserverUrl, requireClusters, testNamespace } from "../support/mod.ts";
 import {
@@ -21,9 +20,9 @@ import {
   taskWords,
   tokenStatus,
 } from "./_support.ts";
-import { names } from "../support/cluster_api.ts";
+import { type ClusterApi, localApi, names, UUID_V4, waitFor } from "../support/cluster_api.ts";
 
-async function assigned(api: DirectApi, namespace: string, count: number, timeoutMs = 90_000) {
+async function assigned(api: ClusterApi, namespace: string, count: number, timeoutMs = 90_000) {
   return await waitFor(
     async () => {
       const m = await api.uuidsOf(namespace);
@@ -65,7 +64,7 @@ Deno.test("Under exactly the compile task's permissions the hub logs in in-clust
   const tmp = await Deno.makeTempDir({ prefix: "operator-hub-binary-" });
   const dev = await HubIdentity.create("dev", ns.name, "operator-hub");
   const staging = await HubIdentity.create("staging", ns.name, "operator-hub", { leases: false });
-  const apis = { dev: new DirectApi("dev"), staging: new DirectApi("staging") };
+  const apis = { dev: localApi("dev"), staging: localApi("staging") };
   let hub: HubProcess | undefined;
   try {
     const firstToken = await dev.token();

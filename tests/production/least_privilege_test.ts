@@ -3,7 +3,7 @@
 // deno-lint-ignore-file no-explicit-any -- rules and /status are checked field by field.
 
 import assert from "node:assert/strict";
-import { DirectApi, UUID_V4, waitFor } from "../support/direct_api.ts";
+import { localApi, UUID_V4, waitFor } from "../support/cluster_api.ts";
 import { HubProcess } from "../support/hub_process.ts";
 import { requireClusters, testNamespace } from "../support/mod.ts";
 import { HubIdentity, remoteKubeconfig } from "./_support.ts";
@@ -38,7 +38,7 @@ Deno.test("Identities bound only to deploy/'s ClusterRole run the hub green; wit
   const ns = await testNamespace("rbac", { contexts: [CONTEXT] });
   const tmp = await Deno.makeTempDir({ prefix: "operator-hub-rbac-" });
   const identities: HubIdentity[] = [];
-  const api = new DirectApi(CONTEXT);
+  const api = localApi(CONTEXT);
   let hub: HubProcess | undefined;
   try {
     const kubeconfigs: string[] = [];
