@@ -3,19 +3,18 @@
 import assert from "node:assert/strict";
 import { HubProcess } from "./support/hub_process.ts";
 import { testNamespace } from "./support/mod.ts";
-import { type ClusterApi, localApi, names, UUID_V4, type UuidObserver, waitFor } from "./support/cluster_api.ts";
+import {
+  type ClusterApi,
+  localApi,
+  names,
+  UUID_V4,
+  type UuidObserver,
+  waitAllAssigned as waitAllAssignedIn,
+  waitFor,
+} from "./support/cluster_api.ts";
 
-async function waitAllAssigned(api: ClusterApi, namespace: string, count: number, timeoutMs = 120_000) {
-  return await waitFor(
-    async () => {
-      const m = await api.uuidsOf(namespace);
-      const done = [...m.values()].filter((u) => typeof u === "string" && UUID_V4.test(u)).length;
-      return m.size === count && done === count ? m : undefined;
-    },
-    `${count} Uuids assigned in ${api.ep.name}/${namespace}`,
-    timeoutMs,
-  );
-}
+const waitAllAssigned = (api: ClusterApi, namespace: string, count: number, timeoutMs = 120_000) =>
+  waitAllAssignedIn(api, namespace, count, timeoutMs);
 
 /** The hub under test on prod, one fresh namespace, and an independent watch of every UUID it shows. */
 interface OnProd {

@@ -20,19 +20,10 @@ import {
   taskWords,
   tokenStatus,
 } from "./_support.ts";
-import { type ClusterApi, localApi, names, UUID_V4, waitFor } from "../support/cluster_api.ts";
+import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
 
-async function assigned(api: ClusterApi, namespace: string, count: number, timeoutMs = 90_000) {
-  return await waitFor(
-    async () => {
-      const m = await api.uuidsOf(namespace);
-      const ok = [...m.values()].filter((u) => typeof u === "string" && UUID_V4.test(u)).length;
-      return m.size === count && ok === count ? m : undefined;
-    },
-    `${count} Uuids assigned in ${api.ep.name}/${namespace}`,
-    timeoutMs,
-  );
-}
+const assigned = (api: ClusterApi, namespace: string, count: number, timeoutMs = 90_000) =>
+  waitAllAssigned(api, namespace, count, timeoutMs);
 
 function inClusterEnv(context: string): Record<string, string> {
   return { KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: new URL(apiserverUrl(context)).port };

@@ -6,24 +6,15 @@ import assert from "node:assert/strict";
 import { HubProcess } from "../support/hub_process.ts";
 import { kubectlOk, requireClusters, testNamespace } from "../support/mod.ts";
 import { metricSum, parseMetrics, StatusWrites } from "./_support.ts";
-import { type ClusterApi, localApi, names, UUID_V4, waitFor } from "../support/cluster_api.ts";
+import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
 
 const CLUSTERS = ["prod", "staging"];
 const LEASE_S = 15; // controller-runtime's default, used as is
 const RETRY_S = 2;
 const JITTER = 1.2;
 
-async function assigned(api: ClusterApi, namespace: string, count: number, timeoutMs = 90_000) {
-  return await waitFor(
-    async () => {
-      const m = await api.uuidsOf(namespace);
-      const ok = [...m.values()].filter((u) => typeof u === "string" && UUID_V4.test(u)).length;
-      return m.size === count && ok === count ? m : undefined;
-    },
-    `${count} Uuids assigned in ${api.ep.name}/${namespace}`,
-    timeoutMs,
-  );
-}
+const assigned = (api: ClusterApi, namespace: string, count: number, timeoutMs = 90_000) =>
+  waitAllAssigned(api, namespace, count, timeoutMs);
 
 async function metrics(hub: HubProcess) {
   return parseMetrics((await hub.get("/metrics")).text);
