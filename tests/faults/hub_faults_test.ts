@@ -122,9 +122,10 @@ Deno.test("A reconcile that throws is retried with growing backoff and a reconci
       return statusResponse(500, "InternalError", "etcdserver: leader changed");
     }
     if (name === "hang-0" && (attempts[name].length <= 2 || !othersDone)) {
-      // Never answers; the hub must give up on its own.
+      // Never answers; the hub must give up on its own (the timer only ends a request the hub never abandons, after
+      // longer than the hang guard of the 30 others, so that a hub that waits for hang-0 fails that guard).
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 30_000);
+        const timer = setTimeout(resolve, 2 * OTHERS_HANG_GUARD_MS);
         req.signal.addEventListener("abort", () => {
           abandoned.push(performance.now());
           clearTimeout(timer);
