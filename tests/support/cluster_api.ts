@@ -160,9 +160,12 @@ export class ClusterApi {
     await this.request("DELETE", `${UUIDS}/namespaces/${namespace}/uuid/${name}`);
   }
 
-  /** Deletes every Uuid of a namespace in one request (deletecollection). */
+  /**
+   * Deletes every Uuid of a namespace in one request (deletecollection). Its time grows with the objects (thousands
+   * take minutes on a busy machine), so its timeout is a generous hang guard rather than the usual 30 s.
+   */
   async deleteAllUuids(namespace: string): Promise<void> {
-    await this.request("DELETE", `${UUIDS}/namespaces/${namespace}/uuid`);
+    await this.request("DELETE", `${UUIDS}/namespaces/${namespace}/uuid`, undefined, { timeoutMs: 600_000 });
   }
 
   /** Merge-patches the status subresource as admin (a user or another operator writing status). */
