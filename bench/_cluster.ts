@@ -2,7 +2,7 @@
 // writes (the ceiling), an independent watch that timestamps status Ok, and apiserver request counters.
 // It shares no code with the hub's src/kube, so it measures the hub from the outside.
 
-import { type ClusterEndpoint, endpoint } from "../tests/support/direct_api.ts";
+import { type ClusterEndpoint, localEndpoint } from "../tests/support/cluster_api.ts";
 
 const GROUP_PATH = "/apis/demo.operator/v1";
 
@@ -43,8 +43,8 @@ export class BenchCluster {
 
   constructor(context: string) {
     this.name = context;
-    this.ep = endpoint(context);
-    this.http = Deno.createHttpClient({ caCerts: [this.ep.ca] });
+    this.ep = localEndpoint(context);
+    this.http = Deno.createHttpClient({ caCerts: [this.ep.caPem] });
     this.#auth = `Bearer ${this.ep.token}`;
   }
 

@@ -9,7 +9,7 @@ import https from "node:https";
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { KubeClient, loadContexts } from "../src/kube/mod.ts";
-import { endpoint } from "../tests/support/direct_api.ts";
+import { localEndpoint } from "../tests/support/cluster_api.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -21,7 +21,7 @@ const C = Number(values.concurrency ?? 16);
 const ROOT = new URL("..", import.meta.url).pathname;
 const MERGE = "application/merge-patch+json";
 
-const ep = endpoint("prod");
+const ep = localEndpoint("prod");
 const [access] = (await loadContexts({ files: [`${ROOT}clusters/local.yaml`] })).select(["prod"]);
 const ns = `transport-probe-${Date.now().toString(36)}`;
 const base = `/apis/demo.operator/v1/namespaces/${ns}/uuid`;
@@ -43,8 +43,8 @@ function cpuMs(): number {
 
 const h1 = new KubeClient(access);
 const h2 = new KubeClient(access, { http2: true });
-const fetchH1 = Deno.createHttpClient({ caCerts: [ep.ca], http1: true, http2: false });
-const agent = new https.Agent({ keepAlive: true, maxSockets: C, ca: ep.ca });
+const fetchH1 = Deno.createHttpClient({ caCerts: [ep.caPem], http1: true, http2: false });
+const agent = new https.Agent({ keepAlive: true, maxSockets: C, ca: ep.caPem });
 const auth = `Bearer ${ep.token}`;
 
 const transports: Record<string, Patch> = {

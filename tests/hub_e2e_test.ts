@@ -1,7 +1,7 @@
 // End-to-end: one hub process serves Uuids in prod, staging and dev on real kube-apiservers.
 
 import assert from "node:assert/strict";
-import { DirectApi, UUID_V4, waitFor } from "./support/direct_api.ts";
+import { type ClusterApi, localApi, UUID_V4, waitFor } from "./support/cluster_api.ts";
 import { HubProcess } from "./support/hub_process.ts";
 import { installProductionCrd, installSeedCrd, kubectlOk, testNamespace } from "./support/mod.ts";
 import { adminKubeconfigVia, proxyInFrontOf } from "./support/local_proxy.ts";
@@ -12,7 +12,7 @@ function uuidManifest(namespace: string, name: string): string {
   return `apiVersion: demo.operator/v1\nkind: Uuid\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\n`;
 }
 
-async function allAssigned(api: DirectApi, namespace: string, count: number): Promise<Map<string, unknown>> {
+async function allAssigned(api: ClusterApi, namespace: string, count: number): Promise<Map<string, unknown>> {
   return await waitFor(
     async () => {
       const m = await api.uuidsOf(namespace);
@@ -25,7 +25,7 @@ async function allAssigned(api: DirectApi, namespace: string, count: number): Pr
 
 Deno.test("The hub gives every Uuid applied with kubectl in prod, staging and dev one v4 UUID and state Ok, with one write each", async () => {
   const ns = await testNamespace("e2e");
-  const apis = CLUSTERS.map((c) => new DirectApi(c));
+  const apis = CLUSTERS.map((c) => localApi(c));
   const writesBefore = await Promise.all(apis.map((a) => a.uuidWrites()));
   const hub = HubProcess.start({ clusters: CLUSTERS });
   try {
@@ -69,8 +69,8 @@ Deno.test("The hub gives every Uuid applied with kubectl in prod, staging and de
 
 Deno.test("Fairness: with prod's backlog queued and every worker held in a prod write, staging's new Uuid is served within two freed workers", async () => {
   const ns = await testNamespace("fair", { contexts: ["prod", "staging"] });
-  const prod = new DirectApi("prod");
-  const staging = new DirectApi("staging");
+  const prod = localApi("prod");
+  const staging = localApi("staging");
   // The hub reaches prod through a proxy that holds each status write until the test lets it through, so the
   // order of hand-outs, not the machine's speed, decides what happens next.
   const proxy = await proxyInFrontOf("prod");
@@ -140,7 +140,7 @@ Deno.test("Fairness: with prod's backlog queued and every worker held in a prod 
 
 Deno.test("Health: an unreachable cluster keeps /readyz at 503 naming it, /healthz at 200 degraded, while the others work", async () => {
   const ns = await testNamespace("health", { contexts: ["prod"] });
-  const api = new DirectApi("prod");
+  const api = localApi("prod");
   const dir = await Deno.makeTempDir();
   const ghost = `${dir}/ghost.yaml`;
   // A context whose server refuses connections: a port nobody listens on.
@@ -231,7 +231,7 @@ Deno.test("Readiness: /readyz is 503 naming the cluster whose first list is held
 
 Deno.test("The seed-shaped CRD (no status subresource) is detected and served by patching the object itself", async () => {
   const ns = await testNamespace("seed", { contexts: ["dev"] });
-  const api = new DirectApi("dev");
+  const api = localApi("dev");
   await installSeedCrd("dev");
   const hub = HubProcess.start({ clusters: ["dev"] });
   try {

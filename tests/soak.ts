@@ -14,9 +14,9 @@
 // Exit code 0 when every object is served, 1 otherwise (the slope is reported, not judged: read it).
 
 import { parseArgs } from "node:util";
-import { ClusterApi, UUID_V4, waitUntil } from "./support/cluster_api.ts";
+import { ClusterApi, localApi, UUID_V4, waitFor } from "./support/cluster_api.ts";
 import { FaultApiserver, kubeconfigText, tempDir } from "./support/fault_cluster.ts";
-import { Cleanup, finishHub, localApi, startHub } from "./support/fault_harness.ts";
+import { Cleanup, finishHub, startHub } from "./support/fault_harness.ts";
 import { requireClusters, testNamespace } from "./support/mod.ts";
 
 const { values } = parseArgs({
@@ -150,12 +150,12 @@ let exitCode = 1;
   let unserved = 0;
   for (const [i, c] of churns.entries()) {
     try {
-      await waitUntil(
-        `every Uuid in ${c.api.name} served`,
+      await waitFor(
         async () => {
           const m = await c.api.uuidsOf(namespaces[i]);
           return [...m.values()].every((u) => typeof u === "string" && UUID_V4.test(u));
         },
+        `every Uuid in ${c.api.name} served`,
         60_000,
         500,
       );

@@ -1,28 +1,26 @@
 // End-to-end: a UUID, once written, never changes: across restarts, SIGKILL mid-burst and two hubs at once.
 
 import assert from "node:assert/strict";
-import { DirectApi, UUID_V4, type UuidHistory, waitFor } from "./support/direct_api.ts";
 import { HubProcess } from "./support/hub_process.ts";
 import { testNamespace } from "./support/mod.ts";
-import { names } from "./support/cluster_api.ts";
+import {
+  type ClusterApi,
+  localApi,
+  names,
+  UUID_V4,
+  type UuidObserver,
+  waitAllAssigned as waitAllAssignedIn,
+  waitFor,
+} from "./support/cluster_api.ts";
 
-async function waitAllAssigned(api: DirectApi, namespace: string, count: number, timeoutMs = 120_000) {
-  return await waitFor(
-    async () => {
-      const m = await api.uuidsOf(namespace);
-      const done = [...m.values()].filter((u) => typeof u === "string" && UUID_V4.test(u)).length;
-      return m.size === count && done === count ? m : undefined;
-    },
-    `${count} Uuids assigned in ${api.ep.name}/${namespace}`,
-    timeoutMs,
-  );
-}
+const waitAllAssigned = (api: ClusterApi, namespace: string, count: number, timeoutMs = 120_000) =>
+  waitAllAssignedIn(api, namespace, count, timeoutMs);
 
 /** The hub under test on prod, one fresh namespace, and an independent watch of every UUID it shows. */
 interface OnProd {
   ns: string;
-  api: DirectApi;
-  history: UuidHistory;
+  api: ClusterApi;
+  history: UuidObserver;
   /** The hub running now. */
   hub(): HubProcess;
   /** Starts a new hub (the old one must have been stopped) and returns it. */
@@ -32,8 +30,8 @@ interface OnProd {
 /** Runs `fn` with a hub on prod and tears everything down afterwards, whatever happened. */
 async function onProd(kind: string, fn: (t: OnProd) => Promise<void>): Promise<void> {
   const ns = await testNamespace(kind);
-  const api = new DirectApi("prod");
-  const history = api.watchUuids(ns.name);
+  const api = localApi("prod");
+  const history = api.observe(ns.name);
   let hub = HubProcess.start({ clusters: ["prod"] });
   try {
     await fn({
@@ -110,8 +108,8 @@ function seriesSum(text: string, name: string, labels: Record<string, string>): 
 Deno.test("Two hubs on the same clusters at once write each UUID once and never overwrite one", async () => {
   const ns = await testNamespace("twohubs");
   const clusters = ["prod", "staging"];
-  const apis = clusters.map((c) => new DirectApi(c));
-  const histories = apis.map((a) => a.watchUuids(ns.name));
+  const apis = clusters.map((c) => localApi(c));
+  const histories = apis.map((a) => a.observe(ns.name));
   const hubs = [HubProcess.start({ clusters }), HubProcess.start({ clusters })];
   try {
     await Promise.all(hubs.map((h) => h.waitReady()));

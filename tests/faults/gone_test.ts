@@ -9,16 +9,8 @@
 
 import assert from "node:assert/strict";
 import { names, UUID_V4, waitAllAssigned } from "../support/cluster_api.ts";
-import { etcdCompact, FaultApiserver, kubeconfigText, tempDir } from "../support/fault_cluster.ts";
-import {
-  Cleanup,
-  finishHub,
-  logLines,
-  recordFigure,
-  secondsSince,
-  startHub,
-  waitStatus,
-} from "../support/fault_harness.ts";
+import { etcdCompact } from "../support/fault_cluster.ts";
+import { faultScenario, logLines, recordFigure, secondsSince, waitStatus } from "../support/fault_harness.ts";
 import { InterceptProxy } from "../support/intercept_proxy.ts";
 
 /** A gate the intercept hook waits on while closed. */
@@ -38,23 +30,13 @@ class Gate {
   }
 }
 
-async function setup(cleanup: Cleanup, label: string) {
-  const f = cleanup.add(
-    await FaultApiserver.start({ name: label, extraArgs: ["--watch-cache=false"] }),
-    (x) => x.destroy(),
-  );
-  const proxy = cleanup.add(
-    await InterceptProxy.inFrontOf(f),
-    (p) => p.close(),
-  );
-  const dir = cleanup.add(await tempDir(label), (d) => d.remove());
-  const api = cleanup.add(f.api(label), (a) => a.close());
-  const ns = `${label}-ns`;
-  await api.createNamespace(ns);
-  const observer = cleanup.add(api.observe(ns), (o) => o.stop());
-  const kubeconfig = await dir.write("kubeconfig.yaml", kubeconfigText([f.context(label, { server: proxy.url })]));
-  const gate = new Gate();
-  return { f, proxy, api, ns, observer, kubeconfig, gate };
+/** The scenario both forms share: an apiserver without watch cache, behind an intercepting proxy. */
+async function goneScenario(label: string) {
+  const s = await faultScenario(label, { apiserver: { extraArgs: ["--watch-cache=false"] } });
+  const proxy = s.cleanup.add(await InterceptProxy.inFrontOf(s.f), (p) => p.close());
+  const observer = s.observe();
+  const kubeconfig = await s.kubeconfig([s.f.context(label, { server: proxy.url })]);
+  return Object.assign(s, { proxy, observer, kubeconfig, gate: new Gate() });
 }
 
 const isWatch = (q: string) => /[?&]watch=(true|1)/.test(q);
@@ -62,18 +44,17 @@ const isList = (r: { method: string; path: string; query: string }) =>
   r.method === "GET" && r.path.endsWith("/uuid") && !isWatch(r.query);
 
 Deno.test("A 410 ERROR event in the watch stream after etcd compaction makes the hub relist, and an object deleted during the gap leaves its store", async () => {
-  await using cleanup = new Cleanup();
-  const { f, proxy, api, ns, observer, kubeconfig, gate } = await setup(cleanup, "gone-event");
+  await using s = await goneScenario("gone-event");
+  const { proxy, api, ns, observer, kubeconfig, gate } = s;
   proxy.hook = async () => {
     await gate.wait();
     return undefined;
   };
-  const hub = startHub(["prod", "gone-event"], { extraKubeconfigs: [kubeconfig], namespaces: [ns] });
-  cleanup.defer(() => finishHub(hub, "gone-event", [f.adminToken]));
+  const hub = s.startHub(["prod", "gone-event"], { extraKubeconfigs: [kubeconfig], namespaces: [ns] });
   await hub.waitReady(60_000);
   await api.createUuids(ns, names("a", 6));
   const before = await waitAllAssigned(api, ns, 6, 30_000);
-  const s0 = await waitStatus(hub, "6 objects in the store", (s) => s.clusters["gone-event"].objects === 6);
+  const s0 = await waitStatus(hub, "6 objects in the store", (x) => x.clusters["gone-event"].objects === 6);
 
   // Cut the hub off: its watch stream ends and its reconnect waits at the proxy.
   gate.close();
@@ -86,37 +67,43 @@ Deno.test("A 410 ERROR event in the watch stream after etcd compaction makes the
   const heldAt = proxy.records.length;
   gate.open();
 
-  await waitStatus(hub, "5 objects after the relist", (s) => s.clusters["gone-event"].objects === 5, 30_000);
+  await waitStatus(hub, "5 objects after the relist", (x) => x.clusters["gone-event"].objects === 5, 30_000);
   const after = await waitAllAssigned(api, ns, 5, 30_000);
   const recoveredIn = secondsSince(gapAt);
   const s1 = (await hub.get("/status")).body.clusters["gone-event"];
 
-  // The form: the resumed watch was accepted (HTTP 200) and then the hub listed again.
+  // The form, seen on the wire: the resumed watch was accepted (HTTP 200), the apiserver sent an ERROR event with
+  // code 410 inside that stream, and then the hub listed again.
   const later = proxy.records.slice(heldAt - 1);
   const resumed = later.find((r) => isWatch(r.query));
   assert.ok(resumed, "the hub resumed its watch");
   assert.equal(resumed.status, 200, "the 410 came inside the stream, not as the HTTP status");
+  assert.deepEqual(
+    resumed.errorEvents.map((e) => e.code),
+    [410],
+    `the resumed stream carried one ERROR event with code 410: ${JSON.stringify(resumed.errorEvents)}`,
+  );
   assert.ok(later.some((r) => isList(r) && r.at > resumed.at), "then it relisted");
   assert.ok(s1.relists > s0.clusters["gone-event"].relists, JSON.stringify(s1));
   assert.ok(logLines(hub, (l) => l.msg.includes("relisting") && l.cluster === "gone-event").length >= 1);
   // Nothing lost or changed; the deleted objects are gone from the store (5 = 6 - 2 + 1).
   for (const [name, uuid] of after) if (before.has(name)) assert.equal(uuid, before.get(name));
   assert.ok(UUID_V4.test(after.get("b-0")!));
-  assert.deepEqual(observer.changed(), []);
+  observer.assertStable([...before.keys(), ...after.keys()]);
   assert.deepEqual(observer.partial, []);
   await recordFigure({
     fault: "410 Gone, ERROR event in the watch stream",
     recoverSeconds: recoveredIn,
-    lost: 0,
-    changed: 0,
+    lost: [...before.keys(), "b-0"].filter((n) => !["a-0", "a-1"].includes(n) && !after.has(n)).length,
+    changed: observer.changed().length,
     relists: s1.relists - s0.clusters["gone-event"].relists,
     connectionsDuringOutage: "n/a (held 1 request)",
   });
 });
 
 Deno.test("An HTTP 410 on a continued list after etcd compaction makes the hub start its list over, and objects deleted during the gap leave its store", async () => {
-  await using cleanup = new Cleanup();
-  const { f, proxy, api, ns, observer, kubeconfig, gate } = await setup(cleanup, "gone-http");
+  await using s = await goneScenario("gone-http");
+  const { proxy, api, ns, observer, kubeconfig, gate } = s;
   // 520 objects: the hub lists them in two pages of 500.
   await api.createUuids(ns, names("p", 520), 24);
   let compactBeforeContinue = false;
@@ -130,11 +117,10 @@ Deno.test("An HTTP 410 on a continued list after etcd compaction makes the hub s
     }
     return undefined;
   };
-  const hub = startHub(["prod", "gone-http"], { extraKubeconfigs: [kubeconfig], namespaces: [ns] });
-  cleanup.defer(() => finishHub(hub, "gone-http", [f.adminToken]));
+  const hub = s.startHub(["prod", "gone-http"], { extraKubeconfigs: [kubeconfig], namespaces: [ns] });
   await hub.waitReady(60_000);
   const before = await waitAllAssigned(api, ns, 520, 60_000);
-  const s0 = (await waitStatus(hub, "520 objects", (s) => s.clusters["gone-http"].objects === 520)).clusters[
+  const s0 = (await waitStatus(hub, "520 objects", (x) => x.clusters["gone-http"].objects === 520)).clusters[
     "gone-http"
   ];
 
@@ -150,7 +136,7 @@ Deno.test("An HTTP 410 on a continued list after etcd compaction makes the hub s
   const mark = proxy.records.length;
   gate.open();
 
-  await waitStatus(hub, "518 objects after the relists", (s) => s.clusters["gone-http"].objects === 518, 30_000);
+  await waitStatus(hub, "518 objects after the relists", (x) => x.clusters["gone-http"].objects === 518, 30_000);
   const recoveredIn = secondsSince(gapAt);
   const s1 = (await hub.get("/status")).body.clusters["gone-http"];
   assert.equal(compactions, 1, "the hub fetched a second page during its relist");
@@ -167,12 +153,12 @@ Deno.test("An HTTP 410 on a continued list after etcd compaction makes the hub s
   const after = await api.uuidsOf(ns);
   assert.equal(after.size, 518);
   for (const [name, uuid] of after) assert.equal(uuid, before.get(name), `${name} changed`);
-  assert.deepEqual(observer.changed(), []);
+  observer.assertStable(before.keys());
   await recordFigure({
     fault: "410 Gone, HTTP status on a continued list",
     recoverSeconds: recoveredIn,
-    lost: 0,
-    changed: 0,
+    lost: [...before.keys()].filter((n) => n !== "p-0" && n !== "p-519" && !after.get(n)).length,
+    changed: observer.changed().length,
     relists: s1.relists - s0.relists,
     connectionsDuringOutage: "n/a (held 1 request)",
   });

@@ -3,39 +3,25 @@
 
 import assert from "node:assert/strict";
 import { names, UUID_V4, waitAllAssigned } from "../support/cluster_api.ts";
-import { FaultApiserver, kubeconfigText, tempDir } from "../support/fault_cluster.ts";
-import {
-  Cleanup,
-  finishHub,
-  localApi,
-  localNamespace,
-  recordFigure,
-  secondsSince,
-  startHub,
-  StatusSampler,
-  waitStatus,
-} from "../support/fault_harness.ts";
+import { faultScenario, recordFigure, secondsSince, StatusSampler, waitStatus } from "../support/fault_harness.ts";
 import { FaultProxy } from "../support/fault_proxy.ts";
 
+/** Hang guard for noticing the stall: the watchdog fires after 5 s idle; noticed in about 4-7 s (median). */
+const NOTICE_HANG_GUARD_MS = 60_000;
+
 Deno.test("A half-open watch connection is noticed by the inactivity watchdog, shown in health while it lasts, and reopened without losing an event", async () => {
-  await using cleanup = new Cleanup();
-  const f = cleanup.add(await FaultApiserver.start({ name: "stall" }), (x) => x.destroy());
+  await using s = await faultScenario("stall", { local: ["prod"] });
+  const { cleanup, f, ns, api: fault, local: { prod } } = s;
   const proxy = cleanup.add(FaultProxy.start({ targetPort: f.port }), (p) => p.close());
-  const dir = cleanup.add(await tempDir("stall"), (d) => d.remove());
-  const local = await localNamespace(cleanup, "stall", ["prod"]);
-  const ns = local.name;
-  const fault = cleanup.add(f.api("stall"), (a) => a.close());
-  const prod = cleanup.add(localApi("prod"), (a) => a.close());
-  await fault.createNamespace(ns);
-  const observer = cleanup.add(fault.observe(ns), (o) => o.stop());
-  const prodObserver = cleanup.add(prod.observe(ns), (o) => o.stop());
-  const kubeconfig = await dir.write("kubeconfig.yaml", kubeconfigText([f.context("stall", { server: proxy.url })]));
-  const hub = startHub(["prod", "stall"], {
+  const observer = s.observe();
+  const prodObserver = s.observe(prod);
+  const kubeconfig = await s.kubeconfig([f.context("stall", { server: proxy.url })]);
+  const hub = s.startHub(["prod", "stall"], {
     extraKubeconfigs: [kubeconfig],
     namespaces: [ns],
     args: ["--watch-idle-timeout", "5", "--request-timeout", "5"],
+    label: "half-open",
   });
-  cleanup.defer(() => finishHub(hub, "half-open", [f.adminToken]));
   const sampler = cleanup.add(new StatusSampler(hub, 250), (s) => s.stop());
 
   await hub.waitReady(60_000);
@@ -53,11 +39,11 @@ Deno.test("A half-open watch connection is noticed by the inactivity watchdog, s
   await prod.createUuids(ns, names("prod", 5));
 
   // Health shows the stall: the event age grows past the idle timeout, or the state leaves "watching".
-  const stalledStatus = await waitStatus(
+  await waitStatus(
     hub,
     "the stall in /status",
-    (s) => s.clusters.stall.lastEventAgeSeconds >= 4 || s.clusters.stall.state !== "watching",
-    20_000,
+    (x) => x.clusters.stall.lastEventAgeSeconds >= 4 || x.clusters.stall.state !== "watching",
+    NOTICE_HANG_GUARD_MS,
   );
   const noticedIn = secondsSince(stalledAt);
   const all = await waitAllAssigned(fault, ns, 19, 60_000);
@@ -79,24 +65,20 @@ Deno.test("A half-open watch connection is noticed by the inactivity watchdog, s
   for (const [name, uuid] of before) if (name !== "before-0") assert.equal(all.get(name), uuid, `${name} changed`);
   assert.ok(!all.has("before-0"), "the object deleted during the stall is gone");
   assert.ok([...all.values()].every((u) => UUID_V4.test(u)));
-  assert.deepEqual(observer.changed(), []);
+  observer.assertStable(all.keys());
   assert.deepEqual(observer.partial, []);
-  assert.deepEqual(prodObserver.changed(), []);
+  prodObserver.assertStable(names("prod", 5));
   // While it lasted, /status said so (and the hub stayed live: stall ≠ wedged).
   const during = sampler.between(stalledAt, stalledAt + noticedIn * 1000 + 2_000).map((s) => s.status);
   assert.ok(during.length > 0);
-  assert.ok(during.every((s) => s.status !== "failing"), "a stalled cluster does not fail liveness");
-  assert.ok(
-    stalledStatus.clusters.stall.lastEventAgeSeconds >= 4 || stalledStatus.clusters.stall.state !== "watching",
-  );
-  assert.ok(noticedIn <= 12, `stall noticed in ${noticedIn} s with a 5 s idle timeout`);
+  assert.ok(during.every((x) => x.status !== "failing"), "a stalled cluster does not fail liveness");
 
   await recordFigure({
     fault: "half-open connection (stall), --watch-idle-timeout 5",
     noticedSeconds: noticedIn,
     recoverSeconds: recoveredIn,
-    lost: 0,
-    changed: 0,
+    lost: [...before.keys(), ...names("during", 10)].filter((n) => n !== "before-0" && !all.has(n)).length,
+    changed: observer.changed().length + prodObserver.changed().length,
     watchdogAborts: status.clusters.stall.watchdogAborts - abortsBefore,
     connectionsDuringOutage: connectionsAfter,
   });

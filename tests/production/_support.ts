@@ -4,7 +4,7 @@
 
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import YAML from "yaml";
-import { endpoint } from "../support/direct_api.ts";
+import { localEndpoint } from "../support/cluster_api.ts";
 import { apiserverCa, apiserverUrl, kubectl, kubectlOk } from "../support/mod.ts";
 import { watchEvents } from "../support/watch_events.ts";
 
@@ -309,8 +309,8 @@ export class StatusWrites {
   }
 
   async #run(context: string, namespace: string): Promise<void> {
-    const ep = endpoint(context);
-    const client = Deno.createHttpClient({ caCerts: [ep.ca] });
+    const ep = localEndpoint(context);
+    const client = Deno.createHttpClient({ caCerts: [ep.caPem] });
     try {
       const res = await fetch(`${ep.server}/apis/demo.operator/v1/namespaces/${namespace}/uuid?watch=1`, {
         client,

@@ -3,7 +3,6 @@
 
 import assert from "node:assert/strict";
 import { HUB_ENV } from "../../src/permissions.ts";
-import { DirectApi, UUID_V4, waitFor } from "../support/direct_api.ts";
 import { freePort, HubProcess, runHubCli } from "../support/hub_process.ts";
 import { apiserverCa, apiserverUrl, requireClusters, testNamespace } from "../support/mod.ts";
 import {
@@ -22,19 +21,10 @@ import {
   taskWords,
   tokenStatus,
 } from "./_support.ts";
-import { names } from "../support/cluster_api.ts";
+import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
 
-async function assigned(api: DirectApi, namespace: string, count: number, timeoutMs = 90_000) {
-  return await waitFor(
-    async () => {
-      const m = await api.uuidsOf(namespace);
-      const ok = [...m.values()].filter((u) => typeof u === "string" && UUID_V4.test(u)).length;
-      return m.size === count && ok === count ? m : undefined;
-    },
-    `${count} Uuids assigned in ${api.ep.name}/${namespace}`,
-    timeoutMs,
-  );
-}
+const assigned = (api: ClusterApi, namespace: string, count: number, timeoutMs = 90_000) =>
+  waitAllAssigned(api, namespace, count, timeoutMs);
 
 function inClusterEnv(context: string): Record<string, string> {
   return { KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: new URL(apiserverUrl(context)).port };
@@ -109,7 +99,7 @@ Deno.test("Under exactly the compile task's permissions the hub logs in in-clust
   const tmp = await Deno.makeTempDir({ prefix: "operator-hub-binary-" });
   const dev = await HubIdentity.create("dev", ns.name, "operator-hub");
   const staging = await HubIdentity.create("staging", ns.name, "operator-hub", { leases: false });
-  const apis = { dev: new DirectApi("dev"), staging: new DirectApi("staging") };
+  const apis = { dev: localApi("dev"), staging: localApi("staging") };
   let hub: HubProcess | undefined;
   try {
     const firstToken = await dev.token();

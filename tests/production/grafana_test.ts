@@ -3,7 +3,7 @@
 // deno-lint-ignore-file no-explicit-any -- the dashboard is Grafana's free-form JSON.
 
 import assert from "node:assert/strict";
-import { DirectApi, UUID_V4, waitFor } from "../support/direct_api.ts";
+import { localApi, UUID_V4, waitFor } from "../support/cluster_api.ts";
 import { HubProcess } from "../support/hub_process.ts";
 import { requireClusters, testNamespace } from "../support/mod.ts";
 import { dashboardQueries, exposedNames, isExported, PromqlSyntaxError, queryNames } from "./_dashboard.ts";
@@ -68,7 +68,7 @@ Deno.test("Every metric name the dashboard queries is one a real hub serving the
   try {
     await hub.waitReady();
     // Some work, so the per-object families have samples too, not only their # TYPE lines.
-    const api = new DirectApi(names[0]);
+    const api = localApi(names[0]);
     await api.createUuids(ns.name, ["g-0", "g-1", "g-2"]);
     await waitFor(async () => {
       const m = await api.uuidsOf(ns.name);

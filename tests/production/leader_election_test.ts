@@ -3,11 +3,10 @@
 // deno-lint-ignore-file no-explicit-any -- /status and the Lease are checked field by field.
 
 import assert from "node:assert/strict";
-import { DirectApi, UUID_V4, waitFor } from "../support/direct_api.ts";
 import { HubProcess } from "../support/hub_process.ts";
 import { kubectlOk, requireClusters, testNamespace } from "../support/mod.ts";
 import { metricSum, parseMetrics, StatusWrites } from "./_support.ts";
-import { names } from "../support/cluster_api.ts";
+import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
 
 const CLUSTERS = ["prod", "staging"];
 const LEASE_S = 15; // controller-runtime's default, used as is
@@ -20,17 +19,8 @@ const JITTER = 1.2;
 const TAKEOVER_AFTER_KILL_GUARD_MS = 120_000;
 const TAKEOVER_AFTER_STOP_GUARD_MS = 30_000;
 
-async function assigned(api: DirectApi, namespace: string, count: number, timeoutMs = 90_000) {
-  return await waitFor(
-    async () => {
-      const m = await api.uuidsOf(namespace);
-      const ok = [...m.values()].filter((u) => typeof u === "string" && UUID_V4.test(u)).length;
-      return m.size === count && ok === count ? m : undefined;
-    },
-    `${count} Uuids assigned in ${api.ep.name}/${namespace}`,
-    timeoutMs,
-  );
-}
+const assigned = (api: ClusterApi, namespace: string, count: number, timeoutMs = 90_000) =>
+  waitAllAssigned(api, namespace, count, timeoutMs);
 
 async function metrics(hub: HubProcess) {
   return parseMetrics((await hub.get("/metrics")).text);
@@ -46,9 +36,9 @@ async function lease(namespace: string): Promise<any> {
 Deno.test("Two hubs with --leader-elect: exactly one reconciles, SIGKILL of the leader hands over within the lease duration, SIGTERM hands over at once, and no UUID is written twice", async () => {
   requireClusters();
   const ns = await testNamespace("leader", { contexts: CLUSTERS });
-  const apis = CLUSTERS.map((c) => new DirectApi(c));
+  const apis = CLUSTERS.map((c) => localApi(c));
   const writes = CLUSTERS.map((c) => new StatusWrites(c, ns.name));
-  const histories = apis.map((a) => a.watchUuids(ns.name));
+  const histories = apis.map((a) => a.observe(ns.name));
   // The Lease lives in the first cluster (prod), in the test namespace.
   const args = ["--namespace", ns.name, "--leader-elect", "--leader-elect-namespace", ns.name];
   const hubs: HubProcess[] = [];

@@ -3,7 +3,7 @@
 // deno-lint-ignore-file no-explicit-any -- rules and /status are checked field by field.
 
 import assert from "node:assert/strict";
-import { DirectApi, UUID_V4, waitFor } from "../support/direct_api.ts";
+import { localApi, UUID_V4, waitFor } from "../support/cluster_api.ts";
 import { HubProcess } from "../support/hub_process.ts";
 import { kubectl, requireClusters, testNamespace } from "../support/mod.ts";
 import { HubIdentity, remoteKubeconfig } from "./_support.ts";
@@ -44,7 +44,7 @@ Deno.test("Identities bound only to deploy/'s ClusterRole run the hub green; wit
   const identities: HubIdentity[] = [];
   const proxies: InterceptProxy[] = [];
   const reviews = VARIANTS.map(() => new AccessReviews());
-  const api = new DirectApi(CONTEXT);
+  const api = localApi(CONTEXT);
   let hub: HubProcess | undefined;
   try {
     const kubeconfigs: string[] = [];

@@ -1,7 +1,7 @@
 // End-to-end: /metrics after a real run, parsed with a Prometheus text parser from npm, matches what happened.
 
 import assert from "node:assert/strict";
-import { DirectApi, UUID_V4, waitFor } from "../support/direct_api.ts";
+import { localApi, UUID_V4, waitFor } from "../support/cluster_api.ts";
 import { HubProcess } from "../support/hub_process.ts";
 import { requireClusters, testNamespace } from "../support/mod.ts";
 import { metricSeries, metricSum, parseMetrics } from "./_support.ts";
@@ -12,7 +12,7 @@ const N = 25;
 Deno.test("/metrics after creating Uuids in two clusters parses as Prometheus text and counts exactly the work done per cluster", async () => {
   requireClusters();
   const ns = await testNamespace("metrics", { contexts: CLUSTERS });
-  const apis = CLUSTERS.map((c) => new DirectApi(c));
+  const apis = CLUSTERS.map((c) => localApi(c));
   // Debug logs name every UUID this hub wrote, so its own writes can be told from those of any other hub that
   // may watch the same shared clusters (alone, as in CI, it writes all N).
   // The apiserver's own count of Uuid writes (PATCH/PUT, by answer) before the hub starts: every cluster is this

@@ -2,7 +2,8 @@
 // probes that reveal nothing, against the real local apiservers, with one cluster down and one forbidden.
 
 import assert from "node:assert/strict";
-import { kubeconfigText, localContext, tempDir } from "../support/fault_cluster.ts";
+import { kubeconfigText, tempDir } from "../support/fault_cluster.ts";
+import { localEndpoint } from "../support/cluster_api.ts";
 import { FaultProxy } from "../support/fault_proxy.ts";
 import { adminToken, apiserverUrl, KUBECONFIG_PATH, testNamespace } from "../support/mod.ts";
 import { compilePermissions, mapPaths, metricSum, MOUNT_DIR, parseMetrics, SERVICE_ACCOUNT_DIR } from "./_support.ts";
@@ -21,7 +22,7 @@ Deno.test("The protected port answers 401 without a valid token, 403 to a Servic
   const reader = await ReaderAccount.create("prod", ns.name, "reader", { metricsReader: true });
   const nobody = await ReaderAccount.create("prod", ns.name, "nobody", { metricsReader: false });
   const refused = FaultProxy.start({ targetPort: Number(new URL(apiserverUrl("prod")).port), mode: "refuse" });
-  const prod = localContext("prod");
+  const prod = localEndpoint("prod");
   const readerToken = await reader.token();
   const nobodyToken = await nobody.token();
   const kubeconfig = await dir.write(
@@ -192,7 +193,7 @@ Deno.test("Without certificate files the protected port serves a self-signed cer
 
 Deno.test("Under exactly the compile task's permissions the protected port starts with a self-signed certificate and serves the admin token", async () => {
   const dir = await tempDir("protected-compiled");
-  const prod = localContext("prod");
+  const prod = localEndpoint("prod");
   await Deno.mkdir(`${dir.path}/clusters`);
   const kubeconfig = await dir.write(
     "clusters/prod.yaml",

@@ -6,10 +6,10 @@
 
 import assert from "node:assert/strict";
 import { names } from "../support/cluster_api.ts";
-import { FaultApiserver, kubeconfigText, localContext, tempDir } from "../support/fault_cluster.ts";
+import { FaultApiserver, kubeconfigText, tempDir } from "../support/fault_cluster.ts";
 import { headlessChromium } from "../support/headless_chromium.ts";
 import { KUBECONFIG_PATH, testNamespace } from "../support/mod.ts";
-import { localApi } from "../support/fault_harness.ts";
+import { localApi, localEndpoint } from "../support/cluster_api.ts";
 import { HubProcess } from "../support/hub_process.ts";
 import { curl, ReaderAccount, startProtectedHub, waitProbe } from "./_protected_support.ts";
 
@@ -64,7 +64,7 @@ Deno.test("The status page, opened in headless Chromium on the protected port, a
     kubeconfigs: [KUBECONFIG_PATH, kubeconfig],
     args: ["--namespace", ns.name, "--request-timeout", "3"],
   });
-  const admin = localContext("prod").token;
+  const admin = localEndpoint("prod").token;
   const status = async () => JSON.parse((await curl(`${url}/status`, admin)).body);
   try {
     await waitProbe(hub, (s) => s === 200, "all three clusters ready");
@@ -166,7 +166,7 @@ Deno.test("The status page, opened in headless Chromium on the protected port, a
 Deno.test("Without --metrics-bind-address the page is served on the liveness port without a token, and shows a cluster name full of HTML as text", async () => {
   const dir = await tempDir("page-local");
   const hostile = `<img src=x onerror="globalThis.__pwned=1">&amp;"'`;
-  const prod = localContext("prod");
+  const prod = localEndpoint("prod");
   const kubeconfig = await dir.write(
     "kubeconfig.yaml",
     kubeconfigText([{ name: hostile, server: prod.server, caPem: prod.caPem, user: { token: prod.token } }]),

@@ -16,7 +16,6 @@
 //
 // Assumptions: the local clusters are up (`deno task clusters:up`): the shared etcd and the binaries are reused.
 
-import { parse as parseYaml } from "yaml";
 import { KUBE_BIN_DIR, REPO_ROOT } from "../kube/build.ts";
 import {
   apiserverArgs,
@@ -25,7 +24,6 @@ import {
   CRDS_DIR,
   ETCD_CLIENT_PORT,
   type EtcdRecord,
-  KUBECONFIG_PATH,
   readStateSync,
   STATE_DIR,
 } from "../kube/clusters.ts";
@@ -218,27 +216,6 @@ export async function tempDir(prefix: string): Promise<TempDir> {
     },
     remove,
     [Symbol.asyncDispose]: remove,
-  };
-}
-
-/** The admin token, server and CA of a context of clusters/local.yaml (for copying into a temp kubeconfig). */
-export function localContext(name: string): { server: string; caPem: string; token: string } {
-  // deno-lint-ignore no-explicit-any
-  let doc: any;
-  try {
-    doc = parseYaml(Deno.readTextFileSync(KUBECONFIG_PATH));
-  } catch (cause) {
-    throw new ClustersNotRunningError(`no kubeconfig at ${KUBECONFIG_PATH}`, { cause });
-  }
-  // deno-lint-ignore no-explicit-any
-  const find = (list: any[], n: string) => list?.find((x) => x.name === n);
-  const ctx = find(doc.contexts, name)?.context;
-  if (!ctx) throw new FaultSetupError(`no context ${name} in ${KUBECONFIG_PATH}`);
-  const cluster = find(doc.clusters, ctx.cluster).cluster;
-  return {
-    server: cluster.server,
-    caPem: atob(cluster["certificate-authority-data"]),
-    token: find(doc.users, ctx.user).user.token,
   };
 }
 

@@ -7,8 +7,17 @@
 
 import assert from "node:assert/strict";
 import { KUBECONFIG_PATH } from "../kube/clusters.ts";
-import { ClusterApi, type ClusterEndpoint } from "./cluster_api.ts";
-import { FAULTS_DIR, localClusterTokens, localContext } from "./fault_cluster.ts";
+import { type ClusterApi, localApi, type ObserveOptions, type UuidObserver } from "./cluster_api.ts";
+import {
+  FaultApiserver,
+  type FaultApiserverOptions,
+  FAULTS_DIR,
+  kubeconfigText,
+  type KubeContext,
+  localClusterTokens,
+  type TempDir,
+  tempDir,
+} from "./fault_cluster.ts";
 import { HubProcess, type HubProcessOptions } from "./hub_process.ts";
 import { type TestNamespace, testNamespace } from "./namespace.ts";
 
@@ -31,12 +40,6 @@ export function logLines(hub: HubProcess, filter: (l: HubLogLine) => boolean = (
     } catch { /* not JSON (a Deno warning) */ }
   }
   return out;
-}
-
-/** Admin access to a context of clusters/local.yaml. */
-export function localApi(context: string): ClusterApi {
-  const c = localContext(context);
-  return new ClusterApi({ name: context, server: c.server, token: c.token, caPem: c.caPem } as ClusterEndpoint);
 }
 
 /**
@@ -63,23 +66,37 @@ export interface FinishedHub {
   metrics: string;
   logs: string[];
   code: number;
+  /** What the credential check read: the log, plus /status and /metrics unless the hub had exited already. */
+  checked: string[];
 }
 
 /**
  * Snapshots /status and /metrics, stops the hub (SIGTERM, SIGKILL after 15 s), saves its log, and asserts that no
  * credential in `secrets` (plus every local cluster's admin token) appears in the log, /status or /metrics.
+ *
+ * Guarantees: a hub still running must answer both snapshots (200, non-empty); when it does not, the log is still
+ * saved and checked, and then finishHub fails: the leak check never passes on text it could not read. A hub that had
+ * exited already (a test killed it) is checked on its log alone, and `checked` says so.
  */
 export async function finishHub(hub: HubProcess, label: string, secrets: string[] = []): Promise<FinishedHub> {
   let status: any = null;
   let statusText = "";
   let metrics = "";
-  if (!hub.exited) {
+  let unread: string | undefined;
+  const running = !hub.exited;
+  if (running) {
     try {
       const s = await hub.get("/status");
+      const m = await hub.get("/metrics");
+      if (s.status !== 200 || !s.text || m.status !== 200 || !m.text) {
+        unread = `/status answered ${s.status} (${s.text.length} bytes), /metrics ${m.status} (${m.text.length} bytes)`;
+      }
       status = s.body;
       statusText = s.text;
-      metrics = (await hub.get("/metrics")).text;
-    } catch { /* the hub is not serving */ }
+      metrics = m.text;
+    } catch (err) {
+      unread = String((err as Error)?.message ?? err);
+    }
   }
   const timer = setTimeout(() => void hub.kill().catch(() => {}), 15_000);
   const { code } = await hub.stop();
@@ -92,7 +109,12 @@ export async function finishHub(hub: HubProcess, label: string, secrets: string[
     [...secrets, ...localClusterTokens()],
     label,
   );
-  return { status, metrics, logs: hub.logs, code };
+  if (unread !== undefined) {
+    throw new Error(
+      `${label}: the final /status and /metrics could not be read, so they were not checked for leaks: ${unread}`,
+    );
+  }
+  return { status, metrics, logs: hub.logs, code, checked: running ? ["log", "/status", "/metrics"] : ["log"] };
 }
 
 /**
@@ -225,6 +247,8 @@ export class Cleanup implements AsyncDisposable {
         errors.push(new Error(`${step.what} failed: ${(err as Error)?.message ?? err}`, { cause: err }));
       }
     }
+    // Printed too: when the test body failed as well, Deno reports only a SuppressedError without either message.
+    for (const err of errors) console.error(`cleanup: ${(err as Error).message}`);
     if (errors.length > 0) throw errors[0];
   }
 
@@ -247,7 +271,7 @@ export async function localNamespace(cleanup: Cleanup, prefix: string, contexts:
     for (const context of contexts) {
       const api = localApi(context);
       try {
-        await api.request("DELETE", `/apis/demo.operator/v1/namespaces/${ns.name}/uuid`);
+        await api.deleteAllUuids(ns.name);
       } catch {
         /* testNamespace's cleanup handles what is left */
       } finally {
@@ -256,4 +280,78 @@ export async function localNamespace(cleanup: Cleanup, prefix: string, contexts:
     }
   });
   return ns;
+}
+
+/** Options of {@linkcode faultScenario}. */
+export interface FaultScenarioOptions {
+  /** Options of the private apiserver; its name defaults to the scenario's label. */
+  apiserver?: Partial<FaultApiserverOptions>;
+  /** Contexts of clusters/local.yaml that get the test namespace too (cleaned up); their admin clients in `local`. */
+  local?: string[];
+}
+
+/** What every fault test starts from: a private apiserver, a folder, admin clients and a namespace, all cleaned up. */
+export interface FaultScenario extends AsyncDisposable {
+  readonly label: string;
+  readonly cleanup: Cleanup;
+  readonly f: FaultApiserver;
+  readonly dir: TempDir;
+  /** Admin client of `f`. */
+  readonly api: ClusterApi;
+  /** The test namespace, created in `f` and in every `local` cluster. */
+  readonly ns: string;
+  /** Admin clients of the `local` contexts. */
+  readonly local: Record<string, ClusterApi>;
+  /** Writes `kubeconfig.yaml` in `dir` with these contexts; resolves with its path. */
+  kubeconfig(contexts: KubeContext[]): Promise<string>;
+  /** Observes the namespace through `api` (default the fault cluster's) until cleanup, which fails on its errors. */
+  observe(api?: ClusterApi, options?: ObserveOptions): UuidObserver;
+  /**
+   * Starts the hub (see {@linkcode startHub}); cleanup runs {@linkcode finishHub} with the apiserver's admin token and
+   * `secrets` as the credentials to look for.
+   */
+  startHub(
+    clusters: string[],
+    options?: Parameters<typeof startHub>[1] & { secrets?: string[]; label?: string },
+  ): HubProcess;
+}
+
+/**
+ * The opening block of a fault test, once: `await using s = await faultScenario("stall", { local: ["prod"] })`.
+ * Everything it makes is registered with `s.cleanup` as soon as it exists, so a setup that fails half-way leaks
+ * nothing. The namespace is `<label>-ns`, or a fresh test namespace when `local` names clusters.
+ */
+export async function faultScenario(label: string, options: FaultScenarioOptions = {}): Promise<FaultScenario> {
+  const cleanup = new Cleanup();
+  try {
+    const f = cleanup.add(await FaultApiserver.start({ name: label, ...options.apiserver }), (x) => x.destroy());
+    const dir = cleanup.add(await tempDir(label), (d) => d.remove());
+    const contexts = options.local ?? [];
+    const ns = contexts.length > 0 ? (await localNamespace(cleanup, label, contexts)).name : `${label}-ns`;
+    const api = cleanup.add(f.api(label), (a) => a.close());
+    const local = Object.fromEntries(contexts.map((c) => [c, cleanup.add(localApi(c), (a) => a.close())]));
+    await api.createNamespace(ns);
+    return {
+      label,
+      cleanup,
+      f,
+      dir,
+      api,
+      ns,
+      local,
+      kubeconfig: (list) => dir.write("kubeconfig.yaml", kubeconfigText(list)),
+      observe: (through = api, observeOptions = {}) =>
+        cleanup.add(through.observe(ns, observeOptions), (o) => o.stop(), `observer of ${through.name}/${ns}`),
+      startHub(clusters, hubOptions = {}) {
+        const hub = startHub(clusters, hubOptions);
+        const secrets = [f.adminToken, ...(hubOptions.secrets ?? [])];
+        cleanup.defer(() => finishHub(hub, hubOptions.label ?? label, secrets), `finishHub ${label}`);
+        return hub;
+      },
+      [Symbol.asyncDispose]: () => cleanup.run(),
+    };
+  } catch (err) {
+    await cleanup.run().catch(() => {});
+    throw err;
+  }
 }

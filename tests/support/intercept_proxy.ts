@@ -38,6 +38,15 @@ export interface InterceptRecord {
   status: number;
   /** True when a hook answered instead of the apiserver. */
   synthetic: boolean;
+  /** The ERROR events the apiserver sent inside this watch stream (their Status objects), in order. */
+  errorEvents: WatchErrorEvent[];
+}
+
+/** The Status object of an ERROR event in a watch stream. */
+export interface WatchErrorEvent {
+  code?: number;
+  reason?: string;
+  message?: string;
 }
 
 /** Options of {@linkcode InterceptProxy.start}. */
@@ -138,6 +147,7 @@ export class InterceptProxy {
       at: performance.now(),
       status: 0,
       synthetic: false,
+      errorEvents: [],
     };
     this.records.push(record);
     try {
@@ -190,11 +200,14 @@ export class InterceptProxy {
           const reader = upstream.getReader();
           const onCut = () => void reader.cancel().catch(() => {});
           stream.signal.addEventListener("abort", onCut, { once: true });
+          const decoder = new TextDecoder();
+          let line = "";
           try {
             while (true) {
               const { done, value } = await reader.read();
               if (done) break;
               controller.enqueue(value);
+              line = noteErrorEvents(line + decoder.decode(value, { stream: true }), record.errorEvents);
             }
           } catch { /* cut or broken */ }
           stream.signal.removeEventListener("abort", onCut);
@@ -222,4 +235,23 @@ export function statusResponse(code: number, reason: string, message: string): R
     JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code }),
     { status: code, headers: { "content-type": "application/json" } },
   );
+}
+
+/**
+ * Parses the complete lines of watch-stream text, appends the Status of each ERROR event to `out`, and returns the
+ * incomplete tail. Only lines that mention ERROR are parsed, so a stream of thousands of events costs little.
+ */
+function noteErrorEvents(text: string, out: WatchErrorEvent[]): string {
+  const lines = text.split("\n");
+  const tail = lines.pop()!;
+  for (const line of lines) {
+    if (!line.includes('"ERROR"')) continue;
+    try {
+      const ev = JSON.parse(line);
+      if (ev?.type === "ERROR") {
+        out.push({ code: ev.object?.code, reason: ev.object?.reason, message: ev.object?.message });
+      }
+    } catch { /* not a JSON line: the stream is checked by its reader, not here */ }
+  }
+  return tail;
 }
