@@ -662,7 +662,17 @@ export async function applyCrds(kubeconfig: string, context: string, files: stri
     `--field-manager=${CRD_FIELD_MANAGER}`,
     ...fileArgs,
   ]);
-  await kubectl(kubeconfig, context, ["wait", "--for=condition=Established", "--timeout=60s", ...fileArgs]);
+  // `kubectl wait` fails at once, instead of waiting, while a just-created CRD has no status.conditions yet
+  // (".status.conditions accessor error: <nil>"): ask again a few times before giving up.
+  for (let attempt = 1;; attempt++) {
+    try {
+      await kubectl(kubeconfig, context, ["wait", "--for=condition=Established", "--timeout=60s", ...fileArgs]);
+      return;
+    } catch (error) {
+      if (attempt >= 10 || !/accessor error/.test((error as Error).message)) throw error;
+      await sleep(200);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
