@@ -166,14 +166,16 @@ async function ensureClusters(n: number): Promise<string[]> {
   return names.slice(0, n);
 }
 
-/** Executables of kube-apiserver or etcd processes that do not belong to this checkout. */
+/** Executables of kube-apiserver, kube-controller-manager or etcd processes that do not belong to this checkout. */
 function foreignControlPlanes(): string[] {
   const found = new Set<string>();
   for (const e of Deno.readDirSync("/proc")) {
     if (!/^\d+$/.test(e.name)) continue;
     try {
       const exe = Deno.readLinkSync(`/proc/${e.name}/exe`);
-      if (/\/(kube-apiserver|etcd)( \(deleted\))?$/.test(exe) && !exe.startsWith(ROOT)) found.add(exe);
+      if (/\/(kube-apiserver|kube-controller-manager|etcd)( \(deleted\))?$/.test(exe) && !exe.startsWith(ROOT)) {
+        found.add(exe);
+      }
     } catch { /* gone, or not ours to read */ }
   }
   return [...found];
@@ -188,11 +190,12 @@ function portInUse(port: number): boolean {
   }
 }
 
-/** PIDs of the apiservers and etcd, whose CPU is reported separately from the hub's. */
+/** PIDs of the apiservers, their controller managers and etcd, whose CPU is reported apart from the hub's. */
 function infraPids(): number[] {
   const state = readStateSync();
   if (!state) return [];
-  return [state.etcd.pid, ...state.clusters.map((c) => c.pid)].filter((p): p is number => typeof p === "number");
+  return [state.etcd.pid, ...state.clusters.map((c) => c.pid), ...state.controllerManagers.map((c) => c.pid)]
+    .filter((p): p is number => typeof p === "number");
 }
 
 function nsName(kind: string): string {

@@ -111,7 +111,7 @@ try {
     );
   }
 } finally {
-  // The local clusters run no namespace controller: delete the objects themselves, then the namespace.
+  // Delete the objects in one call, then the namespace (its controller removes it in the background).
   await h1.request("DELETE", base).catch(() => {});
   await h1.request("DELETE", `/api/v1/namespaces/${ns}`).catch(() => {});
   h1.close();

@@ -1,4 +1,5 @@
-// Builds the real kube-apiserver and an embedded etcd from tests/kube/ into .cache/kube-bin/, rebuilding only on change.
+// Builds the real kube-apiserver, kube-controller-manager, an embedded etcd and a small client-certificate tool from
+// tests/kube/ into .cache/kube-bin/ in one `go build`, rebuilding only on change.
 //
 // Guarantees:
 // - The binaries are rebuilt only when the sha256 over go.mod, go.sum, cmd/**/*.go, the ldflags and the Go version
@@ -21,10 +22,16 @@ export const KUBE_MODULE_DIR = `${REPO_ROOT}/tests/kube`;
 /** Folder the binaries and the stamp are written to. */
 export const KUBE_BIN_DIR = `${REPO_ROOT}/.cache/kube-bin`;
 
+/** Names of the binaries built from tests/kube/cmd/ (one folder each). */
+export const KUBE_BINARY_NAMES = ["kube-apiserver", "kube-controller-manager", "etcd", "local-pki"] as const;
+
 /** Paths of the built binaries, and how they were obtained. */
 export interface KubeBinaries {
   apiserver: string;
+  controllerManager: string;
   etcd: string;
+  /** tests/kube/cmd/local-pki: writes the local client CA and client certificates. */
+  pki: string;
   /** True when the stamp matched and nothing was built. */
   cached: boolean;
   /** Seconds spent building (0 when cached). */
@@ -127,37 +134,50 @@ async function isExecutable(path: string): Promise<boolean> {
   }
 }
 
+async function allExecutable(): Promise<boolean> {
+  for (const name of KUBE_BINARY_NAMES) {
+    if (!(await isExecutable(`${KUBE_BIN_DIR}/${name}`))) return false;
+  }
+  return true;
+}
+
 /**
- * Returns the paths of kube-apiserver and etcd, building them first when the stamp does not match the sources.
+ * Returns the paths of the binaries, building them all first when the stamp does not match the sources.
  *
  * Prints nothing when cached; when building, the `go build` output goes to stderr.
  */
 export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promise<KubeBinaries> {
   const log = options.log ?? ((line: string) => console.error(line));
-  const apiserver = `${KUBE_BIN_DIR}/kube-apiserver`;
-  const etcd = `${KUBE_BIN_DIR}/etcd`;
+  const paths = {
+    apiserver: `${KUBE_BIN_DIR}/kube-apiserver`,
+    controllerManager: `${KUBE_BIN_DIR}/kube-controller-manager`,
+    etcd: `${KUBE_BIN_DIR}/etcd`,
+    pki: `${KUBE_BIN_DIR}/local-pki`,
+  };
   await Deno.mkdir(KUBE_BIN_DIR, { recursive: true });
   let go: string;
   try {
     go = await goVersion();
   } catch (error) {
     // No Go toolchain: prebuilt binaries (for example restored from a CI cache) are still usable.
-    if ((await readStamp()) !== null && (await isExecutable(apiserver)) && (await isExecutable(etcd))) {
+    if ((await readStamp()) !== null && (await allExecutable())) {
       log(`warning: ${(error as Error).message}; using the prebuilt binaries in ${KUBE_BIN_DIR} unchecked`);
-      return { apiserver, etcd, cached: true, buildSeconds: 0 };
+      return { ...paths, cached: true, buildSeconds: 0 };
     }
     throw error;
   }
   const hash = await sourceHash(go);
-  const upToDate = async () =>
-    (await readStamp()) === hash && (await isExecutable(apiserver)) && (await isExecutable(etcd));
-  if (await upToDate()) return { apiserver, etcd, cached: true, buildSeconds: 0 };
+  const upToDate = async () => (await readStamp()) === hash && (await allExecutable());
+  if (await upToDate()) return { ...paths, cached: true, buildSeconds: 0 };
 
   using lock = await Deno.open(`${KUBE_BIN_DIR}/.lock`, { create: true, write: true });
   await lock.lock(true);
   try {
-    if (await upToDate()) return { apiserver, etcd, cached: true, buildSeconds: 0 };
-    log(`building kube-apiserver ${KUBE_VERSION} and etcd into ${KUBE_BIN_DIR} (several minutes on a cold Go cache)`);
+    if (await upToDate()) return { ...paths, cached: true, buildSeconds: 0 };
+    log(
+      `building ${KUBE_BINARY_NAMES.join(", ")} (Kubernetes ${KUBE_VERSION}) into ${KUBE_BIN_DIR} ` +
+        "(several minutes on a cold Go cache)",
+    );
     const started = performance.now();
     const tmp = await Deno.makeTempDir({ dir: KUBE_BIN_DIR, prefix: ".build-" });
     try {
@@ -174,14 +194,13 @@ export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promi
           `go build ./cmd/... in ${KUBE_MODULE_DIR} failed with exit code ${status.code} (see the output above)`,
         );
       }
-      await Deno.rename(`${tmp}/kube-apiserver`, apiserver);
-      await Deno.rename(`${tmp}/etcd`, etcd);
+      for (const name of KUBE_BINARY_NAMES) await Deno.rename(`${tmp}/${name}`, `${KUBE_BIN_DIR}/${name}`);
     } finally {
       await Deno.remove(tmp, { recursive: true }).catch(() => {});
     }
     await Deno.writeTextFile(`${KUBE_BIN_DIR}/stamp`, `${hash}\n`);
     const buildSeconds = (performance.now() - started) / 1000;
-    return { apiserver, etcd, cached: false, buildSeconds };
+    return { ...paths, cached: false, buildSeconds };
   } finally {
     await lock.unlock();
   }
@@ -192,10 +211,11 @@ if (import.meta.main) {
     const started = performance.now();
     const bins = await ensureBinaries();
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    const list = [bins.apiserver, bins.controllerManager, bins.etcd, bins.pki].join(", ");
     console.log(
       bins.cached
-        ? `kube binaries are up to date (cached, checked in ${seconds}s): ${bins.apiserver}, ${bins.etcd}`
-        : `kube binaries built in ${bins.buildSeconds.toFixed(1)}s: ${bins.apiserver}, ${bins.etcd}`,
+        ? `kube binaries are up to date (cached, checked in ${seconds}s): ${list}`
+        : `kube binaries built in ${bins.buildSeconds.toFixed(1)}s: ${list}`,
     );
   } catch (error) {
     console.error(error instanceof Error ? `${error.name}: ${error.message}` : String(error));

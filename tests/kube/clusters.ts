@@ -1,4 +1,5 @@
-// Starts, reuses, stops and reports the local test clusters: one shared etcd plus one real kube-apiserver per cluster.
+// Starts, reuses, stops and reports the local test clusters: one shared etcd, and per cluster a real kube-apiserver
+// with a real kube-controller-manager beside it.
 //
 // CLI: `deno run --allow-all tests/kube/clusters.ts up [--names prod,staging,dev] | down | status`.
 //
@@ -7,14 +8,22 @@
 // - apiservers: prod 16443, staging 16444, dev 16445, any other name the next free port from 16446; each stores its
 //   objects under the etcd prefix `/registry-<name>` and keeps token file, serving certs and log in
 //   .cache/clusters/<name>/.
+// - controller managers: on the apiserver's port + 1000 (prod 17443, staging 17444, dev 17445), kubeconfig, serving
+//   certs and log in .cache/clusters/<name>/controller-manager/; their client certificate (user
+//   system:kube-controller-manager) and the client CA every apiserver trusts are in .cache/clusters/pki/. Which
+//   controllers run, and why the others do not: tests/kube/_controller_manager.ts.
 // - .cache/clusters/state.json (mode 0600) records pids, ports, tokens and paths; clusters/local.yaml is the kubeconfig.
 //
 // Guarantees:
 // - `up` is idempotent: a healthy cluster (live pid running our binary on its port, /readyz 200) is reused, a dead,
-//   wedged or stale-binary one is restarted with the same port, token and certificates, a missing one is started.
+//   wedged, stale-binary or stale-flags one is restarted with the same port, token and certificates, a missing one is
+//   started. The same holds for each cluster's controller manager, whose health is that a namespace created and
+//   deleted is gone within 10 s. One that takes longer is reported with a warning (a loaded machine is slow, not
+//   broken: restarting it would only add load); one whose namespace is still there after 120 s is restarted once.
 // - Processes run detached in their own session and outlive the `deno` process; `down` stops every one of them
 //   (SIGTERM, then SIGKILL after a grace period), including orphans of our binaries whose state was lost.
-// - clusters/local.yaml is written last, only once every apiserver is ready and every CRD in crds/ is Established.
+// - clusters/local.yaml is written last, only once every apiserver is ready, every CRD in crds/ is Established and
+//   every controller manager has deleted a namespace.
 // - Admin tokens are random per fresh cluster, kept in files of mode 0600, and never printed.
 // - `up`, `down`, `startApiserver` and `stopApiserver` serialise on an exclusive lock (.cache/clusters.lock).
 
@@ -23,11 +32,27 @@ import {
   findProcessesByExe,
   isOurProcess,
   logTail,
+  procArgs,
   ProcessError,
   spawnDetached,
   stopPid,
   waitPortFree,
 } from "./_process.ts";
+import {
+  type ClientPki,
+  CONTROLLER_MANAGER_BINARY,
+  controllerManagerAlive,
+  controllerManagerArgs,
+  ControllerManagerError,
+  controllerManagerHealthy,
+  type ControllerManagerRecord,
+  ensureClientPki,
+  newControllerManagerRecord,
+  probeNamespaceDeletion,
+  spawnControllerManager,
+} from "./_controller_manager.ts";
+
+export { type ControllerManagerRecord, DISABLED_CONTROLLERS } from "./_controller_manager.ts";
 
 /** Cluster names `up` starts when none are given. */
 export const DEFAULT_CLUSTER_NAMES: readonly string[] = ["prod", "staging", "dev"];
@@ -58,6 +83,15 @@ export const SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.lo
 const LOCK_FILE = `${REPO_ROOT}/.cache/clusters.lock`;
 const STAGING_KUBECONFIG = `${STATE_DIR}/kubeconfig.yaml`;
 const SERVICE_ACCOUNT_KEY = `${STATE_DIR}/service-account.key`;
+/** The client CA every local apiserver trusts, and the controller managers' client certificate signed by it. */
+export const CLIENT_PKI: ClientPki = {
+  caCert: `${STATE_DIR}/pki/client-ca.crt`,
+  caKey: `${STATE_DIR}/pki/client-ca.key`,
+  cert: `${STATE_DIR}/pki/kube-controller-manager.crt`,
+  key: `${STATE_DIR}/pki/kube-controller-manager.key`,
+};
+/** A controller manager is healthy when a namespace it is asked to delete is gone within this time. */
+export const NAMESPACE_DELETION_HEALTHY_MS = 10_000;
 const APISERVER_BINARY = `${KUBE_BIN_DIR}/kube-apiserver`;
 const ETCD_BINARY = `${KUBE_BIN_DIR}/etcd`;
 const NAME_PATTERN = /^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$/;
@@ -118,6 +152,8 @@ export interface ClustersState {
   kubeVersion: string;
   etcd: EtcdRecord;
   clusters: ApiserverRecord[];
+  /** One per cluster, by cluster name (absent in state files written before controller managers existed). */
+  controllerManagers: ControllerManagerRecord[];
 }
 
 /** A cluster could not be started, reached or stopped. */
@@ -140,6 +176,10 @@ export interface UpReport {
   started: string[];
   restarted: string[];
   reused: string[];
+  /** What happened to each cluster's controller manager. */
+  controllerManagers: { started: string[]; restarted: string[]; reused: string[] };
+  /** Per cluster, seconds from deleting the readiness probe's namespace until it was gone. */
+  namespaceDeletionSeconds: Record<string, number>;
 }
 
 /** What `down` stopped. */
@@ -154,6 +194,7 @@ export interface ClusterStatus {
   pid: number | null;
   alive: boolean;
   ready: boolean;
+  controllerManager: { pid: number | null; alive: boolean; healthy: boolean } | null;
 }
 
 /** Health of everything, as `status` reports it. */
@@ -181,7 +222,9 @@ export function readStateSync(): ClustersState | null {
     throw new ClusterSetupError(`could not read the cluster state file ${STATE_FILE}`, { cause: error });
   }
   try {
-    return JSON.parse(text) as ClustersState;
+    const state = JSON.parse(text) as ClustersState;
+    state.controllerManagers ??= [];
+    return state;
   } catch (cause) {
     throw new ClusterSetupError(
       `the cluster state file ${STATE_FILE} is not valid JSON: run \`deno task clusters:down\` then \`deno task clusters:up\``,
@@ -204,6 +247,16 @@ async function writeFileAtomic(path: string, text: string): Promise<void> {
 
 function writeState(state: ClustersState): Promise<void> {
   return writeFileAtomic(STATE_FILE, JSON.stringify(state, null, 2) + "\n");
+}
+
+/** The controller-manager record of cluster `name` (created in `state` when missing; nothing is started). */
+export function controllerManagerRecord(state: ClustersState, name: string): ControllerManagerRecord {
+  let record = state.controllerManagers.find((c) => c.cluster === name);
+  if (!record) {
+    record = newControllerManagerRecord(clusterRecord(state, name));
+    state.controllerManagers.push(record);
+  }
+  return record;
 }
 
 /** The record of cluster `name`, or a ClusterSetupError naming the known clusters. */
@@ -287,6 +340,12 @@ function runsCurrentBinary(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** True when the running process was started with exactly `args` (so a changed flag set forces a restart). */
+function runsWithArgs(pid: number, args: string[]): boolean {
+  const running = procArgs(pid);
+  return running !== null && JSON.stringify(running.slice(1)) === JSON.stringify(args);
 }
 
 /** The apiserver process of `record` is alive (whatever its health). */
@@ -409,10 +468,10 @@ export function apiserverArgs(record: ApiserverRecord, etcd: EtcdRecord): string
     "--allow-privileged=true",
     "--authorization-mode=RBAC",
     `--token-auth-file=${record.tokenFile}`,
+    `--client-ca-file=${CLIENT_PKI.caCert}`,
     `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
     `--service-account-key-file=${SERVICE_ACCOUNT_KEY}`,
     `--service-account-signing-key-file=${SERVICE_ACCOUNT_KEY}`,
-    "--disable-admission-plugins=ServiceAccount",
     "--enable-priority-and-fairness=false",
     "--endpoint-reconciler-type=none",
   ];
@@ -477,7 +536,7 @@ async function ensureApiserver(
   isNew: boolean,
 ): Promise<ApiserverOutcome> {
   if (apiserverAlive(record)) {
-    if (runsCurrentBinary(record.pid!)) {
+    if (runsCurrentBinary(record.pid!) && runsWithArgs(record.pid!, apiserverArgs(record, state.etcd))) {
       if (await apiserverReady(record)) return "reused";
       // Alive but not ready: it may still be starting (or reconnecting to a restarted etcd). Give it a moment.
       try {
@@ -493,6 +552,44 @@ async function ensureApiserver(
   await writeState(state);
   await waitApiserverReady(record, DEFAULT_READY_TIMEOUT_MS);
   return isNew ? "started" : "restarted";
+}
+
+/** What happened to one controller manager in `up`, and how long its namespace probe took. */
+interface ControllerManagerOutcome {
+  outcome: ApiserverOutcome;
+  namespaceDeletionSeconds: number;
+}
+
+/**
+ * Makes the controller manager of `apiserver` work: a running one with the current binary and flags is reused if it
+ * deletes a namespace within the ready timeout; anything else is (re)started and must then delete one within the
+ * ready timeout (its informers sync first). How long the deletion took is returned, for the 10 s health line.
+ */
+async function ensureControllerManager(
+  state: ClustersState,
+  apiserver: ApiserverRecord,
+): Promise<ControllerManagerOutcome> {
+  const record = controllerManagerRecord(state, apiserver.name);
+  const request = (path: string, init?: { method?: string; body?: string; contentType?: string }) =>
+    apiserverRequest(apiserver, path, init);
+  const args = controllerManagerArgs(record, apiserver, CLIENT_PKI, SERVICE_ACCOUNT_KEY);
+  const isNew = record.pid === null;
+  if (controllerManagerAlive(record)) {
+    if (runsCurrentBinary(record.pid!) && runsWithArgs(record.pid!, args)) {
+      try {
+        const seconds = await probeNamespaceDeletion(record, request, DEFAULT_READY_TIMEOUT_MS);
+        return { outcome: "reused", namespaceDeletionSeconds: seconds };
+      } catch (error) {
+        if (!(error instanceof ControllerManagerError)) throw error;
+        // Wedged (or exited meanwhile): restart below.
+      }
+    }
+    if (controllerManagerAlive(record)) await stopPid(record.pid!);
+  }
+  await spawnControllerManager(record, apiserver, CLIENT_PKI, SERVICE_ACCOUNT_KEY);
+  await writeState(state);
+  const seconds = await probeNamespaceDeletion(record, request, DEFAULT_READY_TIMEOUT_MS);
+  return { outcome: isNew ? "started" : "restarted", namespaceDeletionSeconds: seconds };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -565,7 +662,17 @@ export async function applyCrds(kubeconfig: string, context: string, files: stri
     `--field-manager=${CRD_FIELD_MANAGER}`,
     ...fileArgs,
   ]);
-  await kubectl(kubeconfig, context, ["wait", "--for=condition=Established", "--timeout=60s", ...fileArgs]);
+  // `kubectl wait` fails at once, instead of waiting, while a just-created CRD has no status.conditions yet
+  // (".status.conditions accessor error: <nil>"): ask again a few times before giving up.
+  for (let attempt = 1;; attempt++) {
+    try {
+      await kubectl(kubeconfig, context, ["wait", "--for=condition=Established", "--timeout=60s", ...fileArgs]);
+      return;
+    } catch (error) {
+      if (attempt >= 10 || !/accessor error/.test((error as Error).message)) throw error;
+      await sleep(200);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -579,7 +686,7 @@ export interface UpOptions extends LogOptions {
 
 /** Cleans up processes and data left by a run whose state file is gone. */
 async function removeOrphans(log: (line: string) => void): Promise<number> {
-  const orphans = findProcessesByExe([APISERVER_BINARY, ETCD_BINARY]);
+  const orphans = findProcessesByExe([CONTROLLER_MANAGER_BINARY, APISERVER_BINARY, ETCD_BINARY]);
   if (orphans.length > 0) log(`stopping ${orphans.length} orphaned control-plane process(es): ${orphans.join(", ")}`);
   await Promise.all(orphans.map((pid) => stopPid(pid, { graceMs: 5_000 })));
   return orphans.length;
@@ -612,7 +719,7 @@ export async function clustersUp(options: UpOptions = {}): Promise<UpReport> {
       await removeOrphans(log);
       const etcd = newEtcdRecord();
       await Deno.remove(etcd.dataDir, { recursive: true }).catch(() => {});
-      state = { version: 1, kubeVersion: KUBE_VERSION, etcd, clusters: [] };
+      state = { version: 1, kubeVersion: KUBE_VERSION, etcd, clusters: [], controllerManagers: [] };
     }
     const phases: string[] = [];
     let phaseStart = performance.now();
@@ -625,6 +732,7 @@ export async function clustersUp(options: UpOptions = {}): Promise<UpReport> {
     phase("etcd");
     log(`etcd ${etcdOutcome} on ${state.etcd.clientUrl} (data ${state.etcd.dataDir})`);
     await ensureServiceAccountKey();
+    await ensureClientPki(CLIENT_PKI);
 
     const isNew = new Set<string>();
     for (const name of requested) {
@@ -643,10 +751,15 @@ export async function clustersUp(options: UpOptions = {}): Promise<UpReport> {
 
     await writeFileAtomic(STAGING_KUBECONFIG, await kubeconfigYaml(records, order[0]));
     const files = await crdFiles();
-    await Promise.all(records.map((r) => applyCrds(STAGING_KUBECONFIG, r.name, files)));
+    // The CRDs and the controller managers do not depend on each other: both run at once.
+    const [managers] = await Promise.all([
+      Promise.all(records.map((r) => ensureControllerManager(state, r))),
+      Promise.all(records.map((r) => applyCrds(STAGING_KUBECONFIG, r.name, files))),
+    ]);
+    await writeState(state);
     await Deno.mkdir(`${REPO_ROOT}/clusters`, { recursive: true });
     await writeFileAtomic(KUBECONFIG_PATH, await kubeconfigYaml(records, order[0]));
-    phase("CRDs");
+    phase("CRDs and controller managers");
     const readySeconds = (performance.now() - started) / 1000;
 
     const report: UpReport = {
@@ -659,12 +772,31 @@ export async function clustersUp(options: UpOptions = {}): Promise<UpReport> {
       started: [],
       restarted: [],
       reused: [],
+      controllerManagers: { started: [], restarted: [], reused: [] },
+      namespaceDeletionSeconds: {},
     };
+    const slow: string[] = [];
     records.forEach((r, i) => {
+      const manager = controllerManagerRecord(state, r.name);
+      // A (re)started one first syncs its caches; the 10 s health limit is for one already running.
+      const { outcome, namespaceDeletionSeconds } = managers[i];
+      if (outcome === "reused" && namespaceDeletionSeconds * 1000 > NAMESPACE_DELETION_HEALTHY_MS) slow.push(r.name);
       report[outcomes[i]].push(r.name);
+      report.controllerManagers[managers[i].outcome].push(r.name);
+      report.namespaceDeletionSeconds[r.name] = managers[i].namespaceDeletionSeconds;
       log(`${r.name.padEnd(10)} ${r.url}  ${outcomes[i].padEnd(9)} pid ${r.pid}  log ${r.logFile}`);
+      log(
+        `${"".padEnd(10)} controller manager :${manager.port}  ${managers[i].outcome.padEnd(9)} pid ${manager.pid}  ` +
+          `namespace deleted in ${managers[i].namespaceDeletionSeconds.toFixed(1)}s  log ${manager.logFile}`,
+      );
     });
     log(`${files.length} CRD file(s) from crds/ applied and Established in every cluster`);
+    if (slow.length > 0) {
+      log(
+        `warning: the controller managers of ${slow.join(", ")} took more than ` +
+          `${NAMESPACE_DELETION_HEALTHY_MS / 1000}s to delete a namespace (a loaded machine?); see their logs above`,
+      );
+    }
     log(
       `${records.length} cluster(s) ready in ${readySeconds.toFixed(1)}s after the build (${phases.join(", ")}) ` +
         `(build ${bins.cached ? "cached" : `took ${bins.buildSeconds.toFixed(1)}s`}); ` +
@@ -686,6 +818,11 @@ export function clustersDown(options: LogOptions = {}): Promise<DownReport> {
       log(`ignoring unreadable state: ${(error as Error).message}`);
     }
     if (state) {
+      // Controller managers first, so that they do not log the apiservers' disappearance.
+      const managers = state.controllerManagers.filter(controllerManagerAlive);
+      await Promise.all(managers.map((r) => stopPid(r.pid!, { graceMs: 10_000 })));
+      for (const r of managers) log(`${r.cluster}: kube-controller-manager pid ${r.pid} stopped`);
+      stopped += managers.length;
       const live = state.clusters.filter(apiserverAlive);
       await Promise.all(live.map((r) => stopPid(r.pid!, { graceMs: 10_000 })));
       for (const r of live) log(`${r.name}: kube-apiserver pid ${r.pid} stopped`);
@@ -711,7 +848,18 @@ export async function clustersStatus(): Promise<ClustersStatus> {
   if (!state) return { etcd: null, clusters: [] };
   const clusters = await Promise.all(state.clusters.map(async (r) => {
     const alive = apiserverAlive(r);
-    return { name: r.name, url: r.url, pid: r.pid, alive, ready: alive && await apiserverReady(r) };
+    const manager = state.controllerManagers.find((c) => c.cluster === r.name);
+    const managerAlive = manager !== undefined && controllerManagerAlive(manager);
+    return {
+      name: r.name,
+      url: r.url,
+      pid: r.pid,
+      alive,
+      ready: alive && await apiserverReady(r),
+      controllerManager: manager
+        ? { pid: manager.pid, alive: managerAlive, healthy: managerAlive && await controllerManagerHealthy(manager) }
+        : null,
+    };
   }));
   const etcdIsAlive = etcdAlive(state.etcd);
   return {
@@ -728,7 +876,10 @@ export interface StopApiserverOptions {
   graceMs?: number;
 }
 
-/** Stops the apiserver of cluster `name` (for fault tests); its port, token, certs and data stay. */
+/**
+ * Stops the apiserver of cluster `name` (for fault tests); its port, token, certs and data stay. Its controller manager
+ * keeps running and reconnects once the apiserver is back, as on a real control plane.
+ */
 export function stopApiserver(name: string, options: StopApiserverOptions = {}): Promise<void> {
   return withLock(async () => {
     const state = requireState();
@@ -739,16 +890,25 @@ export function stopApiserver(name: string, options: StopApiserverOptions = {}):
   });
 }
 
-/** Starts the apiserver of cluster `name` again with the same port and flags, and waits for /readyz. */
+/**
+ * Starts the apiserver of cluster `name` again with the same port and flags, and waits for /readyz; then starts its
+ * controller manager too if that one has died meanwhile (without waiting for its caches).
+ */
 export function startApiserver(name: string, options: { timeoutMs?: number } = {}): Promise<void> {
   return withLock(async () => {
     const state = requireState();
     const record = clusterRecord(state, name);
-    if (apiserverAlive(record) && await apiserverReady(record)) return;
-    if (apiserverAlive(record)) await stopPid(record.pid!);
-    await spawnApiserver(record, state.etcd);
-    await writeState(state);
-    await waitApiserverReady(record, options.timeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
+    if (!(apiserverAlive(record) && await apiserverReady(record))) {
+      if (apiserverAlive(record)) await stopPid(record.pid!);
+      await spawnApiserver(record, state.etcd);
+      await writeState(state);
+      await waitApiserverReady(record, options.timeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
+    }
+    const manager = state.controllerManagers.find((c) => c.cluster === name);
+    if (manager && !controllerManagerAlive(manager)) {
+      await spawnControllerManager(manager, record, CLIENT_PKI, SERVICE_ACCOUNT_KEY);
+      await writeState(state);
+    }
   });
 }
 
@@ -784,8 +944,8 @@ function requireState(): ClustersState {
 const USAGE = `usage: deno run --allow-all tests/kube/clusters.ts <command>
 
 commands:
-  up [--names prod,staging,dev]   start (or reuse) etcd and one kube-apiserver per name, install crds/,
-                                  write clusters/local.yaml
+  up [--names prod,staging,dev]   start (or reuse) etcd, and per name a kube-apiserver and a
+                                  kube-controller-manager; install crds/, write clusters/local.yaml
   down                            stop every process and remove the state
   status                          show liveness and readiness; exit code 1 unless everything is ready`;
 
@@ -824,9 +984,14 @@ async function main(args: string[]): Promise<number> {
       console.log(`etcd       pid ${e.pid ?? "-"}  ${e.alive ? (e.healthy ? "healthy" : "UNHEALTHY") : "DEAD"}`);
       for (const c of status.clusters) {
         const health = c.alive ? (c.ready ? "ready" : "NOT READY") : "DEAD";
-        console.log(`${c.name.padEnd(10)} pid ${c.pid ?? "-"}  ${c.url}  ${health}`);
+        const m = c.controllerManager;
+        const managerHealth = m ? (m.alive ? (m.healthy ? "healthy" : "UNHEALTHY") : "DEAD") : "MISSING";
+        console.log(
+          `${c.name.padEnd(10)} pid ${c.pid ?? "-"}  ${c.url}  ${health}; ` +
+            `controller manager pid ${m?.pid ?? "-"}  ${managerHealth}`,
+        );
       }
-      return e.healthy && status.clusters.every((c) => c.ready) ? 0 : 1;
+      return e.healthy && status.clusters.every((c) => c.ready && c.controllerManager?.healthy) ? 0 : 1;
     }
     case "--help":
     case "-h":

@@ -1,8 +1,7 @@
 // A uniquely named namespace created in every local cluster for one test, and its cleanup.
 //
-// Assumptions: the local clusters run no kube-controller-manager, so a deleted namespace stays Terminating and its
-// objects are not garbage-collected. Cleanup therefore deletes the test's Uuid objects itself (dropping any
-// finalizers left by a hub that is no longer running) before deleting the namespace.
+// Cleanup drops the finalizers a hub that is no longer running left on the test's Uuids, then deletes the namespace
+// and waits, as `kubectl delete namespace` does, until each cluster's namespace controller has removed it.
 
 import { apiserverAlive, clusterRecord, readStateSync } from "../kube/clusters.ts";
 import { kubectl, KubectlError, kubectlOk } from "./kubectl.ts";
@@ -54,7 +53,7 @@ async function cleanupIn(context: string, name: string): Promise<void> {
   } else if (!/doesn't have a resource type|could not find the requested resource/.test(list.stderr)) {
     throw new KubectlError(context, ["get", "uuid", "-n", name, "-o", "name"], list);
   }
-  await kubectlOk(context, ["delete", "namespace", name, "--wait=false", "--ignore-not-found"]);
+  await kubectlOk(context, ["delete", "namespace", name, "--timeout=120s", "--ignore-not-found"]);
 }
 
 /** Creates namespace `<prefix>-<random>` in every local cluster (or in `contexts`). */
