@@ -41,14 +41,17 @@ export interface BacklogRun {
   missing: number;
 }
 
-/** Makes `names` in `ns` of one cluster with real `kubectl apply` (one apply of a List, client-side). */
+/**
+ * Makes `names` in `ns` of one cluster with real `kubectl apply` (one apply of a List, client-side). The objects
+ * carry no spec, like the seed article's: its CRD has no spec in the schema, and kubectl validates strictly.
+ */
 export async function kubectlApply(context: string, ns: string, names: string[]): Promise<void> {
   const items = names.map((name) => ({
     apiVersion: "demo.operator/v1",
     kind: "Uuid",
     metadata: { name, namespace: ns },
   }));
-  const doc = JSON.stringify({ apiVersion: "v1", kind: "List", items: items.map((i) => ({ ...i, spec: {} })) });
+  const doc = JSON.stringify({ apiVersion: "v1", kind: "List", items });
   await kubectlOk(context, ["apply", "-f", "-", "-o", "name"], { stdin: doc, timeoutMs: 900_000 });
 }
 

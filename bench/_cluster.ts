@@ -34,12 +34,8 @@ export function createRequest(ns: string, name: string, creation: Creation): { q
       body: { apiVersion: "demo.operator/v1", kind: "Uuid", metadata: { name, namespace: ns }, spec: {} },
     };
   }
-  const applied = {
-    apiVersion: "demo.operator/v1",
-    kind: "Uuid",
-    metadata: { annotations: {}, name, namespace: ns },
-    spec: {},
-  };
+  // No spec: the seed article's CRD has none in its schema, and kubectl's strict field validation would refuse it.
+  const applied = { apiVersion: "demo.operator/v1", kind: "Uuid", metadata: { annotations: {}, name, namespace: ns } };
   return {
     query: "?fieldManager=kubectl-client-side-apply&fieldValidation=Strict",
     body: {
@@ -50,7 +46,6 @@ export function createRequest(ns: string, name: string, creation: Creation): { q
         name,
         namespace: ns,
       },
-      spec: {},
     },
   };
 }

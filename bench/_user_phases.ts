@@ -72,6 +72,11 @@ async function onEachShape(ctx: PhaseContext, fn: (shape: Shape) => Promise<void
   }
 }
 
+/** Whether a measured median meets its target; undefined (no verdict) when it was not measured. */
+function meets(v: number, target: (v: number) => boolean): boolean | undefined {
+  return Number.isFinite(v) ? target(v) : undefined;
+}
+
 const NONE: Summary = { median: NaN, min: NaN, max: NaN, samples: [] };
 
 // ------------------------------------------------------------------------------------------------
@@ -183,7 +188,7 @@ export async function backlogPhase(ctx: PhaseContext): Promise<void> {
         s: c.hubCpuMsPerObject,
         unit: "ms",
         target: "≤ 0.3",
-        met: c.hubCpuMsPerObject.median <= 0.3,
+        met: meets(c.hubCpuMsPerObject.median, (v) => v <= 0.3),
         digits: 3,
       },
       {
@@ -207,7 +212,7 @@ export async function backlogPhase(ctx: PhaseContext): Promise<void> {
         s: c.peerRateRatio,
         unit: "",
         target: "≥ 1.0",
-        met: c.peerRateRatio.median >= 1,
+        met: meets(c.peerRateRatio.median, (v) => v >= 1),
       },
       {
         key: `peer_kube_rs_cpu_ratio_${shape}`,
@@ -215,7 +220,7 @@ export async function backlogPhase(ctx: PhaseContext): Promise<void> {
         s: c.peerCpuRatio,
         unit: "",
         target: "≤ 1.0",
-        met: c.peerCpuRatio.median <= 1,
+        met: meets(c.peerCpuRatio.median, (v) => v <= 1),
       },
       {
         key: `rss_mb_backlog_${shape}`,
@@ -223,7 +228,7 @@ export async function backlogPhase(ctx: PhaseContext): Promise<void> {
         s: c.hubPeakRssMb,
         unit: "MB",
         target: "≤ 70",
-        met: c.hubPeakRssMb.median <= 70,
+        met: meets(c.hubPeakRssMb.median, (v) => v <= 70),
         digits: 1,
       },
     );
@@ -315,7 +320,7 @@ export async function kubectlPhase(ctx: PhaseContext): Promise<void> {
         s: c.hubCpuMsPerObject,
         unit: "ms",
         target: "≤ 0.3",
-        met: c.hubCpuMsPerObject.median <= 0.3,
+        met: meets(c.hubCpuMsPerObject.median, (v) => v <= 0.3),
         digits: 3,
       },
       {
@@ -324,7 +329,7 @@ export async function kubectlPhase(ctx: PhaseContext): Promise<void> {
         s: c.ratioToCeiling,
         unit: "",
         target: "≥ 0.8",
-        met: c.ratioToCeiling.median >= 0.8,
+        met: meets(c.ratioToCeiling.median, (v) => v >= 0.8),
       },
       {
         key: `kubectl_writes_per_object_${shape}`,
@@ -341,7 +346,7 @@ export async function kubectlPhase(ctx: PhaseContext): Promise<void> {
         s: c.peerCpuRatio,
         unit: "",
         target: "≤ 1.0",
-        met: c.peerCpuRatio.median <= 1,
+        met: meets(c.peerCpuRatio.median, (v) => v <= 1),
       },
     );
   });
