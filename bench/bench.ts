@@ -65,7 +65,8 @@ const USAGE = `Usage: deno task bench [options]
   --idle-objects K        objects per idle-latency repetition (default 20)
   --fairness-objects F    objects waiting in cluster A in the fairness phase (default 3000)
   --scale-objects S       objects per cluster in the memory/startup phase (default 10000)
-  --phases a,b            subset of ${PHASES.join(",")} (default all)
+  --phases a,b            subset of ${PHASES.join(",")} (default all); \`peer\` builds the kube-rs
+                          peer (cargo, cached) and runs it beside the hub in the backlog, kubectl and idle phases
   --backlog-objects N     objects per cluster in the backlog phase, made by kubectl apply (default 500)
   --ceiling-concurrency L the ceiling's concurrency levels, best wins (default 16,64,256)
   --shapes a,b            CRD shapes of the backlog and kubectl phases: status,seed (default both)

@@ -1,5 +1,6 @@
-// What each of the hub's modules costs to load: RSS of a bare Deno process, then after importing each npm package
-// and each layer of src/ in turn (cumulative, in layer order), and each one alone in a fresh process.
+// What each of the hub's modules costs to load: RSS of a bare Deno process, then after importing each layer of
+// src/ in turn (cumulative, in layer order, then the lazily loaded client-node), and each npm package and layer alone
+// in a fresh process.
 //
 // Usage: deno run --allow-all bench/module_rss.ts [--out FILE]
 // Every figure is the median of 3 fresh processes, each run with the hub's own V8 flags (deno.json's run task).
@@ -11,12 +12,11 @@ import { round, summarize } from "./_stats.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
-/** In load order: npm packages first, then src/ layers from the bottom up, then the entry point. */
+/** The npm packages the hub imports (client-node only lazily, for kubeconfigs it cannot read itself). */
+const PACKAGES = ["yaml", "uuid", "prom-client", "@kubernetes/client-node"];
+
+/** In load order: src/ layers from the bottom up, then the entry point, then the lazily loaded client-node. */
 const MODULES = [
-  "yaml",
-  "uuid",
-  "prom-client",
-  "@kubernetes/client-node",
   `${ROOT}src/util/mod.ts`,
   `${ROOT}src/kube/mod.ts`,
   `${ROOT}src/queue/mod.ts`,
@@ -24,6 +24,7 @@ const MODULES = [
   `${ROOT}src/hub/mod.ts`,
   `${ROOT}src/operators/uuid/mod.ts`,
   `${ROOT}src/main.ts`,
+  "@kubernetes/client-node",
 ];
 
 const REPS = 3;
@@ -73,7 +74,7 @@ async function main(): Promise<void> {
     rss_mb: round(summarize(cumulative.map((c) => c[i])).median, 1),
   }));
   const alone: { module: string; rss_mb: number; added_mb: number }[] = [];
-  for (const m of MODULES) {
+  for (const m of [...PACKAGES, ...MODULES.slice(0, -1)]) {
     const samples: [number, number][] = [];
     for (let r = 0; r < REPS; r++) {
       const res = await runChild([m]);
@@ -84,13 +85,15 @@ async function main(): Promise<void> {
     alone.push({ module: short(m), rss_mb: round(after, 1), added_mb: round(added, 1) });
   }
   console.log(`Deno ${Deno.version.deno}, V8 flags ${runTaskV8Flags().join(" ") || "(none)"}; median of ${REPS}\n`);
-  console.log("| step (cumulative) | RSS MB | added MB | | alone: RSS MB | alone: added MB |");
-  console.log("|---|---:|---:|---|---:|---:|");
+  console.log("| step (cumulative, one process) | RSS MB | added MB |");
+  console.log("|---|---:|---:|");
   steps.forEach((s, i) => {
     const added = i === 0 ? "" : `${round(s.rss_mb - steps[i - 1].rss_mb, 1)}`;
-    const a = i === 0 ? undefined : alone[i - 1];
-    console.log(`| ${s.module} | ${s.rss_mb} | ${added} | | ${a?.rss_mb ?? ""} | ${a?.added_mb ?? ""} |`);
+    console.log(`| ${s.module} | ${s.rss_mb} | ${added} |`);
   });
+  console.log("\n| imported alone (fresh process) | RSS MB | added MB |");
+  console.log("|---|---:|---:|");
+  for (const a of alone) console.log(`| ${a.module} | ${a.rss_mb} | ${a.added_mb} |`);
   if (values.out) {
     await Deno.writeTextFile(
       values.out,
