@@ -415,6 +415,11 @@ async function main(): Promise<void> {
       : { built: false, error: peer.error };
   }
   const bin = peer?.ok ? peer.binary : undefined;
+  // The JSON so far, after every phase: a long run that dies late still leaves what it measured.
+  const flush = async () => {
+    await Deno.mkdir(dirname(cfg.out), { recursive: true });
+    await Deno.writeTextFile(cfg.out, JSON.stringify({ ...out, partial: true }, null, 2) + "\n");
+  };
   const ctx: PhaseContext = { cfg, names, cl, peer, disturbed, rows, out, figures, comparisons };
 
   try {
@@ -624,6 +629,7 @@ async function main(): Promise<void> {
       };
     }
 
+    await flush();
     if (cfg.phases.has("idle")) {
       const reps: number[][] = [];
       const peerReps: number[][] = [];
@@ -680,6 +686,7 @@ async function main(): Promise<void> {
       out.idle_latency_ms = { p50: json(p50, 2), p99: json(p99, 2), all: reps.map((l) => l.map((v) => round(v, 2))) };
     }
 
+    await flush();
     if (cfg.phases.has("fairness")) {
       if (cl.length < 2) {
         log("fairness: skipped, needs at least 2 clusters");
@@ -727,6 +734,7 @@ async function main(): Promise<void> {
       }
     }
 
+    await flush();
     if (cfg.phases.has("scale")) {
       const res = await scalePhase(cfg, names, cl);
       const ready = summarize(res.runs.map((r) => r.readySeconds));
@@ -784,7 +792,9 @@ async function main(): Promise<void> {
       });
     }
 
+    await flush();
     if (cfg.phases.has("backlog")) await backlogPhase(ctx);
+    await flush();
     if (cfg.phases.has("kubectl")) await kubectlPhase(ctx);
   } finally {
     cl.forEach((c) => c.close());
