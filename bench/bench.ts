@@ -395,6 +395,10 @@ async function main(): Promise<void> {
       fairness_objects: cfg.fairnessObjects,
       scale_objects_per_cluster: cfg.scaleObjects,
       hub_args: cfg.hubArgs,
+      hub_deno_flags: cfg.denoFlags,
+      backlog_objects_per_cluster: cfg.backlogObjects,
+      ceiling_concurrency_levels: cfg.ceilingConcurrencies,
+      shapes: cfg.shapes,
       status_subresource: Object.fromEntries(cl.map((c) => [c.name, c.statusSubresource])),
     },
   };
@@ -404,6 +408,7 @@ async function main(): Promise<void> {
   const figures: Record<string, FigureInfo> = {};
   out.figures = figures;
   const comparisons: Comparison[] = [];
+  out.comparisons = comparisons;
   // The peer is built before any phase runs, so a build failure is known (and reported) up front.
   let peer: PeerBuild | undefined;
   if (cfg.phases.has("peer")) {
@@ -805,7 +810,6 @@ async function main(): Promise<void> {
   const table = markdown(rows);
   console.log(`\n${table}\n`);
   if (comparisons.length) {
-    out.comparisons = comparisons;
     console.log(`${comparisonTable(comparisons)}\n`);
   }
   console.log(
