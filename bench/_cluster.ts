@@ -19,6 +19,37 @@ export class BenchApiError extends Error {
   }
 }
 
+/**
+ * How the bench creates objects: `plain` is a minimal POST; `kubectl` sends exactly what `kubectl apply` sends for an
+ * object that does not exist yet (the last-applied-configuration annotation, `fieldManager=kubectl-client-side-apply`,
+ * `fieldValidation=Strict`), so the apiserver stores the same annotation and managed-field entry.
+ */
+export type Creation = "plain" | "kubectl";
+
+/** The body and query of one create in the given style. */
+export function createRequest(ns: string, name: string, creation: Creation): { query: string; body: unknown } {
+  if (creation === "plain") {
+    return {
+      query: "",
+      body: { apiVersion: "demo.operator/v1", kind: "Uuid", metadata: { name, namespace: ns }, spec: {} },
+    };
+  }
+  // No spec: the seed article's CRD has none in its schema, and kubectl's strict field validation would refuse it.
+  const applied = { apiVersion: "demo.operator/v1", kind: "Uuid", metadata: { annotations: {}, name, namespace: ns } };
+  return {
+    query: "?fieldManager=kubectl-client-side-apply&fieldValidation=Strict",
+    body: {
+      apiVersion: "demo.operator/v1",
+      kind: "Uuid",
+      metadata: {
+        annotations: { "kubectl.kubernetes.io/last-applied-configuration": JSON.stringify(applied) + "\n" },
+        name,
+        namespace: ns,
+      },
+    },
+  };
+}
+
 /** One created object, as the ceiling needs it for its status write. */
 export interface Created {
   name: string;
@@ -122,13 +153,14 @@ export class BenchCluster {
     await this.request("DELETE", `/api/v1/namespaces/${ns}`).catch(() => {});
   }
 
-  /** Creates one Uuid and returns its resourceVersion. */
-  async create(ns: string, name: string): Promise<string> {
+  /** Creates one Uuid (minimally, or the way kubectl apply does) and returns its resourceVersion. */
+  async create(ns: string, name: string, creation: Creation = "plain"): Promise<string> {
     try {
+      const { query, body } = createRequest(ns, name, creation);
       const obj = await this.request<{ metadata: { resourceVersion: string } }>(
         "POST",
-        `${GROUP_PATH}/namespaces/${ns}/uuid`,
-        { apiVersion: "demo.operator/v1", kind: "Uuid", metadata: { name, namespace: ns }, spec: {} },
+        `${GROUP_PATH}/namespaces/${ns}/uuid${query}`,
+        body,
       );
       return obj.metadata.resourceVersion;
     } catch (err) {
@@ -144,13 +176,14 @@ export class BenchCluster {
     names: string[],
     concurrency: number,
     onCreated?: (c: Created) => void,
+    creation: Creation = "plain",
   ): Promise<void> {
     let next = 0;
     const worker = async () => {
       while (next < names.length) {
         const name = names[next++];
         const createdAt = performance.now();
-        const resourceVersion = await this.create(ns, name);
+        const resourceVersion = await this.create(ns, name, creation);
         onCreated?.({ name, resourceVersion, createdAt });
       }
     };
@@ -172,6 +205,24 @@ export class BenchCluster {
       // After a lost connection the first attempt landed; otherwise somebody else wrote the object.
       if (!err.retried) this.conflicts++;
     }
+  }
+
+  /** Every Uuid of `ns` (paged by 500) with its resourceVersion, for the ceiling's drain of a backlog. */
+  async listNames(ns: string): Promise<Created[]> {
+    const out: Created[] = [];
+    let cont = "";
+    do {
+      const page = await this.request(
+        "GET",
+        `${GROUP_PATH}/namespaces/${ns}/uuid?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`,
+      );
+      const now = performance.now();
+      for (const o of page.items) {
+        out.push({ name: o.metadata.name, resourceVersion: o.metadata.resourceVersion, createdAt: now });
+      }
+      cont = page.metadata?.continue ?? "";
+    } while (cont);
+    return out;
   }
 
   /** The apiserver's own counters (apiserver_request_total) for the uuid resource: writes and all requests. */

@@ -12,6 +12,13 @@
 // - fairness: 3,000 objects waiting in cluster A when the hub starts, then one object in cluster B.
 // - scale: 3 × 10,000 objects; one first start that writes them all, then restarts: startup to
 //   ready, RSS.
+// - backlog (bench/_backlog.ts): N objects per cluster made by real `kubectl apply` while no operator runs,
+//   then the hub started; seconds from process start to all Ok, CPU per object net of an empty start, writes
+//   per object, peak RSS; against the ceiling draining the same backlog. On both CRD shapes.
+// - kubectl: the throughput phase with objects created exactly as `kubectl apply` creates them; on both shapes.
+// - peer: the kube-rs peer (bench/peers/kube_rs, built with cargo on first use) runs beside the hub in the
+//   backlog, kubectl and idle phases, alternating with it in the same run; the hub-over-peer ratios.
+// The ceiling is measured at several concurrency levels (--ceiling-concurrency); the best one wins.
 //
 // Assumptions: the local clusters may be shared with tests running at the same time, so every phase
 // uses fresh namespaces, the hub only watches those (--namespace), a run disturbed by others (an
@@ -21,35 +28,33 @@
 
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { OK_MESSAGE } from "../src/operators/uuid/status_rule.ts";
-import { ETCD_CLIENT_PORT, FIRST_APISERVER_PORT, readStateSync } from "../tests/kube/clusters.ts";
+import { ETCD_CLIENT_PORT, FIRST_APISERVER_PORT } from "../tests/kube/clusters.ts";
 import { requireClusters } from "../tests/support/local_clusters.ts";
-import { BenchCluster, type Created, type OkWatch } from "./_cluster.ts";
-import { BenchHub, type HubCounters, sleep } from "./_hub.ts";
-import { cpuMs, cpuMsOf, machine, machineCpu } from "./_proc.ts";
-import { percentile, round, summarize, type Summary } from "./_stats.ts";
+import { BenchCluster, type OkWatch } from "./_cluster.ts";
+import { sleep } from "./_hub.ts";
+import { buildPeer, type PeerBuild } from "./_peer.ts";
+import { machine } from "./_proc.ts";
+import {
+  type Config,
+  load1,
+  log,
+  objectNames,
+  type OperatorKind,
+  type Phase,
+  PHASES,
+  type Shape,
+  SHAPES,
+  startBenchHub,
+  startOperator,
+  withNamespace,
+} from "./_run.ts";
+import { percentile, round, summarize } from "./_stats.ts";
 import { lineChart } from "./_svg.ts";
+import { figure, type FigureInfo, json, markdown, type Row, shapeOf } from "./_report.ts";
+import { backlogPhase, type Comparison, comparisonTable, kubectlPhase, type PhaseContext } from "./_user_phases.ts";
+import { bestCeiling, type Disturbance, type RunKind, steadyRun, type ThroughputRun } from "./_throughput.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const PHASES = ["throughput", "idle", "fairness", "scale"] as const;
-type Phase = typeof PHASES[number];
-
-interface Config {
-  clusters: number;
-  objects: number;
-  concurrency: number;
-  createConcurrency: number;
-  reps: number;
-  idleObjects: number;
-  fairnessObjects: number;
-  scaleObjects: number;
-  phases: Set<Phase>;
-  hubArgs: string[];
-  denoFlags: string[];
-  out: string;
-  svg: string;
-  quick: boolean;
-}
 
 const USAGE = `Usage: deno task bench [options]
   --clusters N            clusters to use, from the running local ones (default 3)
@@ -60,7 +65,11 @@ const USAGE = `Usage: deno task bench [options]
   --idle-objects K        objects per idle-latency repetition (default 20)
   --fairness-objects F    objects waiting in cluster A in the fairness phase (default 3000)
   --scale-objects S       objects per cluster in the memory/startup phase (default 10000)
-  --phases a,b            subset of ${PHASES.join(",")} (default all)
+  --phases a,b            subset of ${PHASES.join(",")} (default all); \`peer\` builds the kube-rs
+                          peer (cargo, cached) and runs it beside the hub in the backlog, kubectl and idle phases
+  --backlog-objects N     objects per cluster in the backlog phase, made by kubectl apply (default 500)
+  --ceiling-concurrency L the ceiling's concurrency levels, best wins (default 16,64,256)
+  --shapes a,b            CRD shapes of the backlog and kubectl phases: status,seed (default both)
   --hub-arg FLAG          extra flag for the hub, repeatable, e.g. --hub-arg=--qps=2000
   --hub-deno-flag FLAG    extra flag for the hub's \`deno run\`, repeatable, e.g. --hub-deno-flag=--cpu-prof
   --out FILE              JSON output (default bench/last.json; the SVG goes beside it)
@@ -80,6 +89,9 @@ function parseConfig(argv: string[]): Config {
       "idle-objects": { type: "string" },
       "fairness-objects": { type: "string" },
       "scale-objects": { type: "string" },
+      "backlog-objects": { type: "string" },
+      "ceiling-concurrency": { type: "string" },
+      shapes: { type: "string" },
       phases: { type: "string" },
       "hub-arg": { type: "string", multiple: true },
       "hub-deno-flag": { type: "string", multiple: true },
@@ -112,6 +124,19 @@ function parseConfig(argv: string[]): Config {
     }
     phases.add(p as Phase);
   }
+  const levels = (values["ceiling-concurrency"] ?? "16,64,256").split(",").map((x) => Number(x.trim()));
+  if (levels.some((l) => !Number.isInteger(l) || l < 1)) {
+    console.error(`bench: invalid --ceiling-concurrency "${values["ceiling-concurrency"]}": positive whole numbers`);
+    Deno.exit(2);
+  }
+  const shapes: Shape[] = [];
+  for (const sh of (values.shapes ?? SHAPES.join(",")).split(",").map((x) => x.trim()).filter(Boolean)) {
+    if (!SHAPES.includes(sh as Shape)) {
+      console.error(`bench: unknown shape "${sh}": choose from ${SHAPES.join(", ")}`);
+      Deno.exit(2);
+    }
+    shapes.push(sh as Shape);
+  }
   const out = resolve(values.out ?? `${ROOT}bench/last.json`);
   return {
     clusters: int("clusters", 3),
@@ -128,6 +153,9 @@ function parseConfig(argv: string[]): Config {
     out,
     svg: out.replace(/\.json$/, "") + ".svg",
     quick,
+    backlogObjects: int("backlog-objects", quick ? 200 : 500),
+    ceilingConcurrencies: [...new Set(levels)],
+    shapes,
   };
 }
 
@@ -190,280 +218,26 @@ function portInUse(port: number): boolean {
   }
 }
 
-/** PIDs of the apiservers, their controller managers and etcd, whose CPU is reported apart from the hub's. */
-function infraPids(): number[] {
-  const state = readStateSync();
-  if (!state) return [];
-  return [state.etcd.pid, ...state.clusters.map((c) => c.pid), ...state.controllerManagers.map((c) => c.pid)]
-    .filter((p): p is number => typeof p === "number");
-}
-
-function nsName(kind: string): string {
-  const rand = crypto.getRandomValues(new Uint8Array(3)).reduce((s, b) => s + b.toString(16).padStart(2, "0"), "");
-  return `bench-${kind.replace(/[^a-z0-9-]+/g, "-")}-${rand}`;
-}
-
-function objectNames(prefix: string, n: number): string[] {
-  return Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(5, "0")}`);
-}
-
-function debug(msg: string): void {
-  if (Deno.env.get("BENCH_DEBUG")) log(msg);
-}
-
-function log(msg: string): void {
-  console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
-}
-
-/** Creates `ns` in every cluster, runs `fn`, and always deletes its objects and the namespace. */
-async function withNamespace<T>(cl: BenchCluster[], kind: string, fn: (ns: string) => Promise<T>): Promise<T> {
-  const ns = nsName(kind);
-  await Promise.all(cl.map((c) => c.createNamespace(ns)));
-  try {
-    return await fn(ns);
-  } finally {
-    await Promise.all(cl.map((c) => c.cleanupNamespace(ns).catch((err) => log(`cleanup of ${ns} failed: ${err}`))));
-  }
-}
-
-/** CPU and counters at one moment, for deltas over a run. */
-interface Snapshot {
-  at: number;
-  infraPids: string;
-  connectionRetries: number;
-  conflicts: number;
-  infraCpu: number;
-  benchCpu: number;
-  machine: { busyMs: number; totalMs: number };
-  apiWrites: number;
-  apiRequests: number;
-  hubCpu?: number;
-  hub?: HubCounters;
-}
-
-async function snapshot(cl: BenchCluster[], hub?: BenchHub): Promise<Snapshot> {
-  const counters = await Promise.all(cl.map((c) => c.requestCounters()));
-  const infra = infraPids();
-  return {
-    at: performance.now(),
-    infraPids: infra.join(","),
-    connectionRetries: cl.reduce((s, c) => s + c.connectionRetries, 0),
-    conflicts: cl.reduce((s, c) => s + c.conflicts, 0),
-    infraCpu: cpuMsOf(infra),
-    benchCpu: cpuMs(Deno.pid),
-    machine: machineCpu(),
-    apiWrites: counters.reduce((s, c) => s + c.writes, 0),
-    apiRequests: counters.reduce((s, c) => s + c.all, 0),
-    hubCpu: hub?.cpuMs(),
-    hub: hub ? await hub.counters() : undefined,
-  };
-}
-
-/** The hub under test on `names`, watching `ns`, with the run's --concurrency, extra flags and Deno flags. */
-function startBenchHub(cfg: Config, names: string[], ns: string): BenchHub {
-  return BenchHub.start(names, [ns], ["--concurrency", String(cfg.concurrency), ...cfg.hubArgs], cfg.denoFlags);
-}
-
-// ------------------------------------------------------------------------------------------------
-// Throughput
-
-type RunKind = "hub" | "ceiling" | "ceiling+watch";
-
-interface ThroughputRun {
-  kind: RunKind;
-  objects: number;
-  seconds: number;
-  objectsPerSecond: number;
-  latencyMs: { p50: number; p95: number; p99: number };
-  writesPerObject: number;
-  apiRequestsPerObject: number;
-  infraCpuMsPerObject: number;
-  machineBusyPct: number;
-  otherCpuPct: number;
-  /** CPU of the bench process itself per object (creates and the observing watch; plus the status writes for the ceiling). */
-  benchCpuMsPerObject: number;
-  series: [number, number][];
-  hubCpuMs?: number;
-  hubReconciles?: number;
-  hubCpuMsPerReconcile?: number;
-  hubCpuMsPerObject?: number;
-  hubPatches?: number;
-  /** Watch reconnects and relists during the run: a slow or broken stream shows here. */
-  hubReconnects?: number;
-  hubRelists?: number;
-  hubPeakRssMb?: number;
-  hubStartupSeconds?: number;
-  missing?: number;
-  /** Why the run does not count (an apiserver restarted under it, a watch broke), if so. */
-  disturbed?: string;
-}
-
-/** A single-producer queue from the ceiling's creators to its writers. */
-class Pipe<T> {
-  readonly #items: T[] = [];
-  #head = 0;
-  #closed = false;
-  #waiters: ((v: T | undefined) => void)[] = [];
-  push(v: T): void {
-    const w = this.#waiters.shift();
-    if (w) w(v);
-    else this.#items.push(v);
-  }
-  close(): void {
-    this.#closed = true;
-    for (const w of this.#waiters.splice(0)) w(undefined);
-  }
-  take(): Promise<T | undefined> {
-    if (this.#head < this.#items.length) return Promise.resolve(this.#items[this.#head++]);
-    if (this.#closed) return Promise.resolve(undefined);
-    return new Promise((r) => this.#waiters.push(r));
-  }
-}
-
-async function throughputRun(
-  kind: RunKind,
-  cfg: Config,
-  names: string[],
-  cl: BenchCluster[],
-): Promise<ThroughputRun> {
-  return await withNamespace(cl, kind, async (ns) => {
-    const M = cfg.objects, N = cl.length, total = M * N;
-    debug(`${kind}: namespace ${ns} ready`);
-    const watches = await Promise.all(cl.map((c) => c.watchOk(ns)));
-    // The diagnostic variant adds what an operator's own watch costs the apiservers: a second stream.
-    const extra = kind === "ceiling+watch" ? await Promise.all(cl.map((c) => c.watchOk(ns))) : [];
-    debug(`${kind}: watches open`);
-    let hub: BenchHub | undefined;
-    try {
-      let startup: number | undefined;
-      if (kind === "hub") {
-        hub = startBenchHub(cfg, names, ns);
-        startup = await hub.waitReady();
-        await sleep(300);
-      }
-      const before = await snapshot(cl, hub);
-      debug(`${kind}: start`);
-      const t0 = performance.now();
-      const createdAt = cl.map(() => new Map<string, number>());
-      const pipes = cl.map(() => new Pipe<Created>());
-      const objs = objectNames("o-", M);
-      const creators = Promise.all(cl.map((c, i) =>
-        c.createMany(ns, objs, cfg.createConcurrency, (cr) => {
-          createdAt[i].set(cr.name, cr.createdAt);
-          if (kind !== "hub") pipes[i].push(cr);
-        })
-      )).finally(() => pipes.forEach((p) => p.close()));
-      let writers: Promise<unknown> = Promise.resolve();
-      if (kind !== "hub") {
-        writers = Promise.all(Array.from({ length: cfg.concurrency }, async (_, w) => {
-          const i = w % N;
-          for (let item = await pipes[i].take(); item; item = await pipes[i].take()) {
-            await cl[i].writeStatus(ns, item.name, item.resourceVersion, {
-              uuid: crypto.randomUUID(),
-              state: "Ok",
-              message: OK_MESSAGE,
-              observedGeneration: 1,
-            });
-          }
-        }));
-      }
-      const progress = setInterval(() => {
-        const pending = cl.map((c) => c.pending.size).join("/");
-        const oldest = cl.flatMap((c) =>
-          [...c.pending].map(([k, t]) =>
-            `${c.name} ${k} ${Math.round(performance.now() - t)} ms`
-          )
-        )[0];
-        log(`${kind}: created ${createdAt.map((m) => m.size).join("/")}, Ok ${
-          watches.map((w) => w.seen.size).join("/")
-        }, pending ${pending} ${oldest ?? ""}`);
-      }, 10_000);
-      await creators;
-      const timeoutMs = 120_000 + total * 20;
-      let missing = 0;
-      try {
-        await Promise.all(watches.map((w) => w.waitCount(M, timeoutMs)));
-      } catch (err) {
-        missing = total - watches.reduce((s, w) => s + w.seen.size, 0);
-        log(`${kind}: ${(err as Error).message}`);
-      }
-      await writers;
-      clearInterval(progress);
-      const seenTimes = watches.flatMap((w) => [...w.seen.values()]).sort((a, b) => a - b);
-      const tEnd = seenTimes[seenTimes.length - 1] ?? performance.now();
-      if (hub) await hub.waitIdle(400);
-      const after = await snapshot(cl, hub);
-      const latencies = watches.flatMap((w, i) =>
-        [...w.seen].map(([name, at]) => at - (createdAt[i].get(name) ?? NaN))
-      );
-      const seconds = (tEnd - t0) / 1000;
-      const busy = after.machine.busyMs - before.machine.busyMs;
-      const span = after.machine.totalMs - before.machine.totalMs;
-      const hubCpu = hub ? after.hubCpu! - before.hubCpu! : 0;
-      const ours = hubCpu + (after.infraCpu - before.infraCpu) + (after.benchCpu - before.benchCpu);
-      const run: ThroughputRun = {
-        kind,
-        objects: total,
-        seconds,
-        objectsPerSecond: (total - missing) / seconds,
-        latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99) },
-        writesPerObject: (after.apiWrites - before.apiWrites) / total,
-        apiRequestsPerObject: (after.apiRequests - before.apiRequests) / total,
-        infraCpuMsPerObject: (after.infraCpu - before.infraCpu) / total,
-        machineBusyPct: 100 * busy / span,
-        benchCpuMsPerObject: (after.benchCpu - before.benchCpu) / total,
-        otherCpuPct: 100 * Math.max(0, busy - ours) / span,
-        series: seenTimes.map((t, i) => [(t - t0) / 1000, i + 1]),
-        missing,
-      };
-      const reconnects = watches.reduce((n, w) => n + w.reconnects, 0);
-      // Every PATCH the apiservers counted must be ours; anything else means other tests wrote Uuids meanwhile.
-      const ourWrites = kind === "hub" ? after.hub!.patches - before.hub!.patches : total;
-      const extraWrites = after.apiWrites - before.apiWrites - ourWrites;
-      const reasons = [
-        before.infraPids !== after.infraPids ? "an apiserver or etcd restarted" : "",
-        after.apiWrites < before.apiWrites ? "apiserver counters went backwards" : "",
-        after.connectionRetries > before.connectionRetries ? "connection failures" : "",
-        reconnects ? "the observing watch broke" : "",
-        after.conflicts > before.conflicts ? "another process wrote the ceiling's objects" : "",
-        extraWrites ? `${extraWrites} writes to uuid objects by other processes` : "",
-        missing ? `${missing} objects never reached Ok` : "",
-      ].filter(Boolean);
-      if (reasons.length) run.disturbed = reasons.join("; ");
-      if (hub) {
-        const reconciles = after.hub!.reconciles - before.hub!.reconciles;
-        Object.assign(run, {
-          hubCpuMs: hubCpu,
-          hubReconciles: reconciles,
-          hubCpuMsPerReconcile: hubCpu / reconciles,
-          hubCpuMsPerObject: hubCpu / total,
-          hubPatches: after.hub!.patches - before.hub!.patches,
-          hubReconnects: after.hub!.connectAttempts - before.hub!.connectAttempts,
-          hubRelists: after.hub!.relists - before.hub!.relists,
-          hubPeakRssMb: hub.memory().peak,
-          hubStartupSeconds: startup,
-        });
-      }
-      return run;
-    } finally {
-      await hub?.stop();
-      await Promise.all([...watches, ...extra].map((w) => w.stop()));
-    }
-  });
-}
-
 // ------------------------------------------------------------------------------------------------
 // Idle latency
 
-async function idlePhase(cfg: Config, names: string[], cl: BenchCluster[]): Promise<number[][]> {
-  return await withNamespace(cl, "idle", async (ns) => {
+/** `reps` repetitions of single creates on an idle hub or peer (one start); latency create → Ok per object. */
+async function idlePhase(
+  cfg: Config,
+  names: string[],
+  cl: BenchCluster[],
+  kind: OperatorKind,
+  repCount: number,
+  peerBinary?: string,
+): Promise<number[][]> {
+  return await withNamespace(cl, `idle-${kind}`, async (ns) => {
     const watches = await Promise.all(cl.map((c) => c.watchOk(ns)));
-    const hub = startBenchHub(cfg, names, ns);
+    const op = startOperator(kind, cfg, names, ns, peerBinary, cl[0].statusSubresource);
     try {
-      await hub.waitReady();
+      await op.waitReady();
       await sleep(1000);
       const reps: number[][] = [];
-      for (let r = 0; r < cfg.reps; r++) {
+      for (let r = 0; r < repCount; r++) {
         const lat: number[] = [];
         for (let j = 0; j < cfg.idleObjects; j++) {
           const i = j % cl.length;
@@ -474,12 +248,12 @@ async function idlePhase(cfg: Config, names: string[], cl: BenchCluster[]): Prom
           await sleep(100);
         }
         reps.push(lat);
-        log(`idle rep ${r + 1}: p50 ${round(percentile(lat, 50), 1)} ms, p99 ${round(percentile(lat, 99), 1)} ms`);
+        log(`idle ${kind}: p50 ${round(percentile(lat, 50), 1)} ms, p99 ${round(percentile(lat, 99), 1)} ms`);
         await sleep(500);
       }
       return reps;
     } finally {
-      await hub.stop();
+      await op.stop();
       await Promise.all(watches.map((w) => w.stop()));
     }
   });
@@ -592,41 +366,6 @@ async function scalePhase(cfg: Config, names: string[], cl: BenchCluster[]): Pro
 // ------------------------------------------------------------------------------------------------
 // Report
 
-interface Row {
-  key: string;
-  label: string;
-  s: Summary;
-  unit: string;
-  target?: string;
-  met?: boolean;
-  digits?: number;
-}
-
-function markdown(rows: Row[]): string {
-  const lines = [
-    "| figure | median | min | max | target | |",
-    "|---|---:|---:|---:|---|---|",
-  ];
-  for (const r of rows) {
-    const d = r.digits ?? 2;
-    const v = (x: number) => Number.isFinite(x) ? `${round(x, d)}` : "n/a";
-    const mark = r.met === undefined ? "" : r.met ? "met" : "**missed**";
-    lines.push(
-      `| ${r.label} | ${v(r.s.median)} ${r.unit} | ${v(r.s.min)} | ${v(r.s.max)} | ${r.target ?? ""} | ${mark} |`,
-    );
-  }
-  return lines.join("\n");
-}
-
-function json(s: Summary, digits = 3) {
-  return {
-    median: round(s.median, digits),
-    min: round(s.min, digits),
-    max: round(s.max, digits),
-    samples: s.samples.map((v) => round(v, digits)),
-  };
-}
-
 async function main(): Promise<void> {
   const cfg = parseConfig(Deno.args);
   const started = performance.now();
@@ -658,18 +397,45 @@ async function main(): Promise<void> {
       fairness_objects: cfg.fairnessObjects,
       scale_objects_per_cluster: cfg.scaleObjects,
       hub_args: cfg.hubArgs,
+      hub_deno_flags: cfg.denoFlags,
+      backlog_objects_per_cluster: cfg.backlogObjects,
+      ceiling_concurrency_levels: cfg.ceilingConcurrencies,
+      shapes: cfg.shapes,
       status_subresource: Object.fromEntries(cl.map((c) => [c.name, c.statusSubresource])),
     },
   };
   let svg: string | undefined;
-  const disturbed: { phase: string; kind?: string; reason: string }[] = [];
+  const disturbed: Disturbance[] = [];
   out.disturbed_runs_repeated = disturbed;
+  const figures: Record<string, FigureInfo> = {};
+  out.figures = figures;
+  const comparisons: Comparison[] = [];
+  out.comparisons = comparisons;
+  // The peer is built before any phase runs, so a build failure is known (and reported) up front.
+  let peer: PeerBuild | undefined;
+  if (cfg.phases.has("peer")) {
+    peer = await buildPeer(log);
+    if (peer.ok) log(`peer: built in ${round(peer.buildSeconds, 1)} s`);
+    else log(`peer: NOT BUILT, its figures are n/a: ${peer.error}`);
+    out.peer_kube_rs = peer.ok
+      ? { built: true, build_seconds: round(peer.buildSeconds, 1), binary: peer.binary }
+      : { built: false, error: peer.error };
+  }
+  const bin = peer?.ok ? peer.binary : undefined;
+  // The JSON so far, after every phase: a long run that dies late still leaves what it measured.
+  const flush = async () => {
+    await Deno.mkdir(dirname(cfg.out), { recursive: true });
+    await Deno.writeTextFile(cfg.out, JSON.stringify({ ...out, partial: true }, null, 2) + "\n");
+  };
+  const ctx: PhaseContext = { cfg, names, cl, peer, disturbed, rows, out, figures, comparisons };
 
   try {
     if (cfg.phases.has("throughput")) {
       const hubRuns: ThroughputRun[] = [];
       const ceilRuns: ThroughputRun[] = [];
       const watchRuns: ThroughputRun[] = [];
+      const ceilingWon: number[] = [];
+      const ceilingLevels: { concurrency: number; objectsPerSecond: number }[][] = [];
       const orders: RunKind[][] = [
         ["ceiling", "hub", "ceiling+watch"],
         ["hub", "ceiling+watch", "ceiling"],
@@ -677,12 +443,14 @@ async function main(): Promise<void> {
       ];
       for (let r = 0; r < cfg.reps; r++) {
         for (const kind of orders[r % orders.length]) {
-          let run = await throughputRun(kind, cfg, names, cl);
-          for (let retry = 0; run.disturbed && retry < 3; retry++) {
-            log(`throughput rep ${r + 1} ${kind} disturbed (${run.disturbed}); repeating it`);
-            disturbed.push({ phase: "throughput", kind, reason: run.disturbed });
-            await sleep(5000);
-            run = await throughputRun(kind, cfg, names, cl);
+          let run: ThroughputRun;
+          if (kind === "ceiling") {
+            const c = await bestCeiling(cfg, names, cl, {}, "throughput", disturbed);
+            run = c.best;
+            ceilingWon.push(c.best.concurrency);
+            ceilingLevels.push(c.levels);
+          } else {
+            run = await steadyRun(kind, cfg, names, cl, {}, "throughput", disturbed);
           }
           (kind === "hub" ? hubRuns : kind === "ceiling" ? ceilRuns : watchRuns).push(run);
           log(
@@ -807,6 +575,17 @@ async function main(): Promise<void> {
       out.objects_per_second = json(hubOps, 1);
       out.ceiling_objects_per_second = json(ceilOps, 1);
       out.ratio_to_ceiling = json(ratio);
+      out.ceiling_concurrency_won = ceilingWon;
+      out.ceiling_levels = ceilingLevels;
+      figures.ratio_to_ceiling = figure({
+        objects: cfg.objects,
+        creation: "plain",
+        shape: shapeOf(cl),
+        startup: false,
+        ceiling: ceilingWon,
+        runs: [...hubRuns, ...ceilRuns],
+      });
+      figures.hub_cpu_ms_per_reconcile = figures.ratio_to_ceiling;
       out.ceiling_with_watch_objects_per_second = json(S((r) => r.objectsPerSecond, watchRuns), 1);
       out.ratio_to_ceiling_with_watch = json(ratioWatch);
       out.latency_ms = {
@@ -833,7 +612,9 @@ async function main(): Promise<void> {
         }/s (${names.length} clusters × ${cfg.objects})`,
         [
           {
-            label: `ceiling (direct create + status write, concurrency ${cfg.concurrency})`,
+            label: `ceiling (direct create + status write, concurrency ${ceilRuns[mid].concurrency}, best of ${
+              cfg.ceilingConcurrencies.join("/")
+            })`,
             color: "#9ca3af",
             points: ceilRuns[mid].series,
           },
@@ -855,9 +636,47 @@ async function main(): Promise<void> {
       };
     }
 
+    await flush();
     if (cfg.phases.has("idle")) {
-      const reps = await idlePhase(cfg, names, cl);
+      const reps: number[][] = [];
+      const peerReps: number[][] = [];
+      const loads: { load1: number }[] = [];
+      for (let r = 0; r < cfg.reps; r++) {
+        // Alternating which goes first; the peer only when the peer phase is on and it built.
+        const kinds: OperatorKind[] = bin ? (r % 2 ? ["peer", "hub"] : ["hub", "peer"]) : ["hub"];
+        for (const kind of kinds) {
+          loads.push({ load1: load1() });
+          (kind === "hub" ? reps : peerReps).push(...await idlePhase(cfg, names, cl, kind, 1, bin));
+        }
+      }
       const p50 = summarize(reps.map((l) => percentile(l, 50)));
+      if (bin) {
+        const peerP50 = summarize(peerReps.map((l) => percentile(l, 50)));
+        const ratio = summarize(reps.map((l, i) => percentile(l, 50) / percentile(peerReps[i], 50)));
+        rows.push(
+          { key: "peer_idle_p50", label: "kube-rs peer idle_latency_ms p50", s: peerP50, unit: "ms", digits: 1 },
+          {
+            key: "peer_kube_rs_idle_latency_ratio",
+            label: "idle latency p50, hub over kube-rs peer",
+            s: ratio,
+            unit: "",
+            target: "≤ 1.0",
+            met: ratio.median <= 1,
+          },
+        );
+        out.peer_kube_rs_idle_latency_ms = {
+          p50: json(peerP50, 2),
+          all: peerReps.map((l) => l.map((v) => round(v, 2))),
+        };
+        out.peer_kube_rs_idle_latency_ratio = json(ratio);
+      }
+      figures.idle_latency_ms = figures.peer_kube_rs_idle_latency_ratio = figure({
+        objects: cfg.idleObjects,
+        creation: "plain",
+        shape: shapeOf(cl),
+        startup: false,
+        runs: loads,
+      });
       const p99 = summarize(reps.map((l) => percentile(l, 99)));
       rows.push(
         {
@@ -874,6 +693,7 @@ async function main(): Promise<void> {
       out.idle_latency_ms = { p50: json(p50, 2), p99: json(p99, 2), all: reps.map((l) => l.map((v) => round(v, 2))) };
     }
 
+    await flush();
     if (cfg.phases.has("fairness")) {
       if (cl.length < 2) {
         log("fairness: skipped, needs at least 2 clusters");
@@ -921,6 +741,7 @@ async function main(): Promise<void> {
       }
     }
 
+    await flush();
     if (cfg.phases.has("scale")) {
       const res = await scalePhase(cfg, names, cl);
       const ready = summarize(res.runs.map((r) => r.readySeconds));
@@ -933,8 +754,8 @@ async function main(): Promise<void> {
           label: `rss_mb_at_10k_per_cluster (peak, ${label})`,
           s: peak,
           unit: "MB",
-          target: "≤ 150",
-          met: peak.median <= 150,
+          target: "≤ 100",
+          met: peak.median <= 100,
           digits: 1,
         },
         { key: "rss_steady", label: `RSS after sync, steady (${label})`, s: rss, unit: "MB", digits: 1 },
@@ -959,7 +780,29 @@ async function main(): Promise<void> {
       out.rss_steady_mb_at_10k_per_cluster = json(rss, 1);
       out.startup_to_ready_seconds = json(ready, 3);
       out.scale = res;
+      out.rss_mb_first_start_peak = round(res.firstStart.peakRssMb, 1);
+      figures.rss_mb_first_start_peak = figures.rss_mb_at_10k_per_cluster = figure({
+        objects: cfg.scaleObjects,
+        creation: "plain",
+        shape: shapeOf(cl),
+        startup: true,
+        runs: [{ load1: load1() }],
+      });
+      rows.push({
+        key: "rss_mb_first_start_peak",
+        label: `rss_mb_first_start_peak (first start writing all ${names.length} × ${cfg.scaleObjects} UUIDs)`,
+        s: summarize([res.firstStart.peakRssMb]),
+        unit: "MB",
+        target: "≤ 100",
+        met: res.firstStart.peakRssMb <= 100,
+        digits: 1,
+      });
     }
+
+    await flush();
+    if (cfg.phases.has("backlog")) await backlogPhase(ctx);
+    await flush();
+    if (cfg.phases.has("kubectl")) await kubectlPhase(ctx);
   } finally {
     cl.forEach((c) => c.close());
   }
@@ -968,6 +811,9 @@ async function main(): Promise<void> {
   out.table = rows.map((r) => ({ figure: r.key, ...json(r.s, 4), target: r.target, met: r.met }));
   const table = markdown(rows);
   console.log(`\n${table}\n`);
+  if (comparisons.length) {
+    console.log(`${comparisonTable(comparisons)}\n`);
+  }
   console.log(
     `${names.length} clusters, ${cfg.objects} objects each, concurrency ${cfg.concurrency}, ${cfg.reps} repetitions; ` +
       `${host.cpus} × ${host.cpu_model}; took ${out.duration_seconds} s.`,

@@ -44,6 +44,7 @@ function summarize(file: string, units: number): string {
   for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const areas = new Map<string, number>();
   const own = new Map<string, number>();
+  const otherLeaves = new Map<string, number>();
   let total = 0, loading = 0;
   for (let i = 0; i < prof.samples.length; i++) {
     const id = prof.samples[i];
@@ -70,6 +71,10 @@ function summarize(file: string, units: number): string {
       ? "garbage collector"
       : AREAS.find(([re]) => re.test(leaf.url) || re.test(leaf.functionName))?.[1] ?? "other";
     areas.set(area, (areas.get(area) ?? 0) + t);
+    if (area === "other") {
+      const where = `${leaf.functionName || "(anonymous)"} ${leaf.url.replace(/^.*\/(ext|node_modules|src)\//, "$1/")}`;
+      otherLeaves.set(where, (otherLeaves.get(where) ?? 0) + t);
+    }
     if (owner) own.set(owner, (own.get(owner) ?? 0) + t);
   }
   const busy = total - loading;
@@ -83,6 +88,9 @@ function summarize(file: string, units: number): string {
     "",
     "by innermost own function (src/, callees included):",
     ...[...own].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, t]) => `${pct(t)} ${per(t)}  ${k}`),
+    "",
+    'largest leaf frames in "other":',
+    ...[...otherLeaves].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, t]) => `${pct(t)} ${per(t)}  ${k}`),
   ];
   return lines.join("\n");
 }
