@@ -2,17 +2,21 @@
 
 // First import: npm packages evaluated after it see only the environment variables --allow-env grants.
 import "./_npm_env.ts";
+import { Hub, type HubLeaderElection, type Operator } from "../mod.ts";
 import { FlagError, helpText, parseFlags } from "./flags.ts";
-import { Hub, type HubLeaderElection, serveHealth } from "./hub/mod.ts";
+import { serveHealth } from "./hub/mod.ts";
 import { type ClusterAccess, ConfigError, IN_CLUSTER, loadContexts } from "./kube/mod.ts";
-import { uuidOperator } from "./operators/uuid/mod.ts";
+import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
 import { hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
 import { errorText, Logger } from "./util/mod.ts";
 
 export const VERSION = "0.1.0";
 
-/** Runs the hub; resolves with the process exit code. */
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Runs the hub with the built-in operators `--operators` selects plus `options.operators` (a user's own,
+ * as `examples/run_greeting.ts` passes them); resolves with the process exit code.
+ */
+export async function main(argv: string[], options: { operators?: readonly Operator[] } = {}): Promise<number> {
   let flags;
   try {
     flags = parseFlags(argv);
@@ -53,8 +57,9 @@ export async function main(argv: string[]): Promise<number> {
     throw err;
   }
 
+  const builtIns = flags.operators ?? Object.keys(BUILT_IN_OPERATORS);
   const hub = new Hub({
-    operator: uuidOperator(),
+    operators: [...builtIns.map((name) => BUILT_IN_OPERATORS[name]()), ...(options.operators ?? [])],
     namespaces: flags.namespaces,
     limits: flags.limits,
     eventLevel: flags.eventLevel,
@@ -93,6 +98,7 @@ export async function main(argv: string[]): Promise<number> {
   logger.info("operator-hub starting", {
     version: VERSION,
     clusters: selected.map((a) => a.name),
+    operators: hub.operators(),
     homeCluster: home.name,
     ...(leaderElection
       ? {

@@ -1,10 +1,10 @@
-// The Hub: engages and disengages clusters at runtime and drives one shared, fair controller over all of them.
+// The Hub: hosts several operators, engages and disengages clusters at runtime, and drives one shared, fair controller.
 
-import { type ClusterAccess, KubeClient, type PermissionCheck } from "../kube/mod.ts";
-import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../queue/mod.ts";
-import { type ClusterContext, Controller, type EventLevel, type Operator } from "../runtime/mod.ts";
+import { type ClusterAccess, type FetchLike, KubeClient, type PermissionCheck } from "../kube/mod.ts";
+import { clusterOf, defaultControllerRateLimiter, FairWorkQueue, operatorOf, TokenBucket } from "../queue/mod.ts";
+import { Controller, type EventLevel, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
 import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
-import { type ClusterHealth, ClusterWorker } from "./cluster_worker.ts";
+import { type ClusterHealth, EngagedCluster, type OperatorHealth } from "./engaged_cluster.ts";
 import { type LeaderElectionSnapshot, LeaderElector } from "./leader_election.ts";
 import { HubMetrics } from "./metrics.ts";
 
@@ -44,7 +44,8 @@ export const DEFAULT_LIMITS: HubLimits = {
 };
 
 export interface HubOptions {
-  operator: Operator;
+  /** The operators to host; more can be added with `register` before `start`. */
+  operators?: readonly Operator[];
   /** Namespaces to watch in every cluster; empty means all. */
   namespaces?: string[];
   limits?: Partial<HubLimits>;
@@ -53,6 +54,8 @@ export interface HubOptions {
   leaderElection?: HubLeaderElection;
   /** Offer HTTP/2 to the API servers instead of HTTP/1.1 keep-alive (`--http2`). Default false. */
   http2?: boolean;
+  /** The transport of every cluster client, for in-process tests (see KubeClientOptions.fetch). */
+  fetch?: FetchLike;
   clock?: Clock;
   logger: Logger;
 }
@@ -95,15 +98,18 @@ export interface HubHealth {
 }
 
 interface Engaged {
-  worker: ClusterWorker;
+  cluster: EngagedCluster;
   abort: AbortController;
   done: Promise<void>;
 }
 
 /**
- * Hosts one operator across many clusters.
+ * Hosts several operators across many clusters.
  *
  * Guarantees:
+ * - every operator gets, in every engaged cluster, its own pre-flight, watch (shared with operators of
+ *   the same resource) and health entry; one operator's missing CRD or permission leaves the others
+ *   running there;
  * - `engage` and `disengage` work before and after `start`; a disengaged cluster's watches, timers,
  *   sockets and queued keys are gone once `disengage` settles;
  * - a cluster that fails in any way only changes its own health entry;
@@ -121,6 +127,9 @@ export class Hub {
   readonly #controller: Controller;
   readonly #clusters = new Map<string, Engaged>();
   readonly #pending = new Map<string, ClusterAccess>();
+  readonly #operators = new Map<string, Operator>();
+  /** Keys queued per `cluster/operator` (added minus handed out), for `workqueue_depth` and health. */
+  readonly #depth = new Map<string, number>();
   readonly #elector: LeaderElector | undefined;
   readonly #electorClient: KubeClient | undefined;
   /** Whether this replica may reconcile: always without leader election, else while it holds the Lease. */
@@ -133,21 +142,27 @@ export class Hub {
     this.#clock = options.clock ?? new SystemClock();
     this.metrics = new HubMetrics(() => this.health().clusters);
     const m = this.metrics;
-    const name = options.operator.name;
+    for (const op of options.operators ?? []) this.register(op);
     this.#queue = new FairWorkQueue({
       clock: this.#clock,
       rateLimiter: defaultControllerRateLimiter({ clock: this.#clock, maxMs: this.limits.maxRetryDelayMs }),
       hooks: {
-        added: (cluster) => m.adds.inc(name, cluster),
-        handedOut: (cluster, waitedMs) => m.queueDuration.observe(waitedMs / 1000, name, cluster),
-        retried: (cluster) => m.retries.inc(name, cluster),
-        depthChanged: (cluster, depth) => m.depth.set(depth, name, cluster),
+        added: (key) => {
+          const operator = operatorOf(key), cluster = clusterOf(key);
+          m.adds.inc(operator, cluster);
+          this.#countDepth(cluster, operator, 1);
+        },
+        handedOut: (key, waitedMs) => {
+          const operator = operatorOf(key), cluster = clusterOf(key);
+          m.queueDuration.observe(waitedMs / 1000, operator, cluster);
+          this.#countDepth(cluster, operator, -1);
+        },
+        retried: (key) => m.retries.inc(operatorOf(key), clusterOf(key)),
       },
     });
     this.#controller = new Controller({
-      reconciler: options.operator.reconciler,
       queue: this.#queue,
-      cluster: (c) => this.#context(c),
+      target: (cluster, operator) => this.#target(cluster, operator),
       concurrency: this.limits.concurrency,
       budget: new TokenBucket(this.limits.qps, this.limits.burst, { clock: this.#clock }),
       reconcileTimeoutMs: this.limits.reconcileTimeoutMs,
@@ -155,10 +170,10 @@ export class Hub {
       clock: this.#clock,
       logger: options.logger,
       observer: {
-        reconciled: (cluster, outcome, seconds) => {
-          m.reconcileTotal.inc(name, cluster, outcome);
-          if (outcome === "error" || outcome === "terminal") m.reconcileErrors.inc(name, cluster);
-          m.reconcileTime.observe(seconds, name, cluster);
+        reconciled: (cluster, operator, outcome, seconds) => {
+          m.reconcileTotal.inc(operator, cluster, outcome);
+          if (outcome === "error" || outcome === "terminal") m.reconcileErrors.inc(operator, cluster);
+          m.reconcileTime.observe(seconds, operator, cluster);
         },
       },
     });
@@ -190,6 +205,28 @@ export class Hub {
     }
   }
 
+  /**
+   * Adds an operator; call it before `start` (clusters engaged earlier pick it up too). Throws on a
+   * duplicate or invalid name, and once the hub runs.
+   */
+  register(operator: Operator): void {
+    if (this.#running) throw new Error(`cannot register operator ${operator.name}: the hub is already running`);
+    if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(operator.name)) {
+      throw new TypeError(
+        `invalid operator name ${JSON.stringify(operator.name)}: use lowercase letters, digits, "-" and "."`,
+      );
+    }
+    if (this.#operators.has(operator.name)) {
+      throw new Error(`cannot register operator ${operator.name}: an operator of that name is already registered`);
+    }
+    this.#operators.set(operator.name, operator);
+  }
+
+  /** The names of the operators hosted, in registration order. */
+  operators(): string[] {
+    return [...this.#operators.keys()];
+  }
+
   /** Whether this replica currently reconciles (always true without leader election). */
   get leading(): boolean {
     return this.#leading;
@@ -217,7 +254,7 @@ export class Hub {
     if (!e) return;
     this.#clusters.delete(name);
     e.abort.abort();
-    this.#queue.removeCluster(name);
+    this.#dropQueued(name);
     await e.done;
     this.metrics.forgetCluster(name);
     this.#o.logger.info("cluster disengaged", { cluster: name });
@@ -250,34 +287,51 @@ export class Hub {
     const abort = new AbortController();
     const onParent = () => abort.abort();
     parent.addEventListener("abort", onParent, { once: true });
-    const worker = new ClusterWorker(name, access, {
-      operator: this.#o.operator,
+    const cluster = new EngagedCluster(name, access, {
+      operators: [...this.#operators.values()],
       namespaces: this.#o.namespaces ?? [],
       extraPermissions: this.#o.leaderElection?.cluster === name ? leasePermissions(this.#o.leaderElection) : [],
-      // A standby keeps its store current but queues nothing; on taking over it queues every key.
-      onChange: (cluster, keys) => {
-        if (this.#leads(cluster)) this.#controller.enqueue(cluster, keys);
+      // A standby keeps its caches current but queues nothing; on taking over it queues every key.
+      onChange: (cluster, operator, keys) => {
+        if (this.#leads(cluster)) this.#controller.enqueue(cluster, operator, keys);
       },
+      lookup: (other) => this.#clusters.get(other)?.cluster,
       apiBudget: new TokenBucket(this.limits.clusterQps, this.limits.clusterBurst, { clock: this.#clock }),
       eventLevel: this.#o.eventLevel,
       idleTimeoutMs: this.limits.watchIdleTimeoutMs,
       requestTimeoutMs: this.limits.requestTimeoutMs,
       http2: this.#o.http2,
+      fetch: this.#o.fetch,
       clock: this.#clock,
       logger: this.#o.logger,
       onResponse: ({ method, code }) => this.metrics.requests.inc(name, String(code), method),
     });
-    const done = worker.start(abort.signal).catch((err) => {
-      this.#o.logger.error("cluster worker stopped unexpectedly", { cluster: name, error: err });
+    const done = cluster.start(abort.signal).catch((err) => {
+      this.#o.logger.error("engaged cluster stopped unexpectedly", { cluster: name, error: err });
     }).finally(() => parent.removeEventListener("abort", onParent));
-    this.#clusters.set(name, { worker, abort, done });
+    this.#clusters.set(name, { cluster, abort, done });
     this.#o.logger.info("cluster engaged", { cluster: name, server: access.server });
   }
 
-  #context(cluster: string): ClusterContext | undefined {
+  #target(cluster: string, operator: string): ReconcileTarget | undefined {
     // A key dequeued after leadership was lost is dropped (the controller forgets it).
     if (!this.#leads(cluster)) return undefined;
-    return this.#clusters.get(cluster)?.worker.context;
+    return this.#clusters.get(cluster)?.cluster.target(operator);
+  }
+
+  #countDepth(cluster: string, operator: string, delta: number): void {
+    const k = `${cluster}/${operator}`;
+    const depth = Math.max(0, (this.#depth.get(k) ?? 0) + delta);
+    this.#depth.set(k, depth);
+    this.metrics.depth.set(depth, operator, cluster);
+  }
+
+  /** Drops a cluster's queued keys and zeroes its depth counts. */
+  #dropQueued(cluster: string): void {
+    this.#queue.removeCluster(cluster);
+    for (const op of this.#operators.keys()) {
+      if (this.#depth.get(`${cluster}/${op}`)) this.#countDepth(cluster, op, -Infinity);
+    }
   }
 
   /** The per-cluster reconcile gate. One home Lease today, so every cluster follows it. */
@@ -296,8 +350,8 @@ export class Hub {
     const le = this.#o.leaderElection!;
     this.metrics.leader.set({ name: le.name }, leading ? 1 : 0);
     for (const [name, e] of this.#clusters) {
-      if (leading) this.#controller.enqueue(name, e.worker.store.keys());
-      else this.#queue.removeCluster(name);
+      if (leading) e.cluster.requeueAll();
+      else this.#dropQueued(name);
     }
   }
 
@@ -306,9 +360,24 @@ export class Hub {
     const wedgedAfterMs = this.limits.watchIdleTimeoutMs * 2 + 60_000;
     const clusters: Record<string, ClusterHealth> = {};
     for (const [name, e] of this.#clusters) {
-      clusters[name] = e.worker.health(this.#queue.lenFor(name), wedgedAfterMs);
+      clusters[name] = e.cluster.health(
+        (op) => this.#depth.get(`${name}/${op}`) ?? 0,
+        this.#queue.lenFor(name),
+        wedgedAfterMs,
+      );
     }
     for (const name of this.#pending.keys()) {
+      const operators: Record<string, OperatorHealth> = {};
+      for (const op of this.#operators.keys()) {
+        operators[op] = {
+          state: "connecting",
+          synced: false,
+          objects: 0,
+          queue: 0,
+          lastError: null,
+          missingPermissions: [],
+        };
+      }
       clusters[name] = {
         state: "connecting",
         synced: false,
@@ -321,6 +390,7 @@ export class Hub {
         watchdogAborts: 0,
         missingPermissions: [],
         wedged: false,
+        operators,
       };
     }
     const queued = this.#queue.len();

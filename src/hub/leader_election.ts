@@ -1,6 +1,6 @@
 // Leader election on one coordination.k8s.io/v1 Lease, with client-go's algorithm and controller-runtime's defaults.
 
-import { httpStatusOf } from "../runtime/mod.ts";
+import { httpStatusOf } from "../kube/mod.ts";
 import type { ApiClient } from "../runtime/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
 

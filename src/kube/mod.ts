@@ -33,10 +33,24 @@ export {
   AuthError,
   ConfigError,
   defaultReason,
+  type FailureState,
+  failureStateOf,
+  httpStatusOf,
   isApiError,
+  isConflict,
   isGone,
+  isNotFound,
   reasonPhrase,
+  retryAfterMsOf,
   TransportError,
 } from "./errors.ts";
-export { namespacePath, resourcePath, type ResourceRef } from "./paths.ts";
+export {
+  apiVersionOf,
+  namespacePath,
+  qualifiedName,
+  resourcePath,
+  type ResourceRef,
+  type ResourceType,
+} from "./paths.ts";
+export { discoverResource, type DiscoveryClient, MissingResourceError, type ResourceInfo } from "./discovery.ts";
 export { describePermission, missingPermissions, type PermissionCheck } from "./access_review.ts";

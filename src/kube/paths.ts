@@ -38,3 +38,25 @@ export function namespacePath(name?: string): string {
 function seg(s: string): string {
   return encodeURIComponent(s);
 }
+
+/**
+ * A kind of object the hub watches or writes: its API group ("" for the core group), version,
+ * kind and plural resource name. `namespaced` defaults to true.
+ */
+export interface ResourceType {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  namespaced?: boolean;
+}
+
+/** `group/version`, or `version` for the core group: an object's `apiVersion`. */
+export function apiVersionOf(type: ResourceType): string {
+  return type.group ? `${type.group}/${type.version}` : type.version;
+}
+
+/** `plural.group` (kubectl's fully qualified resource name), or `plural` for the core group. */
+export function qualifiedName(type: ResourceType): string {
+  return type.group ? `${type.plural}.${type.group}` : type.plural;
+}

@@ -1,4 +1,4 @@
-// The shared work queue: client-go workqueue semantics for `cluster/namespace/name` keys, fair across clusters.
+// The shared work queue: client-go workqueue semantics for `cluster/operator/namespace/name` keys, fair across clusters.
 
 import { type Clock, SystemClock, type Timer } from "../util/clock.ts";
 import { Fifo } from "./_fifo.ts";
@@ -9,18 +9,18 @@ import { defaultControllerRateLimiter, type RateLimiter } from "./rate_limiter.t
 export { makeKey, splitKey } from "./key.ts";
 
 /**
- * Callbacks for metrics, all per cluster. They run synchronously inside queue operations, after the
- * queue's state is updated: keep them cheap and never throw from them.
+ * Callbacks for metrics, given the key (its parts name the cluster and the operator). They run
+ * synchronously inside queue operations, after the queue's state is updated: keep them cheap and
+ * never throw from them. Keys dropped by `removeCluster` get no callback: the caller forgets the
+ * cluster's series itself.
  */
 export interface WorkQueueHooks {
-  /** A key became dirty (workqueue_adds_total). Adds of a key already queued are not counted. */
-  added?(cluster: string): void;
-  /** A key was handed to a worker after waiting `waitedMs` since it was added (workqueue_queue_duration_seconds). */
-  handedOut?(cluster: string, waitedMs: number): void;
+  /** A key became dirty (workqueue_adds_total, workqueue_depth +1). Adds of a key already queued are not counted. */
+  added?(key: string): void;
+  /** A key was handed to a worker after waiting `waitedMs` since it was added (workqueue_queue_duration_seconds, depth -1). */
+  handedOut?(key: string, waitedMs: number): void;
   /** `addRateLimited` was called for a key (workqueue_retries_total). */
-  retried?(cluster: string): void;
-  /** The number of keys queued for the cluster changed (workqueue_depth). */
-  depthChanged?(cluster: string, depth: number): void;
+  retried?(key: string): void;
 }
 
 /** Settings for a FairWorkQueue. */
@@ -100,7 +100,7 @@ interface Waiter {
  * - `add` and `get` are O(1) amortised, `addAfter` is O(log n).
  *
  * Assumptions:
- * - Every key has the `cluster/namespace/name` shape; `add` throws InvalidKeyError otherwise.
+ * - Every key starts with `cluster/` (queue keys are `cluster/operator/namespace/name`); `add` throws InvalidKeyError otherwise.
  * - Whoever receives a key from `get` calls `done(key)` exactly once, even when processing fails;
  *   otherwise the key is never handed out again.
  * - After `shutDown()` nothing is handed out any more: `get` resolves `undefined` and adds are
@@ -146,7 +146,7 @@ export class FairWorkQueue {
     const cluster = clusterOf(key);
     if (this.#shuttingDown || this.#dirty.has(key)) return;
     this.#dirty.set(key, this.#clock.now());
-    this.#hooks.added?.(cluster);
+    this.#hooks.added?.(key);
     if (this.#processing.has(key)) return; // queued again by done()
     this.#push(this.#state(cluster), key);
   }
@@ -214,7 +214,7 @@ export class FairWorkQueue {
     const cluster = clusterOf(key);
     if (this.#shuttingDown) return;
     this.#state(cluster).limited.add(key);
-    this.#hooks.retried?.(cluster);
+    this.#hooks.retried?.(key);
     this.addAfter(key, this.#limiter.when(key));
   }
 
@@ -290,8 +290,7 @@ export class FairWorkQueue {
     c.delayed.clear();
     c.heap.rebuild([]);
     for (const key of c.fifo) this.#dirty.delete(key);
-    const depth = c.fifo.length;
-    this.#queued -= depth;
+    this.#queued -= c.fifo.length;
     c.fifo.clear();
     for (const key of this.#processing.keys()) {
       if (clusterOf(key) === cluster) this.#dirty.delete(key);
@@ -300,7 +299,6 @@ export class FairWorkQueue {
     c.limited.clear();
     this.#limiter.forgetCluster?.(cluster);
     // The ring drops the stale state lazily, in #next.
-    if (depth > 0) this.#hooks.depthChanged?.(cluster, 0);
   }
 
   /** Stops the queue: cancels every timer and resolves every waiting `get` with `undefined`. Idempotent. */
@@ -348,7 +346,6 @@ export class FairWorkQueue {
       c.credit = this.#weights.get(c.name) ?? 1;
       this.#ring.push(c);
     }
-    this.#hooks.depthChanged?.(c.name, c.fifo.length);
     while (this.#waiters.size > 0 && this.#queued > 0) {
       const waiter = this.#waiters.values().next().value as Waiter;
       this.#waiters.delete(waiter);
@@ -379,8 +376,7 @@ export class FairWorkQueue {
       this.#dirty.delete(key);
       this.#processing.set(key, c);
       c.processing++;
-      this.#hooks.depthChanged?.(c.name, c.fifo.length);
-      this.#hooks.handedOut?.(c.name, this.#clock.now() - addedAt);
+      this.#hooks.handedOut?.(key, this.#clock.now() - addedAt);
       return key;
     }
   }

@@ -1,7 +1,7 @@
 // Posts Kubernetes Events at or above a level, aggregating repeats by count instead of flooding.
 
 import { type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
-import type { ApiClient, EventSink } from "./reconciler.ts";
+import type { ApiClient } from "./reconciler.ts";
 
 export type EventLevel = "Normal" | "Warning";
 
@@ -33,7 +33,7 @@ interface Series {
  * Guarantees: `record` never throws (an event is a courtesy, not part of reconciliation), and the
  * same object, reason and message within the window produce one Event whose count grows.
  */
-export class EventRecorder implements EventSink {
+export class EventRecorder {
   readonly #o: EventRecorderOptions;
   readonly #clock: Clock;
   readonly #series = new Map<string, Series>();

@@ -62,6 +62,11 @@ export class Store {
     return this.#items.size;
   }
 
+  /** What this store keeps of each object; operators with the same projection can share the store. */
+  get projection(): Projection {
+    return this.#project;
+  }
+
   get(key: string): StoredObject | undefined {
     return this.#items.get(key);
   }

@@ -1,0 +1,61 @@
+/**
+ * operator-hub as a library: define operators with {@link defineOperator} and host them, with the
+ * built-in ones or alone, in a {@link Hub} that runs them across many Kubernetes clusters.
+ *
+ * @example
+ * ```ts
+ * import { defineOperator, Hub, Logger } from "./mod.ts";
+ * const hello = defineOperator({
+ *   name: "hello",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Greeting", plural: "greetings" },
+ *   verbs: ["patchStatus"],
+ *   async reconcile(request, { client }) {
+ *     const obj = client.cached(request);
+ *     if (obj && !obj.status) await client.patchStatus(obj, { message: `Hello, ${request.name}` });
+ *   },
+ * });
+ * const hub = new Hub({ operators: [hello], logger: new Logger({ level: "info" }) });
+ * console.log(hub.operators()); // ["hello"]
+ * ```
+ *
+ * @module
+ */
+
+export {
+  defineOperator,
+  ignoreNotFound,
+  isConflict,
+  isNotFound,
+  type ListOptions,
+  type NewObject,
+  type ObjectRef,
+  type Operator,
+  type OperatorDefinition,
+  OperatorDefinitionError,
+  type PatchType,
+  type Projection,
+  type ReconcileResult,
+  type ReconcileScope,
+  type Request,
+  type ResourceClient,
+  type ResourceType,
+  type ResourceUse,
+  retryOnConflict,
+  type RetryOptions,
+  type StoredObject,
+  TerminalError,
+  trimObject,
+  type Verb,
+} from "./src/sdk/mod.ts";
+export {
+  type ClusterHealth,
+  DEFAULT_LIMITS,
+  Hub,
+  type HubHealth,
+  type HubLeaderElection,
+  type HubLimits,
+  type HubOptions,
+  type OperatorHealth,
+} from "./src/hub/mod.ts";
+export { type ClusterAccess, loadContexts } from "./src/kube/mod.ts";
+export { Logger } from "./src/util/mod.ts";
