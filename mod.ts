@@ -22,18 +22,25 @@
  */
 
 export {
+  type ClusterConnection,
   defineOperator,
+  type EventSink,
+  type EventSubject,
+  type FailureState,
+  type HealthState,
   ignoreNotFound,
   isConflict,
   isNotFound,
   type ListOptions,
   type NewObject,
+  type ObjectMeta,
   type ObjectRef,
   type Operator,
   type OperatorDefinition,
   OperatorDefinitionError,
   type PatchType,
   type Projection,
+  type Reconciler,
   type ReconcileResult,
   type ReconcileScope,
   type Request,
@@ -55,7 +62,9 @@ export {
   type HubLeaderElection,
   type HubLimits,
   type HubOptions,
+  type HubStatus,
+  type LeaderElectionSnapshot,
   type OperatorHealth,
 } from "./src/hub/mod.ts";
-export { type ClusterAccess, loadContexts } from "./src/kube/mod.ts";
-export { Logger } from "./src/util/mod.ts";
+export { type ClusterAccess } from "./src/kube/mod.ts";
+export { type LogFields, type LogFormat, Logger, type LoggerOptions, type LogLevel } from "./src/util/mod.ts";

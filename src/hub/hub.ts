@@ -2,7 +2,7 @@
 
 import { type ClusterAccess, type FetchLike, KubeClient, type PermissionCheck } from "../kube/mod.ts";
 import { clusterOf, defaultControllerRateLimiter, FairWorkQueue, operatorOf, TokenBucket } from "../queue/mod.ts";
-import { Controller, type EventLevel, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
+import { Controller, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
 import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
 import { type ClusterHealth, EngagedCluster, type OperatorHealth } from "./engaged_cluster.ts";
 import { type LeaderElectionSnapshot, LeaderElector } from "./leader_election.ts";
@@ -12,11 +12,13 @@ import { HubMetrics } from "./metrics.ts";
 export interface HubLimits {
   /** Reconciles running at once, across all clusters. Default 16. */
   concurrency: number;
-  /** Process-wide reconciles per second, and burst. Default 500 / 1000. */
+  /** Process-wide reconciles per second. Default 500. */
   qps: number;
+  /** Process-wide reconcile burst. Default 1000. */
   burst: number;
-  /** Each cluster's API requests per second from reconcilers, and burst. Default 200 / 400. */
+  /** Each cluster's API requests per second from reconcilers. Default 200. */
   clusterQps: number;
+  /** Each cluster's API request burst from reconcilers. Default 400. */
   clusterBurst: number;
   /** A reconcile running longer is abandoned and retried. Default 30 s. */
   reconcileTimeoutMs: number;
@@ -30,6 +32,15 @@ export interface HubLimits {
   maxRetryDelayMs: number;
 }
 
+/**
+ * The limits a Hub uses for every one not given in `HubOptions.limits`.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_LIMITS } from "./hub.ts";
+ * console.log(DEFAULT_LIMITS.concurrency); // 16
+ * ```
+ */
 export const DEFAULT_LIMITS: HubLimits = {
   concurrency: 16,
   qps: 500,
@@ -43,20 +54,31 @@ export const DEFAULT_LIMITS: HubLimits = {
   maxRetryDelayMs: 300_000,
 };
 
+/** How to build a Hub; only `logger` is required. */
 export interface HubOptions {
   /** The operators to host; more can be added with `register` before `start`. */
   operators?: readonly Operator[];
   /** Namespaces to watch in every cluster; empty means all. */
   namespaces?: string[];
+  /** Overrides of DEFAULT_LIMITS. */
   limits?: Partial<HubLimits>;
-  eventLevel?: EventLevel;
+  /** Kubernetes Events are posted at or above this level. Default "Warning". */
+  eventLevel?: "Normal" | "Warning";
   /** When set, only the replica holding the Lease reconciles; the others keep watching (warm caches). */
   leaderElection?: HubLeaderElection;
   /** Offer HTTP/2 to the API servers instead of HTTP/1.1 keep-alive (`--http2`). Default false. */
   http2?: boolean;
-  /** The transport of every cluster client, for in-process tests (see KubeClientOptions.fetch). */
+  /**
+   * The transport of every cluster client, for in-process tests (see KubeClientOptions.fetch).
+   * @ignore
+   */
   fetch?: FetchLike;
+  /**
+   * Time source, for tests on virtual time.
+   * @ignore
+   */
   clock?: Clock;
+  /** Where the hub logs, one structured line per event. */
   logger: Logger;
 }
 
@@ -74,24 +96,34 @@ export interface HubLeaderElection {
   cluster: string;
   /** Credentials for it; the elector gets its own client, so renewals never queue behind watches. */
   access: ClusterAccess;
+  /** The Lease's namespace. */
   namespace: string;
   /** The Lease's name (`--leader-elect-id`). */
   name: string;
   /** This replica's identity: hostname + "_" + a random UUID. */
   identity: string;
+  /** How long a standby waits after the last renewal it saw. Default 15 s. */
   leaseDurationMs?: number;
+  /** How long the leader retries renewing before it stops leading. Default 10 s. */
   renewDeadlineMs?: number;
+  /** Pause between attempts to acquire or renew. Default 2 s. */
   retryPeriodMs?: number;
 }
 
+/** The hub's overall status: `failing` fails liveness, `degraded` names a cluster or operator in trouble. */
 export type HubStatus = "ok" | "degraded" | "failing";
 
 /** The aggregated health document served by /healthz, /readyz and /status. */
 export interface HubHealth {
+  /** `failing` when the controller or a watch loop is wedged, `degraded` when a cluster is not `watching`. */
   status: HubStatus;
+  /** True once every engaged cluster completed its first full list for every operator. */
   ready: boolean;
+  /** Each engaged cluster's health, by name. */
   clusters: Record<string, ClusterHealth>;
+  /** The clusters not ready yet, when there are any. */
   notReady?: string[];
+  /** The shared controller: reconciles running, keys queued, and whether it stopped making progress. */
   controller: { inFlight: number; queued: number; wedged: boolean };
   /** Present with --leader-elect. `leader: false` is a healthy standby: it watches but does not reconcile. */
   leaderElection?: LeaderElectionSnapshot & { cluster: string };
@@ -119,7 +151,12 @@ interface Engaged {
  *   on shutdown the Lease is handed back only after in-flight reconciles drained.
  */
 export class Hub {
+  /**
+   * The Prometheus registry and series, served on /metrics.
+   * @ignore
+   */
   readonly metrics: HubMetrics;
+  /** The limits in effect: DEFAULT_LIMITS with the options' overrides. */
   readonly limits: HubLimits;
   readonly #o: HubOptions;
   readonly #clock: Clock;
@@ -136,6 +173,7 @@ export class Hub {
   #leading: boolean;
   #running: AbortSignal | undefined;
 
+  /** Builds a hub; nothing runs until `start`. Throws when two operators share a name. */
   constructor(options: HubOptions) {
     this.#o = options;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };

@@ -10,7 +10,7 @@ import { CounterSeries, GaugeSeries, HistogramSeries } from "./metric_series.ts"
  * never share counters.
  */
 export class HubMetrics {
-  readonly registry = new client.Registry();
+  readonly registry: client.Registry = new client.Registry();
   /** Labels: controller, cluster, result. */
   readonly reconcileTotal: CounterSeries;
   /** Labels: controller, cluster. */

@@ -133,7 +133,7 @@ export function retryAfterMsOf(err: unknown): number | undefined {
   return typeof s === "number" && Number.isFinite(s) && s >= 0 ? s * 1000 : undefined;
 }
 
-/** The health states a failure can put a cluster (or one operator in it) in. */
+/** The health states a failure can put a cluster (or one operator in it) in; see `failureStateOf`. */
 export type FailureState = "unreachable" | "unauthorized" | "forbidden" | "missing-crd";
 
 /** Maps a failure to the health state it means. */

@@ -44,10 +44,15 @@ function seg(s: string): string {
  * kind and plural resource name. `namespaced` defaults to true.
  */
 export interface ResourceType {
+  /** API group, e.g. `demo.operator`; "" for the core group. */
   group: string;
+  /** API version, e.g. `v1`. */
   version: string;
+  /** Kind, e.g. `Uuid`. */
   kind: string;
+  /** Plural resource name, as in URLs and RBAC rules, e.g. `uuid`. */
   plural: string;
+  /** False for cluster-scoped resources. Default true. */
   namespaced?: boolean;
 }
 

@@ -2,8 +2,11 @@
 
 import type { FailureState } from "../kube/mod.ts";
 
+/** A health state, as `/status` shows it for a cluster and for each operator in it. */
+export type HealthState = "watching" | "syncing" | "connecting" | "registering" | FailureState;
+
 /** Every health state, from best to worst. `registering` is a cluster a provider found but has not engaged yet. */
-export const HEALTH_STATES = [
+export const HEALTH_STATES: readonly HealthState[] = [
   "watching",
   "syncing",
   "connecting",
@@ -12,10 +15,7 @@ export const HEALTH_STATES = [
   "forbidden",
   "unauthorized",
   "unreachable",
-] as const satisfies readonly (FailureState | "watching" | "syncing" | "connecting" | "registering")[];
-
-/** A health state, as `/status` shows it for a cluster and for each operator in it. */
-export type HealthState = typeof HEALTH_STATES[number];
+];
 
 /** Where one watcher stands: a health state other than `registering`. */
 export type WatchPhase = Exclude<HealthState, "registering">;

@@ -7,7 +7,9 @@ import type { Projection, StoredObject } from "./store.ts";
 
 /** Another resource an operator uses, and what it does with it (checked in pre-flight like its own). */
 export interface ResourceUse {
+  /** The resource. */
   type: ResourceType;
+  /** What the operator does with it. */
   verbs: readonly Verb[];
 }
 
@@ -19,6 +21,7 @@ export interface ResourceUse {
 export interface Operator<T extends StoredObject = StoredObject> {
   /** Unique in a hub; the `controller` label in metrics, the key in `/status` operators. No "/". */
   readonly name: string;
+  /** The resource it watches and reconciles. */
   readonly resource: ResourceType;
   /** What the reconciler does with its own resource (`list` and `watch` are implied). */
   readonly verbs: readonly Verb[];
@@ -35,6 +38,7 @@ export interface Operator<T extends StoredObject = StoredObject> {
    * Deleted objects are always passed on.
    */
   readonly needsReconcile?: (object: T) => boolean;
+  /** Reconciles one object at a time. */
   readonly reconciler: Reconciler<T>;
 }
 

@@ -10,8 +10,11 @@ import type { StoredObject } from "./store.ts";
  * the request, as in multicluster-runtime. `namespace` is "" for cluster-scoped objects.
  */
 export interface Request {
+  /** The engaged cluster's name. */
   cluster: string;
+  /** The object's namespace; "" for cluster-scoped objects. */
   namespace: string;
+  /** The object's name. */
   name: string;
 }
 
@@ -29,16 +32,19 @@ export interface ApiClient {
 
 /** An object an event is about: its identity (apiVersion and kind come from the resource). */
 export interface EventSubject {
+  /** The object's identity; `uid` ties the event to this incarnation of it. */
   metadata: { name: string; namespace?: string; uid?: string };
 }
 
 /** Posts Kubernetes Events about objects of the operator's resource. Never throws. */
 export interface EventSink {
+  /** Posts (or, for a repeat, counts) an event; events below the hub's `--event-level` are dropped. */
   record(object: EventSubject, type: "Normal" | "Warning", reason: string, message: string): Promise<void>;
 }
 
 /** Another engaged cluster, for operators that reach across clusters (e.g. copying an object from a home cluster). */
 export interface ClusterConnection {
+  /** The cluster's name. */
   readonly name: string;
   /** A client for `type` in this cluster (the operator's own resource when omitted); it must be declared by the operator. */
   client<U extends StoredObject = StoredObject>(type?: ResourceType): ResourceClient<U>;
@@ -50,12 +56,17 @@ export interface ClusterConnection {
  * carrying cluster, namespace, name and reconcileId.
  */
 export interface ReconcileScope<T extends StoredObject = StoredObject> {
+  /** The operator's resource in the request's cluster: cache, reads and writes. */
   readonly client: ResourceClient<T>;
+  /** Kubernetes Events about objects of the operator's resource. */
   readonly events: EventSink;
   /** Any engaged cluster by name (the request's own included); undefined when it is not engaged. */
   cluster(name: string): ClusterConnection | undefined;
+  /** Aborted when the reconcile times out or the hub shuts down; the client's calls use it. */
   readonly signal: AbortSignal;
+  /** Logs with cluster, operator, namespace, name and reconcileId. */
   readonly logger: Logger;
+  /** Identifies this reconcile in logs. */
   readonly reconcileId: string;
 }
 
@@ -67,6 +78,7 @@ export type ReconcileResult = void | { requeueAfterMs: number };
  * means a retry with per-item backoff, except a TerminalError, which is logged and not retried.
  */
 export interface Reconciler<T extends StoredObject = StoredObject> {
+  /** Brings the object named by `request` to its desired state. */
   reconcile(request: Request, scope: ReconcileScope<T>): Promise<ReconcileResult>;
 }
 
@@ -81,5 +93,6 @@ export interface Reconciler<T extends StoredObject = StoredObject> {
  * ```
  */
 export class TerminalError extends Error {
+  /** Always "TerminalError". */
   override name = "TerminalError";
 }

@@ -22,7 +22,9 @@ export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "p
 
 /** Names one object: `namespace` is omitted (or "") for cluster-scoped resources. A Request fits. */
 export interface ObjectRef {
+  /** The object's namespace. */
   namespace?: string;
+  /** The object's name. */
   name: string;
 }
 
@@ -30,7 +32,9 @@ export interface ObjectRef {
 export interface ListOptions {
   /** Omit for every namespace (or a cluster-scoped resource). */
   namespace?: string;
+  /** Kubernetes label selector, e.g. `app=web`. */
   labelSelector?: string;
+  /** Kubernetes field selector, e.g. `status.state=Error`. */
   fieldSelector?: string;
 }
 
@@ -52,6 +56,7 @@ export type PatchType = "merge" | "json" | "strategic";
  * - a verb the operator did not declare throws a TerminalError, so pre-flight covers every call.
  */
 export interface ResourceClient<T extends StoredObject = StoredObject> {
+  /** The resource this client reads and writes. */
   readonly type: ResourceType;
   /** The object as the watch cache holds it (trimmed by the operator's projection); no API call. */
   cached(ref: ObjectRef): T | undefined;
@@ -59,10 +64,13 @@ export interface ResourceClient<T extends StoredObject = StoredObject> {
   get(ref: ObjectRef): Promise<T>;
   /** Lists objects from the API server, page by page. */
   list(options?: ListOptions): Promise<T[]>;
+  /** Creates the object (apiVersion and kind are filled in). */
   create(object: NewObject): Promise<T>;
+  /** Patches the object (JSON merge patch unless `type` says otherwise) and returns it as written. */
   patch(ref: ObjectRef, patch: unknown, options?: { type?: PatchType }): Promise<T>;
   /** Sets status fields (JSON merge patch), guarded by the object's resourceVersion. Resolves once written. */
   patchStatus(object: StoredObject, status: Record<string, unknown>): Promise<void>;
+  /** Deletes the object. */
   delete(ref: ObjectRef): Promise<void>;
   /** Server-side apply of `object` (apiVersion and kind are filled in) as `fieldManager`. */
   apply(object: NewObject, options: { fieldManager: string; force?: boolean }): Promise<T>;
@@ -70,7 +78,9 @@ export interface ResourceClient<T extends StoredObject = StoredObject> {
 
 /** An object to create or apply: metadata with a name, and any other fields. */
 export interface NewObject {
+  /** At least a name, and a namespace for namespaced resources. */
   metadata: { name: string; namespace?: string; [field: string]: unknown };
+  /** `spec`, `data`, `status` or any other field. */
   [field: string]: unknown;
 }
 

@@ -37,6 +37,7 @@ export interface OperatorDefinition<T extends StoredObject = StoredObject> {
 
 /** An operator definition that cannot work: the message names the field and the value seen. */
 export class OperatorDefinitionError extends TypeError {
+  /** Always "OperatorDefinitionError". */
   override name = "OperatorDefinitionError";
 }
 
