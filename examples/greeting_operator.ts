@@ -21,6 +21,6 @@ export const greetingOperator = defineOperator<Greeting>({
     const g = client.cached(request);
     if (!g || done(g)) return;
     const status = { message: message(g), observedGeneration: g.metadata.generation };
-    await ignoreNotFound(client.patchStatus(g, status));
+    await client.patchStatus(g, status).catch(ignoreNotFound);
   },
 });

@@ -1,7 +1,7 @@
 // The Hub: hosts several operators, engages and disengages clusters at runtime, and drives one shared, fair controller.
 
 import { type ClusterAccess, type FetchLike, KubeClient, type PermissionCheck } from "../kube/mod.ts";
-import { clusterOf, defaultControllerRateLimiter, FairWorkQueue, operatorOf, TokenBucket } from "../queue/mod.ts";
+import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../queue/mod.ts";
 import { Controller, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
 import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
 import { type ClusterHealth, EngagedCluster, type OperatorHealth } from "./engaged_cluster.ts";
@@ -129,6 +129,13 @@ export interface HubHealth {
   leaderElection?: LeaderElectionSnapshot & { cluster: string };
 }
 
+/** One cluster × operator's queue labels and depth. */
+interface QueueSeries {
+  readonly cluster: string;
+  readonly operator: string;
+  depth: number;
+}
+
 interface Engaged {
   cluster: EngagedCluster;
   abort: AbortController;
@@ -165,8 +172,8 @@ export class Hub {
   readonly #clusters = new Map<string, Engaged>();
   readonly #pending = new Map<string, ClusterAccess>();
   readonly #operators = new Map<string, Operator>();
-  /** Keys queued per `cluster/operator` (added minus handed out), for `workqueue_depth` and health. */
-  readonly #depth = new Map<string, number>();
+  /** Per `cluster/operator` key prefix: its labels and keys queued (added minus handed out), for metrics and health. */
+  readonly #series = new Map<string, QueueSeries>();
   readonly #elector: LeaderElector | undefined;
   readonly #electorClient: KubeClient | undefined;
   /** Whether this replica may reconcile: always without leader election, else while it holds the Lease. */
@@ -186,16 +193,19 @@ export class Hub {
       rateLimiter: defaultControllerRateLimiter({ clock: this.#clock, maxMs: this.limits.maxRetryDelayMs }),
       hooks: {
         added: (key) => {
-          const operator = operatorOf(key), cluster = clusterOf(key);
-          m.adds.inc(operator, cluster);
-          this.#countDepth(cluster, operator, 1);
+          const s = this.#seriesOf(key);
+          m.adds.inc(s.operator, s.cluster);
+          m.depth.set(++s.depth, s.operator, s.cluster);
         },
         handedOut: (key, waitedMs) => {
-          const operator = operatorOf(key), cluster = clusterOf(key);
-          m.queueDuration.observe(waitedMs / 1000, operator, cluster);
-          this.#countDepth(cluster, operator, -1);
+          const s = this.#seriesOf(key);
+          m.queueDuration.observe(waitedMs / 1000, s.operator, s.cluster);
+          m.depth.set(s.depth = Math.max(0, s.depth - 1), s.operator, s.cluster);
         },
-        retried: (key) => m.retries.inc(operatorOf(key), clusterOf(key)),
+        retried: (key) => {
+          const s = this.#seriesOf(key);
+          m.retries.inc(s.operator, s.cluster);
+        },
       },
     });
     this.#controller = new Controller({
@@ -357,18 +367,24 @@ export class Hub {
     return this.#clusters.get(cluster)?.cluster.target(operator);
   }
 
-  #countDepth(cluster: string, operator: string, delta: number): void {
-    const k = `${cluster}/${operator}`;
-    const depth = Math.max(0, (this.#depth.get(k) ?? 0) + delta);
-    this.#depth.set(k, depth);
-    this.metrics.depth.set(depth, operator, cluster);
+  /** The labels and depth of a queue key's cluster and operator; one Map lookup on the hot path. */
+  #seriesOf(key: string): QueueSeries {
+    const b = key.indexOf("/", key.indexOf("/") + 1);
+    const prefix = key.slice(0, b);
+    let s = this.#series.get(prefix);
+    if (!s) {
+      const a = key.indexOf("/");
+      s = { cluster: key.slice(0, a), operator: key.slice(a + 1, b), depth: 0 };
+      this.#series.set(prefix, s);
+    }
+    return s;
   }
 
   /** Drops a cluster's queued keys and zeroes its depth counts. */
   #dropQueued(cluster: string): void {
     this.#queue.removeCluster(cluster);
-    for (const op of this.#operators.keys()) {
-      if (this.#depth.get(`${cluster}/${op}`)) this.#countDepth(cluster, op, -Infinity);
+    for (const s of this.#series.values()) {
+      if (s.cluster === cluster && s.depth > 0) this.metrics.depth.set(s.depth = 0, s.operator, s.cluster);
     }
   }
 
@@ -399,7 +415,7 @@ export class Hub {
     const clusters: Record<string, ClusterHealth> = {};
     for (const [name, e] of this.#clusters) {
       clusters[name] = e.cluster.health(
-        (op) => this.#depth.get(`${name}/${op}`) ?? 0,
+        (op) => this.#series.get(`${name}/${op}`)?.depth ?? 0,
         this.#queue.lenFor(name),
         wedgedAfterMs,
       );

@@ -98,6 +98,8 @@ export interface ResourceClientDeps {
   info: ResourceInfo;
   rediscover(signal?: AbortSignal): Promise<ResourceInfo>;
   events: EventSink;
+  /** Path prefixes, computed on first use and shared by every reconcile's client. */
+  paths?: { api: string; plural: string };
 }
 
 const MERGE = "application/merge-patch+json";
@@ -201,8 +203,27 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
 
   async patchStatus(object: StoredObject, status: Record<string, unknown>): Promise<void> {
     this.#need("patchStatus");
+    const viaSubresource = this.#d.info.statusSubresource;
+    const { namespace, name, resourceVersion } = object.metadata;
     try {
-      await this.#writeStatus(object, status);
+      const written = await this.#d.api.request<{ status?: Record<string, unknown> } | undefined>(
+        "PATCH",
+        this.#path({ namespace, name }, viaSubresource ? "status" : undefined),
+        {
+          body: { metadata: { resourceVersion }, status },
+          contentType: MERGE,
+          signal: this.#signal,
+          // Only a CRD without a status subresource needs the answer, to check the status stuck.
+          discardBody: viaSubresource,
+        },
+      );
+      // A CRD that gained a status subresource since discovery answers 200 to a status patch of the object
+      // but drops it: without this check, the object would keep its old status and no event would bring it back.
+      if (!viaSubresource && written && !Object.entries(status).every(([k, v]) => sameJson(written.status?.[k], v))) {
+        throw new StatusDroppedError(
+          `the API server ignored the status written to ${namespace}/${name}: the CRD now has a status subresource`,
+        );
+      }
     } catch (err) {
       const code = httpStatusOf(err);
       if (code === 404 || err instanceof StatusDroppedError) {
@@ -222,36 +243,25 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
     }
   }
 
-  async #writeStatus(object: StoredObject, status: Record<string, unknown>): Promise<void> {
-    const viaSubresource = this.#d.info.statusSubresource;
-    const { namespace, name, resourceVersion } = object.metadata;
-    const written = await this.#d.api.request<{ status?: Record<string, unknown> } | undefined>(
-      "PATCH",
-      this.#path({ namespace, name }, viaSubresource ? "status" : undefined),
-      {
-        body: { metadata: { resourceVersion }, status },
-        contentType: MERGE,
-        signal: this.#signal,
-        // Only a CRD without a status subresource needs the answer, to check the status stuck.
-        discardBody: viaSubresource,
-      },
-    );
-    // A CRD that gained a status subresource since discovery answers 200 to a status patch of the object
-    // but drops it: without this check, the object would keep its old status and no event would bring it back.
-    if (!viaSubresource && written && !Object.entries(status).every(([k, v]) => sameJson(written.status?.[k], v))) {
-      throw new StatusDroppedError(
-        `the API server ignored the status written to ${namespace}/${name}: the CRD now has a status subresource`,
-      );
-    }
-  }
-
   #path(ref: ObjectRef, subresource?: string): string {
     const t = this.#d.type;
+    const namespace = t.namespaced === false ? undefined : ref.namespace || undefined;
+    // The hot path (a status write of a named object in a namespace) skips re-encoding group, version and plural.
+    if (namespace && ref.name) {
+      const base = this.#d.paths ??= {
+        api: resourcePath({ group: t.group, version: t.version, plural: "x" }).slice(0, -2),
+        plural: encodeURIComponent(t.plural),
+      };
+      const path = `${base.api}/namespaces/${encodeURIComponent(namespace)}/${base.plural}/${
+        encodeURIComponent(ref.name)
+      }`;
+      return subresource ? `${path}/${subresource}` : path;
+    }
     return resourcePath({
       group: t.group,
       version: t.version,
       plural: t.plural,
-      namespace: t.namespaced === false ? undefined : ref.namespace || undefined,
+      namespace,
       name: ref.name || undefined,
       subresource,
     });
@@ -272,22 +282,19 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
 }
 
 /**
- * Resolves `undefined` when `promise` rejects with a 404, like controller-runtime's `client.IgnoreNotFound`.
+ * A `.catch` handler that turns a 404 into `undefined` and rethrows anything else, like controller-runtime's
+ * `client.IgnoreNotFound`.
  *
  * @example
  * ```ts
  * import { ignoreNotFound } from "./resource_client.ts";
- * const gone = await ignoreNotFound(Promise.reject(Object.assign(new Error("x"), { status: 404 })));
+ * const gone = await Promise.reject(Object.assign(new Error("x"), { status: 404 })).catch(ignoreNotFound);
  * console.log(gone); // undefined
  * ```
  */
-export async function ignoreNotFound<T>(promise: Promise<T>): Promise<T | undefined> {
-  try {
-    return await promise;
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
+export function ignoreNotFound(err: unknown): undefined {
+  if (isNotFound(err)) return undefined;
+  throw err;
 }
 
 function sameJson(a: unknown, b: unknown): boolean {

@@ -23,7 +23,7 @@ export function uuidOperator(options: { newUuid?: () => string } = {}): Operator
     needsReconcile: (obj) => !obj.metadata.deletionTimestamp && todo(obj.status).action !== "none",
     reconcile: (req, { client, events, logger }) =>
       retryOnConflict(async (attempt) => {
-        const obj = attempt ? await ignoreNotFound(client.get(req)) : client.cached(req);
+        const obj = attempt ? await client.get(req).catch(ignoreNotFound) : client.cached(req);
         const d = obj && !obj.metadata.deletionTimestamp ? todo(obj.status) : { action: "none" as const };
         if (!obj || d.action === "none") return;
         if (d.action === "mark-error") {
@@ -33,7 +33,7 @@ export function uuidOperator(options: { newUuid?: () => string } = {}): Operator
         const status = d.action === "mark-error"
           ? { state: "Error", message: d.message }
           : { ...(d.action === "generate" ? { uuid: newUuid() } : {}), state: "Ok", message: OK_MESSAGE };
-        await ignoreNotFound(client.patchStatus(obj, { ...status, observedGeneration: obj.metadata.generation }));
+        await client.patchStatus(obj, { ...status, observedGeneration: obj.metadata.generation }).catch(ignoreNotFound);
       }),
   });
 }
