@@ -29,11 +29,7 @@ export interface WorkQueueOptions {
   clock?: Clock;
   /** Used by `addRateLimited`. Defaults to `defaultControllerRateLimiter({ clock })`. */
   rateLimiter?: RateLimiter;
-  /** Keys handed out per round-robin turn, per cluster. Missing clusters get 1. */
-  weights?: Record<string, number>;
   hooks?: WorkQueueHooks;
-  /** Aborting it shuts the queue down. */
-  signal?: AbortSignal;
 }
 
 /** Cheap per-cluster numbers, for health and metrics. */
@@ -90,8 +86,8 @@ interface Waiter {
  * - Adding a key that is already queued does nothing, so a burst of events for one object costs one
  *   reconcile.
  * - Within a cluster, keys are handed out in the order they were queued.
- * - Across clusters, turns are round-robin (deficit round-robin with integer weights, 1 by default).
- *   A cluster that becomes non-empty joins the end of the round, so with default weights its key is
+ * - Across clusters, turns are round-robin, one key per cluster per turn.
+ *   A cluster that becomes non-empty joins the end of the round, so its key is
  *   handed out within as many `get`s as there are clusters with queued keys, however many keys the
  *   others have.
  * - `get` waiters are served first come, first served.
@@ -110,7 +106,6 @@ export class FairWorkQueue {
   readonly #clock: Clock;
   readonly #limiter: RateLimiter;
   readonly #hooks: WorkQueueHooks;
-  readonly #weights = new Map<string, number>();
   readonly #clusters = new Map<string, ClusterState>();
   /** Clusters with queued keys, in turn order; the head is the cluster being served. */
   readonly #ring = new Fifo<ClusterState>();
@@ -120,8 +115,6 @@ export class FairWorkQueue {
   readonly #processing = new Map<string, ClusterState>();
   /** Insertion-ordered, so the first entry is the longest waiting `get`. */
   readonly #waiters = new Set<Waiter>();
-  readonly #signal: AbortSignal | undefined;
-  readonly #onAbort = () => this.shutDown();
   #queued = 0;
   #seq = 0;
   #shuttingDown = false;
@@ -130,15 +123,6 @@ export class FairWorkQueue {
     this.#clock = options.clock ?? new SystemClock();
     this.#limiter = options.rateLimiter ?? defaultControllerRateLimiter({ clock: this.#clock });
     this.#hooks = options.hooks ?? {};
-    for (const [cluster, weight] of Object.entries(options.weights ?? {})) this.setWeight(cluster, weight);
-    this.#signal = options.signal;
-    if (this.#signal?.aborted) this.shutDown();
-    else this.#signal?.addEventListener("abort", this.#onAbort, { once: true });
-  }
-
-  /** True once `shutDown()` was called or the options' signal aborted. */
-  get shuttingDown(): boolean {
-    return this.#shuttingDown;
   }
 
   /** Marks `key` as needing work. Does nothing if it is already queued or after `shutDown()`. */
@@ -239,11 +223,6 @@ export class FairWorkQueue {
     return this.#clusters.get(cluster)?.fifo.length ?? 0;
   }
 
-  /** Clusters the queue holds any state for, in the order first seen. */
-  clusters(): string[] {
-    return [...this.#clusters.keys()];
-  }
-
   /** How long the key next in line for `cluster` has waited; 0 when none is queued. */
   oldestWaitingMs(cluster: string): number {
     const head = this.#clusters.get(cluster)?.fifo.peek();
@@ -263,19 +242,9 @@ export class FairWorkQueue {
     };
   }
 
-  /** Sets how many keys `cluster` gets per round-robin turn (a positive integer; default 1). */
-  setWeight(cluster: string, weight: number): void {
-    if (!Number.isInteger(weight) || weight < 1) {
-      throw new RangeError(
-        `cannot set the queue weight of cluster ${JSON.stringify(cluster)}: expected a positive integer, got ${weight}`,
-      );
-    }
-    this.#weights.set(cluster, weight);
-  }
-
   /**
    * Forgets `cluster`: drops its queued keys, its delayed adds (cancelling its timer) and its
-   * rate-limiter state. Keys of it still processing are not queued again on `done`. Weights stay.
+   * rate-limiter state. Keys of it still processing are not queued again on `done`.
    *
    * Guarantees: afterwards the queue holds no timer, key or limiter entry for `cluster`, except
    * for keys added again later (a re-engaged cluster starts afresh).
@@ -305,7 +274,6 @@ export class FairWorkQueue {
   shutDown(): void {
     if (this.#shuttingDown) return;
     this.#shuttingDown = true;
-    this.#signal?.removeEventListener("abort", this.#onAbort);
     for (const c of this.#clusters.values()) {
       c.timer?.cancel();
       c.timer = undefined;
@@ -343,7 +311,7 @@ export class FairWorkQueue {
     this.#queued++;
     if (!c.inRing) {
       c.inRing = true;
-      c.credit = this.#weights.get(c.name) ?? 1;
+      c.credit = 1;
       this.#ring.push(c);
     }
     while (this.#waiters.size > 0 && this.#queued > 0) {
@@ -369,7 +337,7 @@ export class FairWorkQueue {
         c.inRing = false;
       } else if (--c.credit <= 0) {
         this.#ring.shift();
-        c.credit = this.#weights.get(c.name) ?? 1;
+        c.credit = 1;
         this.#ring.push(c);
       }
       const addedAt = this.#dirty.get(key) as number;

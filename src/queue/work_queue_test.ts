@@ -101,10 +101,8 @@ Deno.test("FairWorkQueue.get() resolves undefined when its signal aborts, and th
 Deno.test("FairWorkQueue.shutDown() resolves every waiting get() with undefined and ignores later adds", async () => {
   const { queue } = setup();
   const waiters = [queue.get(), queue.get(), queue.get(new AbortController().signal)];
-  assert.equal(queue.shuttingDown, false);
   queue.shutDown();
   queue.shutDown();
-  assert.equal(queue.shuttingDown, true);
   assert.deepEqual(await Promise.all(waiters), [undefined, undefined, undefined]);
   queue.add("prod/op/ns/a");
   queue.addAfter("prod/op/ns/b", 10);
@@ -119,16 +117,6 @@ Deno.test("FairWorkQueue.get() resolves undefined after shutDown() even with key
   queue.shutDown();
   assert.equal(await queue.get(), undefined);
   assert.equal(queue.tryGet(), undefined);
-});
-
-Deno.test("FairWorkQueue shuts down when the signal in its options aborts", async () => {
-  const ac = new AbortController();
-  const { queue } = setup({ signal: ac.signal });
-  const waiting = queue.get();
-  ac.abort();
-  assert.equal(await waiting, undefined);
-  assert.equal(queue.shuttingDown, true);
-  assert.equal(setup({ signal: AbortSignal.abort() }).queue.shuttingDown, true);
 });
 
 Deno.test("FairWorkQueue.add() throws InvalidKeyError for a key without a cluster part", () => {
@@ -180,15 +168,6 @@ Deno.test("FairWorkQueue hands out a new cluster's key within as many gets as th
   assert.ok([other.tryGet(), other.tryGet()].includes("dev/op/ns/newcomer"));
 });
 
-Deno.test("FairWorkQueue gives a weighted cluster that many keys per turn", () => {
-  const { queue } = setup({ weights: { prod: 3 } });
-  for (let i = 0; i < 6; i++) queue.add(`prod/op/ns/p${i}`);
-  for (let i = 0; i < 3; i++) queue.add(`dev/op/ns/d${i}`);
-  assert.deepEqual(drain(queue).map((k) => splitKey(k).name), ["p0", "p1", "p2", "d0", "p3", "p4", "p5", "d1", "d2"]);
-  assert.throws(() => queue.setWeight("dev", 0), /expected a positive integer, got 0/);
-  assert.throws(() => queue.setWeight("dev", 1.5), RangeError);
-});
-
 Deno.test("FairWorkQueue drains 100,000 keys across 3 clusters fairly and in order", () => {
   const { queue } = setup();
   const sizes: Record<string, number> = { prod: 70_000, staging: 20_000, dev: 10_000 };
@@ -197,7 +176,6 @@ Deno.test("FairWorkQueue drains 100,000 keys across 3 clusters fairly and in ord
     for (const [cluster, size] of Object.entries(sizes)) if (i < size) queue.add(makeKey(cluster, "op", "ns", `k${i}`));
   }
   assert.equal(queue.len(), 100_000);
-  assert.deepEqual(queue.clusters(), ["prod", "staging", "dev"]);
   const out = drain(queue);
   assert.equal(out.length, 100_000);
   assert.equal(new Set(out).size, 100_000, "no key handed out twice");
@@ -331,7 +309,6 @@ Deno.test("FairWorkQueue.removeCluster() drops that cluster's keys, timers and l
 
   queue.removeCluster("prod");
   assert.equal(clock.pending, 1, "prod's timer is cancelled; dev's remains");
-  assert.deepEqual(queue.clusters(), ["dev"]);
   assert.equal(queue.lenFor("prod"), 0);
   assert.equal(queue.len(), 1);
   assert.equal(limiter.retries("prod/op/ns/r"), 0);
@@ -344,7 +321,7 @@ Deno.test("FairWorkQueue.removeCluster() drops that cluster's keys, timers and l
   queue.removeCluster("dev");
   queue.removeCluster("unknown");
   assert.equal(clock.pending, 0);
-  assert.deepEqual(queue.clusters(), []);
+  assert.deepEqual(queue.stats("dev"), { queued: 0, processing: 0, delayed: 0, retrying: 0, oldestWaitingMs: 0 });
 });
 
 Deno.test("FairWorkQueue.removeCluster() does not queue a processing key again on done()", async () => {
@@ -366,7 +343,6 @@ Deno.test("FairWorkQueue takes a cluster back afresh after removeCluster()", asy
   queue.removeCluster("prod");
   queue.add("prod/op/ns/b");
   queue.add(inFlight); // waits for done(), as before removal
-  assert.deepEqual(queue.clusters(), ["dev", "prod"]);
   assert.equal(queue.lenFor("prod"), 1);
   queue.done(inFlight);
   assert.deepEqual(drain(queue), ["dev/op/ns/a", "prod/op/ns/b", "prod/op/ns/a"]);

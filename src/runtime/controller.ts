@@ -43,7 +43,7 @@ export interface ControllerOptions {
 }
 
 /** Raised into a reconcile's signal when it runs past the timeout. */
-export class ReconcileTimeoutError extends Error {
+class ReconcileTimeoutError extends Error {
   override name = "ReconcileTimeoutError";
 }
 

@@ -65,7 +65,7 @@ class GoneError extends Error {
 }
 
 /** Raised by the watchdog to reopen a silent stream. */
-export class StreamStalledError extends Error {
+class StreamStalledError extends Error {
   override name = "StreamStalledError";
 }
 
