@@ -58,15 +58,21 @@ export async function main(argv: string[], options: { operators?: readonly Opera
   }
 
   const builtIns = flags.operators ?? Object.keys(BUILT_IN_OPERATORS);
-  const hub = new Hub({
-    operators: [...builtIns.map((name) => BUILT_IN_OPERATORS[name]()), ...(options.operators ?? [])],
-    namespaces: flags.namespaces,
-    limits: flags.limits,
-    eventLevel: flags.eventLevel,
-    leaderElection,
-    http2: flags.http2,
-    logger,
-  });
+  let hub: Hub;
+  try {
+    hub = new Hub({
+      operators: [...builtIns.map((name) => BUILT_IN_OPERATORS[name]()), ...(options.operators ?? [])],
+      namespaces: flags.namespaces,
+      limits: flags.limits,
+      eventLevel: flags.eventLevel,
+      leaderElection,
+      http2: flags.http2,
+      logger,
+    });
+  } catch (err) {
+    // Two operators of one name, or an invalid name: a usage error, not a crash.
+    return usageError(errorText(err));
+  }
   for (const access of selected) await hub.engage(access.name, access);
 
   const stop = new AbortController();
