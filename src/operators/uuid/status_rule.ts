@@ -47,3 +47,9 @@ function invalidMessage(value: unknown): string {
   return `status.uuid is not a valid UUID (found ${typeof value} ${shown}); it is left untouched: ` +
     `remove status.uuid to have a new one generated`;
 }
+
+/** The status fields a decision writes: a new UUID with state Ok, state Ok alone, or state Error with the message. */
+export function statusFor(d: Exclude<Decision, { action: "none" }>, newUuid: () => string): Record<string, unknown> {
+  if (d.action === "mark-error") return { state: "Error", message: d.message };
+  return { ...(d.action === "generate" ? { uuid: newUuid() } : {}), state: "Ok", message: OK_MESSAGE };
+}

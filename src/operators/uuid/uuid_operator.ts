@@ -2,7 +2,7 @@
 
 import { v4 } from "uuid";
 import { defineOperator, ignoreNotFound, type Operator, retryOnConflict } from "../../sdk/mod.ts";
-import { decide, OK_MESSAGE, type UuidStatus } from "./status_rule.ts";
+import { decide, statusFor, type UuidStatus } from "./status_rule.ts";
 
 /** The seed's CRD: `uuid.demo.operator`, kind Uuid. */
 export const UUID_RESOURCE = { group: "demo.operator", version: "v1", kind: "Uuid", plural: "uuid" };
@@ -21,19 +21,19 @@ export function uuidOperator(options: { newUuid?: () => string } = {}): Operator
     verbs: ["get", "patchStatus"],
     events: true,
     needsReconcile: (obj) => !obj.metadata.deletionTimestamp && todo(obj.status).action !== "none",
-    reconcile: (req, { client, events, logger }) =>
+    reconcile: (req, scope) =>
       retryOnConflict(async (attempt) => {
-        const obj = attempt ? await client.get(req).catch(ignoreNotFound) : client.cached(req);
+        const obj = attempt ? await scope.client.get(req).catch(ignoreNotFound) : scope.client.cached(req);
         const d = obj && !obj.metadata.deletionTimestamp ? todo(obj.status) : { action: "none" as const };
         if (!obj || d.action === "none") return;
         if (d.action === "mark-error") {
-          logger.warn("Uuid has an invalid status.uuid; marking it Error", { message: d.message });
-          await events.record(obj, "Warning", "InvalidUuid", d.message);
+          scope.logger.warn("Uuid has an invalid status.uuid; marking it Error", { message: d.message });
+          await scope.events.record(obj, "Warning", "InvalidUuid", d.message);
         }
-        const status = d.action === "mark-error"
-          ? { state: "Error", message: d.message }
-          : { ...(d.action === "generate" ? { uuid: newUuid() } : {}), state: "Ok", message: OK_MESSAGE };
-        await client.patchStatus(obj, { ...status, observedGeneration: obj.metadata.generation }).catch(ignoreNotFound);
+        const status = statusFor(d, newUuid);
+        const written = await scope.client.patchStatus(obj, { ...status, observedGeneration: obj.metadata.generation })
+          .then(() => true).catch(ignoreNotFound);
+        if (status.uuid && written) scope.logger.debug("uuid assigned", { uuid: status.uuid });
       }),
   });
 }
