@@ -114,12 +114,23 @@ function setup() {
   return { clock, one, two, seen, hub, stop };
 }
 
-Deno.test("Hub runs every operator in every engaged cluster, and a CRD missing in one cluster makes only that operator missing-crd there", async () => {
+/** Engages both clusters, starts the hub and lets it list; `finish()` shuts it down and waits until it stopped. */
+async function started() {
   const t = setup();
   await t.hub.engage("one", t.one);
   await t.hub.engage("two", t.two);
   const running = t.hub.start(t.stop.signal);
   await t.clock.advance(500);
+  const finish = async () => {
+    t.stop.abort();
+    await t.clock.advance(20_000);
+    await running;
+  };
+  return { ...t, finish };
+}
+
+Deno.test("Hub runs every operator in every engaged cluster, and a CRD missing in one cluster makes only that operator missing-crd there", async () => {
+  const t = await started();
   try {
     assert.deepEqual(t.seen.toSorted(), [
       "greeting one/ns/g1",
@@ -141,19 +152,13 @@ Deno.test("Hub runs every operator in every engaged cluster, and a CRD missing i
     assert.equal(t.one.openWatches, 2, "one watch per resource in cluster one");
     assert.equal(t.two.openWatches, 1, "no watch for the missing resource");
   } finally {
-    t.stop.abort();
-    await t.clock.advance(20_000);
-    await running;
+    await t.finish();
   }
   assert.equal(t.one.openWatches + t.two.openWatches, 0, "every watch closed after shutdown");
 });
 
 Deno.test("Hub.disengage() closes the cluster's watches and drops it from health while the others keep running", async () => {
-  const t = setup();
-  await t.hub.engage("one", t.one);
-  await t.hub.engage("two", t.two);
-  const running = t.hub.start(t.stop.signal);
-  await t.clock.advance(500);
+  const t = await started();
   try {
     assert.equal(t.one.openWatches, 2);
     const gone = t.hub.disengage("one");
@@ -169,9 +174,7 @@ Deno.test("Hub.disengage() closes the cluster's watches and drops it from health
     );
     assert.equal(t.hub.metrics.reconcileTotal.value("uuid", "two", "success"), 1);
   } finally {
-    t.stop.abort();
-    await t.clock.advance(20_000);
-    await running;
+    await t.finish();
   }
 });
 
