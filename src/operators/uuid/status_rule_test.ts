@@ -39,11 +39,13 @@ Deno.test("decide() truncates huge garbage in its message", () => {
   assert.ok(d.message.length < 300, `message is ${d.message.length} chars`);
 });
 
-Deno.test("statusFor() writes a new UUID only for generate, and the message of an Error", () => {
-  assert.deepEqual(statusFor({ action: "generate" }, () => VALID), { uuid: VALID, state: "Ok", message: OK_MESSAGE });
-  assert.deepEqual(statusFor({ action: "mark-ok", uuid: VALID }, () => "unused"), { state: "Ok", message: OK_MESSAGE });
-  assert.deepEqual(statusFor({ action: "mark-error", message: "bad" }, () => "unused"), {
+Deno.test("statusFor() writes a new UUID only for generate, and the message of an Error, with observedGeneration", () => {
+  const ok = { state: "Ok", message: OK_MESSAGE, observedGeneration: 3 };
+  assert.deepEqual(statusFor({ action: "generate" }, () => VALID, 3), { uuid: VALID, ...ok });
+  assert.deepEqual(statusFor({ action: "mark-ok", uuid: VALID }, () => "unused", 3), ok);
+  assert.deepEqual(statusFor({ action: "mark-error", message: "bad" }, () => "unused", 3), {
     state: "Error",
     message: "bad",
+    observedGeneration: 3,
   });
 });
