@@ -234,6 +234,7 @@ export class Hub {
         logger: options.logger.child({ cluster: le.cluster }),
         userAgent: "operator-hub/leader-election",
         http2: options.http2,
+        fetch: options.fetch,
         onResponse: ({ method, code }) => m.requests.inc(le.cluster, String(code), method),
       });
       m.leader.set({ name: le.name }, 0);

@@ -17,6 +17,8 @@ class ScriptedCluster implements ClusterAccess {
   readonly items = new Map<string, Record<string, unknown>[]>();
   openWatches = 0;
   readonly patches: string[] = [];
+  /** The Lease `ns/hub`, as GET answers it; PUT and POST replace it. */
+  lease: Record<string, unknown> | undefined;
 
   constructor(readonly name: string) {
     this.server = `https://${name}.invalid:6443`;
@@ -35,7 +37,19 @@ class ScriptedCluster implements ClusterAccess {
     return Promise.resolve({ headers: {}, insecureSkipTlsVerify: false });
   }
 
-  respond(path: string, query: URLSearchParams, method: string, signal?: AbortSignal | null): Response {
+  respond(
+    path: string,
+    query: URLSearchParams,
+    method: string,
+    signal?: AbortSignal | null,
+    body?: unknown,
+  ): Response {
+    if (path.startsWith("/apis/coordination.k8s.io/v1/namespaces/ns/leases")) {
+      if (method === "GET") return this.lease ? json(200, this.lease) : json(404, { code: 404 });
+      const sent = JSON.parse(String(body));
+      this.lease = { ...sent, metadata: { ...sent.metadata, resourceVersion: String(Math.random()) } };
+      return json(method === "POST" ? 201 : 200, this.lease);
+    }
     const discovery = path.match(/^\/apis\/([^/]+\/[^/]+)$/);
     if (discovery) {
       const resources = this.groups.get(discovery[1]);
@@ -79,7 +93,7 @@ function transport(clusters: ScriptedCluster[]): FetchLike {
     const u = new URL(url);
     const cluster = clusters.find((c) => c.server === u.origin);
     if (!cluster) return Promise.reject(new TypeError(`no scripted cluster at ${u.origin}`));
-    return Promise.resolve(cluster.respond(u.pathname, u.searchParams, init.method ?? "GET", init.signal));
+    return Promise.resolve(cluster.respond(u.pathname, u.searchParams, init.method ?? "GET", init.signal, init.body));
   };
 }
 
@@ -99,7 +113,7 @@ function recordingOperator(name: string, resource: typeof UUIDS, seen: string[])
   };
 }
 
-function setup() {
+function setup(options: { leaderElection?: boolean } = {}) {
   const clock = new VirtualClock(1_000_000);
   const one = new ScriptedCluster("one").serve(UUIDS, ["u1", "u2"]).serve(GREETINGS, ["g1"]);
   const two = new ScriptedCluster("two").serve(UUIDS, ["u3"]); // no Greeting CRD
@@ -109,14 +123,17 @@ function setup() {
     clock,
     fetch: transport([one, two]),
     logger: silentLogger(),
+    ...(options.leaderElection
+      ? { leaderElection: { cluster: "one", access: one, namespace: "ns", name: "hub", identity: "me" } }
+      : {}),
   });
   const stop = new AbortController();
   return { clock, one, two, seen, hub, stop };
 }
 
 /** Engages both clusters, starts the hub and lets it list; `finish()` shuts it down and waits until it stopped. */
-async function started() {
-  const t = setup();
+async function started(options: { leaderElection?: boolean } = {}) {
+  const t = setup(options);
   await t.hub.engage("one", t.one);
   await t.hub.engage("two", t.two);
   const running = t.hub.start(t.stop.signal);
@@ -161,6 +178,7 @@ Deno.test("Hub.disengage() closes the cluster's watches and drops it from health
   const t = await started();
   try {
     assert.equal(t.one.openWatches, 2);
+    assert.equal(t.hub.metrics.reconcileTotal.value("uuid", "one", "success"), 2);
     const gone = t.hub.disengage("one");
     await t.clock.advance(100);
     await gone;
@@ -187,4 +205,34 @@ Deno.test("Hub.register() refuses a second operator of the same name and any ope
   t.stop.abort();
   await t.clock.advance(20_000);
   await running;
+});
+
+Deno.test("Hub with leader election reconciles nothing while another replica holds the Lease, then every operator's objects once it takes over", async () => {
+  const lease = (holder: string) => ({
+    apiVersion: "coordination.k8s.io/v1",
+    kind: "Lease",
+    metadata: { name: "hub", namespace: "ns", resourceVersion: "1" },
+    spec: { holderIdentity: holder, leaseDurationSeconds: 15, renewTime: "2026-01-01T00:00:00.000000Z" },
+  });
+  const t = setup({ leaderElection: true });
+  t.one.lease = lease("other");
+  await t.hub.engage("one", t.one);
+  await t.hub.engage("two", t.two);
+  const running = t.hub.start(t.stop.signal);
+  try {
+    await t.clock.advance(5_000);
+    assert.equal(t.hub.leading, false);
+    assert.deepEqual(t.seen, [], "a standby reconciles nothing");
+    assert.equal(t.hub.health().clusters.one.operators.uuid.state, "watching", "a standby keeps watching");
+    assert.equal(t.hub.health().leaderElection?.leader, false);
+    // The other replica stops renewing: 15 s after this one first saw the record, it takes over.
+    await t.clock.advance(15_000);
+    assert.equal(t.hub.leading, true);
+    assert.deepEqual(t.seen.toSorted(), ["greeting one/ns/g1", "uuid one/ns/u1", "uuid one/ns/u2", "uuid two/ns/u3"]);
+    assert.equal((t.one.lease as { spec: { holderIdentity: string } }).spec.holderIdentity, "me");
+  } finally {
+    t.stop.abort();
+    await t.clock.advance(20_000);
+    await running;
+  }
 });
