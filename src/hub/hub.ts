@@ -4,7 +4,8 @@ import { type ClusterAccess, type FetchLike, KubeClient, type PermissionCheck } 
 import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../queue/mod.ts";
 import { Controller, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
 import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
-import { type ClusterHealth, EngagedCluster, type OperatorHealth } from "./engaged_cluster.ts";
+import type { ClusterHealth, OperatorHealth } from "./cluster_health.ts";
+import { EngagedCluster } from "./engaged_cluster.ts";
 import { type LeaderElectionSnapshot, LeaderElector } from "./leader_election.ts";
 import { HubMetrics } from "./metrics.ts";
 

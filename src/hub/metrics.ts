@@ -2,7 +2,7 @@
 
 import client from "prom-client";
 import { HEALTH_STATES } from "../runtime/mod.ts";
-import type { ClusterHealth } from "./engaged_cluster.ts";
+import type { ClusterHealth } from "./cluster_health.ts";
 import { CounterSeries, GaugeSeries, HistogramSeries } from "./metric_series.ts";
 
 /**
