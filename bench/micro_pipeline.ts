@@ -1,6 +1,6 @@
 // Micro-benchmark of the hub's in-process path, without HTTP: watch events → store → operator
 // pre-check → fair queue → controller → Uuid reconciler → (fake) status write → its own watch event,
-// which the pre-check drops (as ClusterWorker does).
+// which the pre-check drops (as EngagedCluster does).
 // It isolates the CPU the framework spends per object from the cost of Deno's fetch and TLS.
 //
 // Usage: deno run --allow-all bench/micro_pipeline.ts [objects] [rounds] [nometrics]
@@ -8,12 +8,19 @@
 
 import { HubMetrics } from "../src/hub/metrics.ts";
 import { uuidOperator } from "../src/operators/uuid/mod.ts";
-import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../src/queue/mod.ts";
-import { type ApiClient, type ClusterContext, Controller, Store } from "../src/runtime/mod.ts";
+import { clusterOf, defaultControllerRateLimiter, FairWorkQueue, operatorOf, TokenBucket } from "../src/queue/mod.ts";
+import {
+  type ApiClient,
+  Controller,
+  KubeResourceClient,
+  type ReconcileTarget,
+  Store,
+  trimObject,
+} from "../src/runtime/mod.ts";
 import { Logger, SystemClock } from "../src/util/mod.ts";
 import { cpuMs } from "./_proc.ts";
 
-const N = Number(Deno.args[0] ?? 20_000);
+const N = Number(Deno.args[0] ?? 21_000);
 const ROUNDS = Number(Deno.args[1] ?? 5);
 const CLUSTERS = ["prod", "staging", "dev"];
 /** "nometrics" drops the Prometheus hooks, to show what prom-client costs per object. */
@@ -59,18 +66,17 @@ async function round(n: number): Promise<{ cpuMs: number; reconciles: number; wa
     clock,
     rateLimiter: defaultControllerRateLimiter({ clock }),
     hooks: VARIANT === "nometrics" ? {} : {
-      added: (cluster) => m.adds.inc(name, cluster),
-      handedOut: (cluster, waitedMs) => m.queueDuration.observe(waitedMs / 1000, name, cluster),
-      retried: (cluster) => m.retries.inc(name, cluster),
-      depthChanged: (cluster, depth) => m.depth.set(depth, name, cluster),
+      added: (key) => m.adds.inc(operatorOf(key), clusterOf(key)),
+      handedOut: (key, waitedMs) => m.queueDuration.observe(waitedMs / 1000, operatorOf(key), clusterOf(key)),
+      retried: (key) => m.retries.inc(operatorOf(key), clusterOf(key)),
     },
   });
   let reconciles = 0;
   let rv = 1000;
-  const contexts = new Map<string, ClusterContext>();
+  const targets = new Map<string, ReconcileTarget & { store: Store }>();
   const pendingEvents: (() => void)[] = [];
   for (const cluster of CLUSTERS) {
-    const store = new Store(operator.project);
+    const store = new Store(operator.project ?? trimObject);
     const budget = new TokenBucket(1e9, 1_000_000, { clock });
     const api: ApiClient = {
       async request<T>(method: string, path: string, options: { body?: unknown } = {}): Promise<T> {
@@ -85,30 +91,38 @@ async function round(n: number): Promise<{ cpuMs: number; reconciles: number; wa
         return JSON.parse(line).object as T;
       },
     };
-    contexts.set(cluster, {
-      name: cluster,
-      store,
+    const events = { record: () => Promise.resolve() };
+    const info = { statusSubresource: true };
+    const client = new KubeResourceClient({
       api,
-      events: { record: () => Promise.resolve() },
+      cluster,
+      operator: name,
+      type: operator.resource,
+      verbs: new Set(operator.verbs),
+      store,
+      project: operator.project ?? trimObject,
+      info,
+      rediscover: () => Promise.resolve(info),
+      events,
     });
+    targets.set(cluster, { reconciler: operator.reconciler, client, events, cluster: () => undefined, store });
   }
   const deliver = (cluster: string, line: string) => {
     const ev = JSON.parse(line);
-    const ctx = contexts.get(cluster)!;
-    const key = ctx.store.upsert(ev.object);
-    const obj = ctx.store.get(key);
-    if (!operator.needsReconcile || !obj || operator.needsReconcile(obj)) controller.enqueue(cluster, [key]);
+    const store = targets.get(cluster)!.store;
+    const key = store.upsert(ev.object);
+    const obj = store.get(key);
+    if (!operator.needsReconcile || !obj || operator.needsReconcile(obj)) controller.enqueue(cluster, name, [key]);
   };
   const controller = new Controller({
-    reconciler: operator.reconciler,
     queue,
-    cluster: (c) => contexts.get(c),
+    target: (c) => targets.get(c),
     concurrency: 16,
     budget: new TokenBucket(1e9, 1_000_000, { clock }),
     clock,
     logger,
     observer: {
-      reconciled: (cluster, outcome, seconds) => {
+      reconciled: (cluster, _operator, outcome, seconds) => {
         reconciles++;
         if (VARIANT === "nometrics") return;
         m.reconcileTotal.inc(name, cluster, outcome);
@@ -116,7 +130,6 @@ async function round(n: number): Promise<{ cpuMs: number; reconciles: number; wa
       },
     },
   });
-  for (const ctx of contexts.values()) await operator.prepare(ctx, new AbortController().signal);
   const stop = new AbortController();
   const running = controller.start(stop.signal);
   const lines = CLUSTERS.map(() =>

@@ -2,6 +2,7 @@
 
 import { parseArgs } from "node:util";
 import { DEFAULT_LIMITS, type HubLimits } from "./hub/mod.ts";
+import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
 import { LOG_LEVELS, type LogFormat, type LogLevel } from "./util/mod.ts";
 
 /** A bad flag: main.ts prints the message on one line and exits with code 2. */
@@ -27,6 +28,8 @@ export interface HubFlags {
   homeCluster?: string;
   /** `--http2`: offer HTTP/2 to the API servers; HTTP/1.1 keep-alive otherwise. */
   http2: boolean;
+  /** `--operators a,b`: the built-in operators to host; undefined = all, [] = none (`--operators none`). */
+  operators?: string[];
   limits: HubLimits;
   leaderElection: LeaderElectionFlags;
   /** `--metrics-bind-address` and friends; undefined without it (/metrics and /status stay on --liveness). */
@@ -118,7 +121,7 @@ export function helpText(): string {
     `  --${flag.padEnd(22)} ${f.help} (default ${d[f.key] / f.scale})`
   );
   return [
-    "operator-hub: runs the Uuid operator across many Kubernetes clusters from one process.",
+    "operator-hub: runs Kubernetes operators (built in: the Uuid operator) across many clusters from one process.",
     "",
     "Usage: deno task run --clusters prod,staging [flags]",
     "",
@@ -132,6 +135,10 @@ export function helpText(): string {
     "                             sources, TokenReviews); default: in-cluster if selected, else the first",
     "  --service-account-dir DIR  where in-cluster credentials live",
     "                             (default /var/run/secrets/kubernetes.io/serviceaccount)",
+    `  --operators a,b            built-in operators to run: ${
+      Object.keys(BUILT_IN_OPERATORS).join(", ")
+    }; \`none\` = none`,
+    "                             (default: all)",
     "  --http2                    offer HTTP/2 to the API servers (default: HTTP/1.1 keep-alive,",
     "                             about a third less CPU per request here; see README)",
     "",
@@ -222,6 +229,7 @@ export function parseFlags(argv: string[]): HubFlags {
         "service-account-dir": { type: "string" },
         "home-cluster": { type: "string" },
         http2: { type: "boolean" },
+        operators: { type: "string", multiple: true },
         "leader-elect": { type: "boolean" },
         "leader-elect-id": { type: "string" },
         "leader-elect-namespace": { type: "string" },
@@ -246,6 +254,18 @@ export function parseFlags(argv: string[]): HubFlags {
   const clusters = list(values.clusters);
   if (!help && !version && clusters.length === 0) {
     throw new FlagError("--clusters is required: name kubeconfig contexts, `all` or `in-cluster` (see --help)");
+  }
+  const operators = values.operators === undefined ? undefined : list(values.operators);
+  if (operators) {
+    const valid = Object.keys(BUILT_IN_OPERATORS);
+    const none = operators.length === 1 && operators[0] === "none";
+    const unknown = operators.find((o) => !valid.includes(o));
+    if (!none && (operators.length === 0 || unknown !== undefined)) {
+      throw new FlagError(
+        `invalid --operators "${unknown ?? ""}": choose from ${valid.join(", ")}, comma-separated, or \`none\``,
+      );
+    }
+    if (none) operators.length = 0;
   }
   const logLevel = (values["log-level"] as string | undefined) ?? "info";
   if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
@@ -299,6 +319,7 @@ export function parseFlags(argv: string[]): HubFlags {
     serviceAccountRoot: values["service-account-dir"] as string | undefined,
     homeCluster,
     http2: values.http2 === true,
+    operators,
     limits,
     leaderElection,
     metricsServing: parseMetricsServing(values),

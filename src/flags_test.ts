@@ -199,3 +199,19 @@ Deno.test("parseFlags() rejects a bad bind address, a bad --metrics-secure and T
     );
   }
 });
+
+Deno.test("parseFlags() reads --operators: all built-ins by default, a list, or none", () => {
+  assert.equal(parseFlags(["--clusters=a"]).operators, undefined);
+  assert.deepEqual(parseFlags(["--clusters=a", "--operators", "uuid"]).operators, ["uuid"]);
+  assert.deepEqual(parseFlags(["--clusters=a", "--operators=none"]).operators, []);
+});
+
+Deno.test("parseFlags() rejects an unknown --operators name, naming it and the valid choices", () => {
+  for (const bad of [["--operators", "nope"], ["--operators", "uuid,nope"], ["--operators", ""]]) {
+    assert.throws(() => parseFlags(["--clusters=a", ...bad]), (err: unknown) => {
+      assert.ok(err instanceof FlagError);
+      assert.match(err.message, /^invalid --operators "(nope)?": choose from uuid, comma-separated, or `none`$/);
+      return true;
+    });
+  }
+});

@@ -2,10 +2,9 @@
 
 // First import: npm packages evaluated after it see only the environment variables --allow-env grants.
 import "./_npm_env.ts";
+import { Hub, type HubLeaderElection, type Operator } from "../mod.ts";
 import { FlagError, helpText, type MetricsServingFlags, parseFlags } from "./flags.ts";
 import {
-  Hub,
-  type HubLeaderElection,
   readTlsFiles,
   ReconcileHistory,
   reconcileTotals,
@@ -17,14 +16,17 @@ import {
   type TlsPair,
 } from "./hub/mod.ts";
 import { type ClusterAccess, ConfigError, IN_CLUSTER, KubeClient, loadContexts } from "./kube/mod.ts";
-import { uuidOperator } from "./operators/uuid/mod.ts";
+import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
 import { granted, hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
 import { errorText, Logger } from "./util/mod.ts";
 
 export const VERSION = "0.1.0";
 
-/** Runs the hub; resolves with the process exit code. */
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Runs the hub with the built-in operators `--operators` selects plus `options.operators` (a user's own,
+ * as `examples/run_greeting.ts` passes them); resolves with the process exit code.
+ */
+export async function main(argv: string[], options: { operators?: readonly Operator[] } = {}): Promise<number> {
   let flags;
   try {
     flags = parseFlags(argv);
@@ -72,15 +74,22 @@ export async function main(argv: string[]): Promise<number> {
     throw err;
   }
 
-  const hub = new Hub({
-    operator: uuidOperator(),
-    namespaces: flags.namespaces,
-    limits: flags.limits,
-    eventLevel: flags.eventLevel,
-    leaderElection,
-    http2: flags.http2,
-    logger,
-  });
+  const builtIns = flags.operators ?? Object.keys(BUILT_IN_OPERATORS);
+  let hub: Hub;
+  try {
+    hub = new Hub({
+      operators: [...builtIns.map((name) => BUILT_IN_OPERATORS[name]()), ...(options.operators ?? [])],
+      namespaces: flags.namespaces,
+      limits: flags.limits,
+      eventLevel: flags.eventLevel,
+      leaderElection,
+      http2: flags.http2,
+      logger,
+    });
+  } catch (err) {
+    // Two operators of one name, or an invalid name: a usage error, not a crash.
+    return usageError(errorText(err));
+  }
   for (const access of selected) await hub.engage(access.name, access);
 
   const stop = new AbortController();
@@ -155,6 +164,7 @@ export async function main(argv: string[]): Promise<number> {
   logger.info("operator-hub starting", {
     version: VERSION,
     clusters: selected.map((a) => a.name),
+    operators: hub.operators(),
     homeCluster: home.name,
     ...(leaderElection
       ? {

@@ -14,7 +14,7 @@
 // Exit code 0 when every object is served, 1 otherwise (the slope is reported, not judged: read it).
 
 import { parseArgs } from "node:util";
-import { ClusterApi, localApi, UUID_V4, waitFor } from "./support/cluster_api.ts";
+import { type ClusterApi, localApi, UUID_V4, waitFor } from "./support/cluster_api.ts";
 import { FaultApiserver, kubeconfigText, tempDir } from "./support/fault_cluster.ts";
 import { Cleanup, finishHub, startHub } from "./support/fault_harness.ts";
 import { requireClusters, testNamespace } from "./support/mod.ts";

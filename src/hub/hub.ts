@@ -1,10 +1,11 @@
-// The Hub: engages and disengages clusters at runtime and drives one shared, fair controller over all of them.
+// The Hub: hosts several operators, engages and disengages clusters at runtime, and drives one shared, fair controller.
 
-import { type ClusterAccess, KubeClient, type PermissionCheck } from "../kube/mod.ts";
+import { type ClusterAccess, type FetchLike, KubeClient, type PermissionCheck } from "../kube/mod.ts";
 import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../queue/mod.ts";
-import { type ClusterContext, Controller, type EventLevel, type Operator } from "../runtime/mod.ts";
+import { Controller, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
 import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
-import { type ClusterHealth, ClusterWorker } from "./cluster_worker.ts";
+import type { ClusterHealth, OperatorHealth } from "./cluster_health.ts";
+import { EngagedCluster } from "./engaged_cluster.ts";
 import { type LeaderElectionSnapshot, LeaderElector } from "./leader_election.ts";
 import { HubMetrics } from "./metrics.ts";
 
@@ -12,11 +13,13 @@ import { HubMetrics } from "./metrics.ts";
 export interface HubLimits {
   /** Reconciles running at once, across all clusters. Default 16. */
   concurrency: number;
-  /** Process-wide reconciles per second, and burst. Default 500 / 1000. */
+  /** Process-wide reconciles per second. Default 500. */
   qps: number;
+  /** Process-wide reconcile burst. Default 1000. */
   burst: number;
-  /** Each cluster's API requests per second from reconcilers, and burst. Default 200 / 400. */
+  /** Each cluster's API requests per second from reconcilers. Default 200. */
   clusterQps: number;
+  /** Each cluster's API request burst from reconcilers. Default 400. */
   clusterBurst: number;
   /** A reconcile running longer is abandoned and retried. Default 30 s. */
   reconcileTimeoutMs: number;
@@ -30,6 +33,15 @@ export interface HubLimits {
   maxRetryDelayMs: number;
 }
 
+/**
+ * The limits a Hub uses for every one not given in `HubOptions.limits`.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_LIMITS } from "./hub.ts";
+ * console.log(DEFAULT_LIMITS.concurrency); // 16
+ * ```
+ */
 export const DEFAULT_LIMITS: HubLimits = {
   concurrency: 16,
   qps: 500,
@@ -43,17 +55,31 @@ export const DEFAULT_LIMITS: HubLimits = {
   maxRetryDelayMs: 300_000,
 };
 
+/** How to build a Hub; only `logger` is required. */
 export interface HubOptions {
-  operator: Operator;
+  /** The operators to host; more can be added with `register` before `start`. */
+  operators?: readonly Operator[];
   /** Namespaces to watch in every cluster; empty means all. */
   namespaces?: string[];
+  /** Overrides of DEFAULT_LIMITS. */
   limits?: Partial<HubLimits>;
-  eventLevel?: EventLevel;
+  /** Kubernetes Events are posted at or above this level. Default "Warning". */
+  eventLevel?: "Normal" | "Warning";
   /** When set, only the replica holding the Lease reconciles; the others keep watching (warm caches). */
   leaderElection?: HubLeaderElection;
   /** Offer HTTP/2 to the API servers instead of HTTP/1.1 keep-alive (`--http2`). Default false. */
   http2?: boolean;
+  /**
+   * The transport of every cluster client, for in-process tests (see KubeClientOptions.fetch).
+   * @ignore
+   */
+  fetch?: FetchLike;
+  /**
+   * Time source, for tests on virtual time.
+   * @ignore
+   */
   clock?: Clock;
+  /** Where the hub logs, one structured line per event. */
   logger: Logger;
 }
 
@@ -71,39 +97,59 @@ export interface HubLeaderElection {
   cluster: string;
   /** Credentials for it; the elector gets its own client, so renewals never queue behind watches. */
   access: ClusterAccess;
+  /** The Lease's namespace. */
   namespace: string;
   /** The Lease's name (`--leader-elect-id`). */
   name: string;
   /** This replica's identity: hostname + "_" + a random UUID. */
   identity: string;
+  /** How long a standby waits after the last renewal it saw. Default 15 s. */
   leaseDurationMs?: number;
+  /** How long the leader retries renewing before it stops leading. Default 10 s. */
   renewDeadlineMs?: number;
+  /** Pause between attempts to acquire or renew. Default 2 s. */
   retryPeriodMs?: number;
 }
 
+/** The hub's overall status: `failing` fails liveness, `degraded` names a cluster or operator in trouble. */
 export type HubStatus = "ok" | "degraded" | "failing";
 
 /** The aggregated health document served by /healthz, /readyz and /status. */
 export interface HubHealth {
+  /** `failing` when the controller or a watch loop is wedged, `degraded` when a cluster is not `watching`. */
   status: HubStatus;
+  /** True once every engaged cluster completed its first full list for every operator. */
   ready: boolean;
+  /** Each engaged cluster's health, by name. */
   clusters: Record<string, ClusterHealth>;
+  /** The clusters not ready yet, when there are any. */
   notReady?: string[];
+  /** The shared controller: reconciles running, keys queued, and whether it stopped making progress. */
   controller: { inFlight: number; queued: number; wedged: boolean };
   /** Present with --leader-elect. `leader: false` is a healthy standby: it watches but does not reconcile. */
   leaderElection?: LeaderElectionSnapshot & { cluster: string };
 }
 
+/** One cluster × operator's queue labels and depth. */
+interface QueueSeries {
+  readonly cluster: string;
+  readonly operator: string;
+  depth: number;
+}
+
 interface Engaged {
-  worker: ClusterWorker;
+  cluster: EngagedCluster;
   abort: AbortController;
   done: Promise<void>;
 }
 
 /**
- * Hosts one operator across many clusters.
+ * Hosts several operators across many clusters.
  *
  * Guarantees:
+ * - every operator gets, in every engaged cluster, its own pre-flight, watch (shared with operators of
+ *   the same resource) and health entry; one operator's missing CRD or permission leaves the others
+ *   running there;
  * - `engage` and `disengage` work before and after `start`; a disengaged cluster's watches, timers,
  *   sockets and queued keys are gone once `disengage` settles;
  * - a cluster that fails in any way only changes its own health entry;
@@ -113,7 +159,12 @@ interface Engaged {
  *   on shutdown the Lease is handed back only after in-flight reconciles drained.
  */
 export class Hub {
+  /**
+   * The Prometheus registry and series, served on /metrics.
+   * @ignore
+   */
   readonly metrics: HubMetrics;
+  /** The limits in effect: DEFAULT_LIMITS with the options' overrides. */
   readonly limits: HubLimits;
   readonly #o: HubOptions;
   readonly #clock: Clock;
@@ -121,33 +172,46 @@ export class Hub {
   readonly #controller: Controller;
   readonly #clusters = new Map<string, Engaged>();
   readonly #pending = new Map<string, ClusterAccess>();
+  readonly #operators = new Map<string, Operator>();
+  /** Per `cluster/operator` key prefix: its labels and keys queued (added minus handed out), for metrics and health. */
+  readonly #series = new Map<string, QueueSeries>();
   readonly #elector: LeaderElector | undefined;
   readonly #electorClient: KubeClient | undefined;
   /** Whether this replica may reconcile: always without leader election, else while it holds the Lease. */
   #leading: boolean;
   #running: AbortSignal | undefined;
 
+  /** Builds a hub; nothing runs until `start`. Throws when two operators share a name. */
   constructor(options: HubOptions) {
     this.#o = options;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#clock = options.clock ?? new SystemClock();
     this.metrics = new HubMetrics(() => this.health().clusters);
     const m = this.metrics;
-    const name = options.operator.name;
+    for (const op of options.operators ?? []) this.register(op);
     this.#queue = new FairWorkQueue({
       clock: this.#clock,
       rateLimiter: defaultControllerRateLimiter({ clock: this.#clock, maxMs: this.limits.maxRetryDelayMs }),
       hooks: {
-        added: (cluster) => m.adds.inc(name, cluster),
-        handedOut: (cluster, waitedMs) => m.queueDuration.observe(waitedMs / 1000, name, cluster),
-        retried: (cluster) => m.retries.inc(name, cluster),
-        depthChanged: (cluster, depth) => m.depth.set(depth, name, cluster),
+        added: (key) => {
+          const s = this.#seriesOf(key);
+          m.adds.inc(s.operator, s.cluster);
+          m.depth.set(++s.depth, s.operator, s.cluster);
+        },
+        handedOut: (key, waitedMs) => {
+          const s = this.#seriesOf(key);
+          m.queueDuration.observe(waitedMs / 1000, s.operator, s.cluster);
+          m.depth.set(s.depth = Math.max(0, s.depth - 1), s.operator, s.cluster);
+        },
+        retried: (key) => {
+          const s = this.#seriesOf(key);
+          m.retries.inc(s.operator, s.cluster);
+        },
       },
     });
     this.#controller = new Controller({
-      reconciler: options.operator.reconciler,
       queue: this.#queue,
-      cluster: (c) => this.#context(c),
+      target: (cluster, operator) => this.#target(cluster, operator),
       concurrency: this.limits.concurrency,
       budget: new TokenBucket(this.limits.qps, this.limits.burst, { clock: this.#clock }),
       reconcileTimeoutMs: this.limits.reconcileTimeoutMs,
@@ -155,10 +219,10 @@ export class Hub {
       clock: this.#clock,
       logger: options.logger,
       observer: {
-        reconciled: (cluster, outcome, seconds) => {
-          m.reconcileTotal.inc(name, cluster, outcome);
-          if (outcome === "error" || outcome === "terminal") m.reconcileErrors.inc(name, cluster);
-          m.reconcileTime.observe(seconds, name, cluster);
+        reconciled: (cluster, operator, outcome, seconds) => {
+          m.reconcileTotal.inc(operator, cluster, outcome);
+          if (outcome === "error" || outcome === "terminal") m.reconcileErrors.inc(operator, cluster);
+          m.reconcileTime.observe(seconds, operator, cluster);
         },
       },
     });
@@ -171,6 +235,7 @@ export class Hub {
         logger: options.logger.child({ cluster: le.cluster }),
         userAgent: "operator-hub/leader-election",
         http2: options.http2,
+        fetch: options.fetch,
         onResponse: ({ method, code }) => m.requests.inc(le.cluster, String(code), method),
       });
       m.leader.set({ name: le.name }, 0);
@@ -188,6 +253,28 @@ export class Hub {
         onStoppedLeading: () => this.#setLeading(false),
       });
     }
+  }
+
+  /**
+   * Adds an operator; call it before `start` (clusters engaged earlier pick it up too). Throws on a
+   * duplicate or invalid name, and once the hub runs.
+   */
+  register(operator: Operator): void {
+    if (this.#running) throw new Error(`cannot register operator ${operator.name}: the hub is already running`);
+    if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(operator.name)) {
+      throw new TypeError(
+        `invalid operator name ${JSON.stringify(operator.name)}: use lowercase letters, digits, "-" and "."`,
+      );
+    }
+    if (this.#operators.has(operator.name)) {
+      throw new Error(`cannot register operator ${operator.name}: an operator of that name is already registered`);
+    }
+    this.#operators.set(operator.name, operator);
+  }
+
+  /** The names of the operators hosted, in registration order. */
+  operators(): string[] {
+    return [...this.#operators.keys()];
   }
 
   /** Whether this replica currently reconciles (always true without leader election). */
@@ -217,7 +304,7 @@ export class Hub {
     if (!e) return;
     this.#clusters.delete(name);
     e.abort.abort();
-    this.#queue.removeCluster(name);
+    this.#dropQueued(name);
     await e.done;
     this.metrics.forgetCluster(name);
     this.#o.logger.info("cluster disengaged", { cluster: name });
@@ -250,34 +337,57 @@ export class Hub {
     const abort = new AbortController();
     const onParent = () => abort.abort();
     parent.addEventListener("abort", onParent, { once: true });
-    const worker = new ClusterWorker(name, access, {
-      operator: this.#o.operator,
+    const cluster = new EngagedCluster(name, access, {
+      operators: [...this.#operators.values()],
       namespaces: this.#o.namespaces ?? [],
       extraPermissions: this.#o.leaderElection?.cluster === name ? leasePermissions(this.#o.leaderElection) : [],
-      // A standby keeps its store current but queues nothing; on taking over it queues every key.
-      onChange: (cluster, keys) => {
-        if (this.#leads(cluster)) this.#controller.enqueue(cluster, keys);
+      // A standby keeps its caches current but queues nothing; on taking over it queues every key.
+      onChange: (cluster, operator, keys) => {
+        if (this.#leads(cluster)) this.#controller.enqueue(cluster, operator, keys);
       },
+      lookup: (other) => this.#clusters.get(other)?.cluster,
       apiBudget: new TokenBucket(this.limits.clusterQps, this.limits.clusterBurst, { clock: this.#clock }),
       eventLevel: this.#o.eventLevel,
       idleTimeoutMs: this.limits.watchIdleTimeoutMs,
       requestTimeoutMs: this.limits.requestTimeoutMs,
       http2: this.#o.http2,
+      fetch: this.#o.fetch,
       clock: this.#clock,
       logger: this.#o.logger,
       onResponse: ({ method, code }) => this.metrics.requests.inc(name, String(code), method),
     });
-    const done = worker.start(abort.signal).catch((err) => {
-      this.#o.logger.error("cluster worker stopped unexpectedly", { cluster: name, error: err });
+    const done = cluster.start(abort.signal).catch((err) => {
+      this.#o.logger.error("engaged cluster stopped unexpectedly", { cluster: name, error: err });
     }).finally(() => parent.removeEventListener("abort", onParent));
-    this.#clusters.set(name, { worker, abort, done });
+    this.#clusters.set(name, { cluster, abort, done });
     this.#o.logger.info("cluster engaged", { cluster: name, server: access.server });
   }
 
-  #context(cluster: string): ClusterContext | undefined {
+  #target(cluster: string, operator: string): ReconcileTarget | undefined {
     // A key dequeued after leadership was lost is dropped (the controller forgets it).
     if (!this.#leads(cluster)) return undefined;
-    return this.#clusters.get(cluster)?.worker.context;
+    return this.#clusters.get(cluster)?.cluster.target(operator);
+  }
+
+  /** The labels and depth of a queue key's cluster and operator; one Map lookup on the hot path. */
+  #seriesOf(key: string): QueueSeries {
+    const b = key.indexOf("/", key.indexOf("/") + 1);
+    const prefix = key.slice(0, b);
+    let s = this.#series.get(prefix);
+    if (!s) {
+      const a = key.indexOf("/");
+      s = { cluster: key.slice(0, a), operator: key.slice(a + 1, b), depth: 0 };
+      this.#series.set(prefix, s);
+    }
+    return s;
+  }
+
+  /** Drops a cluster's queued keys and zeroes its depth counts. */
+  #dropQueued(cluster: string): void {
+    this.#queue.removeCluster(cluster);
+    for (const s of this.#series.values()) {
+      if (s.cluster === cluster && s.depth > 0) this.metrics.depth.set(s.depth = 0, s.operator, s.cluster);
+    }
   }
 
   /** The per-cluster reconcile gate. One home Lease today, so every cluster follows it. */
@@ -296,8 +406,8 @@ export class Hub {
     const le = this.#o.leaderElection!;
     this.metrics.leader.set({ name: le.name }, leading ? 1 : 0);
     for (const [name, e] of this.#clusters) {
-      if (leading) this.#controller.enqueue(name, e.worker.store.keys());
-      else this.#queue.removeCluster(name);
+      if (leading) e.cluster.requeueAll();
+      else this.#dropQueued(name);
     }
   }
 
@@ -306,9 +416,24 @@ export class Hub {
     const wedgedAfterMs = this.limits.watchIdleTimeoutMs * 2 + 60_000;
     const clusters: Record<string, ClusterHealth> = {};
     for (const [name, e] of this.#clusters) {
-      clusters[name] = e.worker.health(this.#queue.lenFor(name), wedgedAfterMs);
+      clusters[name] = e.cluster.health(
+        (op) => this.#series.get(`${name}/${op}`)?.depth ?? 0,
+        this.#queue.lenFor(name),
+        wedgedAfterMs,
+      );
     }
     for (const name of this.#pending.keys()) {
+      const operators: Record<string, OperatorHealth> = {};
+      for (const op of this.#operators.keys()) {
+        operators[op] = {
+          state: "connecting",
+          synced: false,
+          objects: 0,
+          queue: 0,
+          lastError: null,
+          missingPermissions: [],
+        };
+      }
       clusters[name] = {
         state: "connecting",
         synced: false,
@@ -321,6 +446,7 @@ export class Hub {
         watchdogAborts: 0,
         missingPermissions: [],
         wedged: false,
+        operators,
       };
     }
     const queued = this.#queue.len();

@@ -1,6 +1,6 @@
 // Leader election on one coordination.k8s.io/v1 Lease, with client-go's algorithm and controller-runtime's defaults.
 
-import { httpStatusOf } from "../runtime/mod.ts";
+import { httpStatusOf } from "../kube/mod.ts";
 import type { ApiClient } from "../runtime/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
 
@@ -50,12 +50,17 @@ export interface LeaderElectorOptions {
 
 /** What health and metrics show about one elector. */
 export interface LeaderElectionSnapshot {
+  /** `namespace/name` of the Lease. */
   lease: string;
+  /** This replica's identity. */
   identity: string;
+  /** True while this replica holds the Lease. */
   leader: boolean;
   /** The holder last observed, or null when the Lease is free or not read yet. */
   holder: string | null;
+  /** The Lease's leaseTransitions as last observed. */
   transitions: number;
+  /** The last failure to read or write the Lease, or null. */
   lastError: string | null;
 }
 

@@ -30,7 +30,7 @@ abstract class Family<S> {
   readonly name: string;
   readonly help: string;
   readonly labelNames: readonly string[];
-  protected readonly series = new Map<string, { labels: string[]; s: S }>();
+  protected readonly series: Map<string, { labels: string[]; s: S }> = new Map();
 
   constructor(registry: client.Registry, name: string, help: string, labelNames: readonly string[]) {
     this.name = name;

@@ -1,32 +1,23 @@
 // Prometheus metrics with controller-runtime and workqueue names, each labelled by cluster.
 
 import client from "prom-client";
-import type { ClusterHealth } from "./cluster_worker.ts";
+import { HEALTH_STATES } from "../runtime/mod.ts";
+import type { ClusterHealth } from "./cluster_health.ts";
 import { CounterSeries, GaugeSeries, HistogramSeries } from "./metric_series.ts";
-
-const STATES = [
-  "connecting",
-  "syncing",
-  "watching",
-  "unreachable",
-  "unauthorized",
-  "forbidden",
-  "missing-crd",
-] as const;
 
 /**
  * One registry per Hub (no global default registry), so several hubs in one process, as in tests,
  * never share counters.
  */
 export class HubMetrics {
-  readonly registry = new client.Registry();
+  readonly registry: client.Registry = new client.Registry();
   /** Labels: controller, cluster, result. */
   readonly reconcileTotal: CounterSeries;
   /** Labels: controller, cluster. */
   readonly reconcileErrors: CounterSeries;
   /** Labels: controller, cluster. */
   readonly reconcileTime: HistogramSeries;
-  /** Labels: name, cluster. */
+  /** Labels: name (the operator), cluster. */
   readonly depth: GaugeSeries;
   /** Labels: name, cluster. */
   readonly adds: CounterSeries;
@@ -101,7 +92,21 @@ export class HubMetrics {
       collect() {
         this.reset();
         for (const [cluster, h] of Object.entries(health())) {
-          for (const state of STATES) this.set({ cluster, state }, h.state === state ? 1 : 0);
+          for (const state of HEALTH_STATES) this.set({ cluster, state }, h.state === state ? 1 : 0);
+        }
+      },
+    });
+    new client.Gauge({
+      name: "hub_operator_state",
+      help: "1 for the state each operator is in, in each cluster, 0 for the others",
+      labelNames: ["cluster", "controller", "state"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [cluster, h] of Object.entries(health())) {
+          for (const [controller, o] of Object.entries(h.operators)) {
+            for (const state of HEALTH_STATES) this.set({ cluster, controller, state }, o.state === state ? 1 : 0);
+          }
         }
       },
     });

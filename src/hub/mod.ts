@@ -1,6 +1,7 @@
-// Public surface of src/hub: the Hub, cluster workers' health, leader election, metrics and the health server.
+// Public surface of src/hub: the Hub, engaged clusters' health, leader election, metrics and the health server.
 export * from "./hub.ts";
-export * from "./cluster_worker.ts";
+export * from "./engaged_cluster.ts";
+export * from "./cluster_health.ts";
 export * from "./metrics.ts";
 export * from "./http_server.ts";
 export * from "./leader_election.ts";

@@ -33,6 +33,7 @@ export interface ClusterAccess {
   readonly namespace?: string;
   /** The cluster's `proxy-url`, if any. */
   readonly proxyUrl?: string;
+  /** The headers and TLS material to use now (fresh credentials: rotated tokens, re-run exec plugins). */
   auth(): Promise<ClusterAuth>;
   /** Drops cached credentials (exec tokens, token file contents); clients call it after a 401. */
   invalidate?(): void;

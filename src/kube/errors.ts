@@ -91,6 +91,63 @@ export class TransportError extends Error {
 }
 
 /**
+ * The HTTP status a failure carries, if any: an ApiError's, or the numeric `status` of any other
+ * error (a test double, a Status-shaped failure). The one place errors are classified by status.
+ */
+export function httpStatusOf(err: unknown): number | undefined {
+  const s = (err as { status?: unknown })?.status;
+  return typeof s === "number" ? s : undefined;
+}
+
+/**
+ * True when the API server refused a write because the object changed since it was read
+ * (409 Conflict): read it again and decide again.
+ *
+ * @example
+ * ```ts
+ * import { isConflict } from "./errors.ts";
+ * try { await Promise.reject(Object.assign(new Error("conflict"), { status: 409 })); }
+ * catch (err) { if (!isConflict(err)) throw err; }
+ * ```
+ */
+export function isConflict(err: unknown): boolean {
+  return httpStatusOf(err) === 409;
+}
+
+/**
+ * True when the object (or its resource) does not exist (404 Not Found).
+ *
+ * @example
+ * ```ts
+ * import { isNotFound } from "./errors.ts";
+ * console.log(isNotFound(Object.assign(new Error("gone"), { status: 404 }))); // true
+ * ```
+ */
+export function isNotFound(err: unknown): boolean {
+  return httpStatusOf(err) === 404;
+}
+
+/** The server's Retry-After of a failure (429, 503), in milliseconds, if it sent one. */
+export function retryAfterMsOf(err: unknown): number | undefined {
+  const s = (err as { retryAfterSeconds?: unknown })?.retryAfterSeconds;
+  return typeof s === "number" && Number.isFinite(s) && s >= 0 ? s * 1000 : undefined;
+}
+
+/** The health states a failure can put a cluster (or one operator in it) in; see `failureStateOf`. */
+export type FailureState = "unreachable" | "unauthorized" | "forbidden" | "missing-crd";
+
+/** Maps a failure to the health state it means. */
+export function failureStateOf(err: unknown): FailureState {
+  // No credentials at all (an exec plugin that fails or hangs, a vanished token file) is a 401 in all but name.
+  if (err instanceof AuthError || (err as { name?: unknown })?.name === "AuthError") return "unauthorized";
+  const status = httpStatusOf(err);
+  if (status === 401) return "unauthorized";
+  if (status === 403) return "forbidden";
+  if (status === 404) return "missing-crd";
+  return "unreachable";
+}
+
+/**
  * Builds an ApiError from an error response. `body` is the raw response text or an already
  * parsed object; a `metav1.Status` body supplies reason, message and details. `retryAfter` is
  * the Retry-After header, which wins over `details.retryAfterSeconds`.

@@ -15,6 +15,7 @@ export const SERVICE_ACCOUNT_ROOT = "/var/run/secrets/kubernetes.io/serviceaccou
 export interface InClusterOptions {
   /** Default `/var/run/secrets/kubernetes.io/serviceaccount`. */
   root?: string;
+  /** Where `KUBERNETES_SERVICE_HOST` and `_PORT` are read from. */
   env?: EnvSource;
 }
 

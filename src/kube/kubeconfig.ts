@@ -13,6 +13,7 @@ import { IN_CLUSTER, inClusterAccess, type InClusterOptions } from "./in_cluster
 
 export type { EnvSource } from "./_fields.ts";
 
+/** Which kubeconfig files to read, and where to look for the default ones. */
 export interface LoadContextsOptions {
   /** Explicit kubeconfig files (`--kubeconfig`). Each must exist and parse. When non-empty, nothing else is read. */
   files?: string[];

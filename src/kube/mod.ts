@@ -21,6 +21,25 @@ export {
   type WatchEventType,
   type WatchOptions,
 } from "./client.ts";
-export { ApiError, AuthError, ConfigError, TransportError } from "./errors.ts";
-export { namespacePath, resourcePath, type ResourceRef } from "./paths.ts";
+export {
+  ApiError,
+  AuthError,
+  ConfigError,
+  type FailureState,
+  failureStateOf,
+  httpStatusOf,
+  isConflict,
+  isNotFound,
+  retryAfterMsOf,
+  TransportError,
+} from "./errors.ts";
+export {
+  apiVersionOf,
+  namespacePath,
+  qualifiedName,
+  resourcePath,
+  type ResourceRef,
+  type ResourceType,
+} from "./paths.ts";
+export { discoverResource, type DiscoveryClient, MissingResourceError, type ResourceInfo } from "./discovery.ts";
 export { describePermission, missingPermissions, type PermissionCheck } from "./access_review.ts";

@@ -38,3 +38,30 @@ export function namespacePath(name?: string): string {
 function seg(s: string): string {
   return encodeURIComponent(s);
 }
+
+/**
+ * A kind of object the hub watches or writes: its API group ("" for the core group), version,
+ * kind and plural resource name. `namespaced` defaults to true.
+ */
+export interface ResourceType {
+  /** API group, e.g. `demo.operator`; "" for the core group. */
+  group: string;
+  /** API version, e.g. `v1`. */
+  version: string;
+  /** Kind, e.g. `Uuid`. */
+  kind: string;
+  /** Plural resource name, as in URLs and RBAC rules, e.g. `uuid`. */
+  plural: string;
+  /** False for cluster-scoped resources. Default true. */
+  namespaced?: boolean;
+}
+
+/** `group/version`, or `version` for the core group: an object's `apiVersion`. */
+export function apiVersionOf(type: ResourceType): string {
+  return type.group ? `${type.group}/${type.version}` : type.version;
+}
+
+/** `plural.group` (kubectl's fully qualified resource name), or `plural` for the core group. */
+export function qualifiedName(type: ResourceType): string {
+  return type.group ? `${type.plural}.${type.group}` : type.plural;
+}

@@ -1,47 +1,52 @@
-// Queue keys: `cluster/namespace/name` strings, built and split in one place.
+// Queue keys: `cluster/operator/namespace/name` strings, built and split in one place.
 
-/** A key that does not have the `cluster/namespace/name` shape. */
+/** A key that does not have the `cluster/operator/namespace/name` shape. */
 export class InvalidKeyError extends Error {
   override name = "InvalidKeyError";
 }
 
-/** The three parts of a queue key. `namespace` is "" for cluster-scoped objects. */
+/** The four parts of a queue key. `namespace` is "" for cluster-scoped objects. */
 export interface KeyParts {
   cluster: string;
+  /** The operator (hence the resource) the object belongs to. */
+  operator: string;
   namespace: string;
   name: string;
 }
 
 /**
- * Builds the queue key `cluster/namespace/name`.
+ * Builds the queue key `cluster/operator/namespace/name`. The operator names the resource: each
+ * operator reconciles exactly one resource, so two operators of one resource never share a key.
  *
- * Guarantees: `splitKey(makeKey(c, ns, n))` returns `c`, `ns` and `n` again.
+ * Guarantees: `splitKey(makeKey(c, o, ns, n))` returns `c`, `o`, `ns` and `n` again.
  * Assumptions: Kubernetes names and namespaces never contain "/", and neither do cluster names
- * (they are kubeconfig context names chosen by the hub). Any of them containing "/" throws.
+ * (kubeconfig context names chosen by the hub) or operator names (checked when defined). Any of
+ * them containing "/" throws.
  */
-export function makeKey(cluster: string, namespace: string, name: string): string {
-  if (cluster === "" || cluster.includes("/")) {
-    throw new InvalidKeyError(
-      `cannot build a queue key: cluster name must be non-empty without "/", got ${q(cluster)}`,
-    );
-  }
+export function makeKey(cluster: string, operator: string, namespace: string, name: string): string {
+  if (cluster === "" || cluster.includes("/")) throw bad("cluster name", cluster);
+  if (operator === "" || operator.includes("/")) throw bad("operator name", operator);
   if (namespace.includes("/")) {
     throw new InvalidKeyError(`cannot build a queue key: namespace must not contain "/", got ${q(namespace)}`);
   }
-  if (name === "" || name.includes("/")) {
-    throw new InvalidKeyError(`cannot build a queue key: name must be non-empty without "/", got ${q(name)}`);
-  }
-  return `${cluster}/${namespace}/${name}`;
+  if (name === "" || name.includes("/")) throw bad("name", name);
+  return `${cluster}/${operator}/${namespace}/${name}`;
 }
 
-/** Splits a key made by `makeKey`. Throws InvalidKeyError when it does not have three parts. */
+/** Splits a key made by `makeKey`. Throws InvalidKeyError when it does not have four parts. */
 export function splitKey(key: string): KeyParts {
   const a = key.indexOf("/");
   const b = a < 0 ? -1 : key.indexOf("/", a + 1);
-  if (a <= 0 || b < 0 || b === key.length - 1 || key.indexOf("/", b + 1) >= 0) {
-    throw new InvalidKeyError(`cannot split queue key: expected "cluster/namespace/name", got ${q(key)}`);
+  const c = b < 0 ? -1 : key.indexOf("/", b + 1);
+  if (a <= 0 || b <= a + 1 || c < 0 || c === key.length - 1 || key.indexOf("/", c + 1) >= 0) {
+    throw new InvalidKeyError(`cannot split queue key: expected "cluster/operator/namespace/name", got ${q(key)}`);
   }
-  return { cluster: key.slice(0, a), namespace: key.slice(a + 1, b), name: key.slice(b + 1) };
+  return {
+    cluster: key.slice(0, a),
+    operator: key.slice(a + 1, b),
+    namespace: key.slice(b + 1, c),
+    name: key.slice(c + 1),
+  };
 }
 
 /**
@@ -52,6 +57,18 @@ export function clusterOf(key: string): string {
   const a = key.indexOf("/");
   if (a <= 0) throw new InvalidKeyError(`cannot find the cluster of queue key: no "cluster/" prefix in ${q(key)}`);
   return key.slice(0, a);
+}
+
+/** The operator part of a key made by `makeKey` (between the first and second "/"), for per-operator metrics. */
+export function operatorOf(key: string): string {
+  const a = key.indexOf("/");
+  const b = a < 0 ? -1 : key.indexOf("/", a + 1);
+  if (a <= 0 || b <= a + 1) throw new InvalidKeyError(`cannot find the operator of queue key ${q(key)}`);
+  return key.slice(a + 1, b);
+}
+
+function bad(what: string, value: string): InvalidKeyError {
+  return new InvalidKeyError(`cannot build a queue key: ${what} must be non-empty without "/", got ${q(value)}`);
 }
 
 function q(s: string): string {

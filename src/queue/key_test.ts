@@ -1,22 +1,23 @@
 import assert from "node:assert/strict";
-import { clusterOf, InvalidKeyError, makeKey, splitKey } from "./key.ts";
+import { clusterOf, InvalidKeyError, makeKey, operatorOf, splitKey } from "./key.ts";
 
-Deno.test("makeKey() joins cluster, namespace and name with slashes", () => {
-  assert.equal(makeKey("prod", "default", "a"), "prod/default/a");
-  assert.equal(makeKey("prod", "", "cluster-scoped"), "prod//cluster-scoped");
+Deno.test("makeKey() joins cluster, operator, namespace and name with slashes", () => {
+  assert.equal(makeKey("prod", "uuid", "default", "a"), "prod/uuid/default/a");
+  assert.equal(makeKey("prod", "uuid", "", "cluster-scoped"), "prod/uuid//cluster-scoped");
 });
 
 Deno.test("splitKey() returns the parts makeKey() joined", () => {
-  assert.deepEqual(splitKey(makeKey("staging", "ns-1", "my.uuid")), {
+  assert.deepEqual(splitKey(makeKey("staging", "greeting", "ns-1", "my.uuid")), {
     cluster: "staging",
+    operator: "greeting",
     namespace: "ns-1",
     name: "my.uuid",
   });
-  assert.deepEqual(splitKey("dev//x"), { cluster: "dev", namespace: "", name: "x" });
+  assert.deepEqual(splitKey("dev/uuid//x"), { cluster: "dev", operator: "uuid", namespace: "", name: "x" });
 });
 
-Deno.test("splitKey() throws InvalidKeyError naming a key without three parts", () => {
-  for (const bad of ["", "prod", "prod/x", "/ns/x", "prod/ns/", "prod/ns/a/b"]) {
+Deno.test("splitKey() throws InvalidKeyError naming a key without four parts", () => {
+  for (const bad of ["", "prod", "prod/x", "prod/ns/x", "/op/ns/x", "prod//ns/x", "prod/op/ns/", "prod/op/ns/a/b"]) {
     assert.throws(() => splitKey(bad), (err: unknown) => {
       assert.ok(err instanceof InvalidKeyError);
       assert.equal(err.name, "InvalidKeyError");
@@ -27,15 +28,19 @@ Deno.test("splitKey() throws InvalidKeyError naming a key without three parts", 
 });
 
 Deno.test("makeKey() rejects parts that contain a slash or are empty", () => {
-  assert.throws(() => makeKey("a/b", "ns", "n"), InvalidKeyError);
-  assert.throws(() => makeKey("", "ns", "n"), InvalidKeyError);
-  assert.throws(() => makeKey("c", "n/s", "n"), InvalidKeyError);
-  assert.throws(() => makeKey("c", "ns", ""), InvalidKeyError);
+  assert.throws(() => makeKey("a/b", "op", "ns", "n"), InvalidKeyError);
+  assert.throws(() => makeKey("", "op", "ns", "n"), InvalidKeyError);
+  assert.throws(() => makeKey("c", "", "ns", "n"), InvalidKeyError);
+  assert.throws(() => makeKey("c", "o/p", "ns", "n"), InvalidKeyError);
+  assert.throws(() => makeKey("c", "op", "n/s", "n"), InvalidKeyError);
+  assert.throws(() => makeKey("c", "op", "ns", ""), InvalidKeyError);
 });
 
-Deno.test("clusterOf() returns the part before the first slash", () => {
-  assert.equal(clusterOf("prod/ns/name"), "prod");
-  assert.equal(clusterOf("prod//name"), "prod");
+Deno.test("clusterOf() and operatorOf() return the first and second parts", () => {
+  assert.equal(clusterOf("prod/uuid/ns/name"), "prod");
+  assert.equal(operatorOf("prod/uuid/ns/name"), "uuid");
+  assert.equal(operatorOf("prod/uuid//name"), "uuid");
   assert.throws(() => clusterOf("no-slash"), InvalidKeyError);
-  assert.throws(() => clusterOf("/ns/name"), InvalidKeyError);
+  assert.throws(() => clusterOf("/op/ns/name"), InvalidKeyError);
+  assert.throws(() => operatorOf("prod//ns/name"), InvalidKeyError);
 });

@@ -1,5 +1,5 @@
 // Public surface of src/queue: the fair work queue, its keys, and rate limiters.
-export { clusterOf, InvalidKeyError, type KeyParts, makeKey, splitKey } from "./key.ts";
+export { clusterOf, InvalidKeyError, type KeyParts, makeKey, operatorOf, splitKey } from "./key.ts";
 export {
   BucketLimiter,
   type ControllerRateLimiterOptions,

@@ -1,4 +1,4 @@
-// The shared work queue: client-go workqueue semantics for `cluster/namespace/name` keys, fair across clusters.
+// The shared work queue: client-go workqueue semantics for `cluster/operator/namespace/name` keys, fair across clusters.
 
 import { type Clock, SystemClock, type Timer } from "../util/clock.ts";
 import { Fifo } from "./_fifo.ts";
@@ -9,18 +9,18 @@ import { defaultControllerRateLimiter, type RateLimiter } from "./rate_limiter.t
 export { makeKey, splitKey } from "./key.ts";
 
 /**
- * Callbacks for metrics, all per cluster. They run synchronously inside queue operations, after the
- * queue's state is updated: keep them cheap and never throw from them.
+ * Callbacks for metrics, given the key (its parts name the cluster and the operator). They run
+ * synchronously inside queue operations, after the queue's state is updated: keep them cheap and
+ * never throw from them. Keys dropped by `removeCluster` get no callback: the caller forgets the
+ * cluster's series itself.
  */
 export interface WorkQueueHooks {
-  /** A key became dirty (workqueue_adds_total). Adds of a key already queued are not counted. */
-  added?(cluster: string): void;
-  /** A key was handed to a worker after waiting `waitedMs` since it was added (workqueue_queue_duration_seconds). */
-  handedOut?(cluster: string, waitedMs: number): void;
+  /** A key became dirty (workqueue_adds_total, workqueue_depth +1). Adds of a key already queued are not counted. */
+  added?(key: string): void;
+  /** A key was handed to a worker after waiting `waitedMs` since it was added (workqueue_queue_duration_seconds, depth -1). */
+  handedOut?(key: string, waitedMs: number): void;
   /** `addRateLimited` was called for a key (workqueue_retries_total). */
-  retried?(cluster: string): void;
-  /** The number of keys queued for the cluster changed (workqueue_depth). */
-  depthChanged?(cluster: string, depth: number): void;
+  retried?(key: string): void;
 }
 
 /** Settings for a FairWorkQueue. */
@@ -29,11 +29,7 @@ export interface WorkQueueOptions {
   clock?: Clock;
   /** Used by `addRateLimited`. Defaults to `defaultControllerRateLimiter({ clock })`. */
   rateLimiter?: RateLimiter;
-  /** Keys handed out per round-robin turn, per cluster. Missing clusters get 1. */
-  weights?: Record<string, number>;
   hooks?: WorkQueueHooks;
-  /** Aborting it shuts the queue down. */
-  signal?: AbortSignal;
 }
 
 /** Cheap per-cluster numbers, for health and metrics. */
@@ -90,8 +86,8 @@ interface Waiter {
  * - Adding a key that is already queued does nothing, so a burst of events for one object costs one
  *   reconcile.
  * - Within a cluster, keys are handed out in the order they were queued.
- * - Across clusters, turns are round-robin (deficit round-robin with integer weights, 1 by default).
- *   A cluster that becomes non-empty joins the end of the round, so with default weights its key is
+ * - Across clusters, turns are round-robin, one key per cluster per turn.
+ *   A cluster that becomes non-empty joins the end of the round, so its key is
  *   handed out within as many `get`s as there are clusters with queued keys, however many keys the
  *   others have.
  * - `get` waiters are served first come, first served.
@@ -100,7 +96,7 @@ interface Waiter {
  * - `add` and `get` are O(1) amortised, `addAfter` is O(log n).
  *
  * Assumptions:
- * - Every key has the `cluster/namespace/name` shape; `add` throws InvalidKeyError otherwise.
+ * - Every key starts with `cluster/` (queue keys are `cluster/operator/namespace/name`); `add` throws InvalidKeyError otherwise.
  * - Whoever receives a key from `get` calls `done(key)` exactly once, even when processing fails;
  *   otherwise the key is never handed out again.
  * - After `shutDown()` nothing is handed out any more: `get` resolves `undefined` and adds are
@@ -110,7 +106,6 @@ export class FairWorkQueue {
   readonly #clock: Clock;
   readonly #limiter: RateLimiter;
   readonly #hooks: WorkQueueHooks;
-  readonly #weights = new Map<string, number>();
   readonly #clusters = new Map<string, ClusterState>();
   /** Clusters with queued keys, in turn order; the head is the cluster being served. */
   readonly #ring = new Fifo<ClusterState>();
@@ -120,8 +115,6 @@ export class FairWorkQueue {
   readonly #processing = new Map<string, ClusterState>();
   /** Insertion-ordered, so the first entry is the longest waiting `get`. */
   readonly #waiters = new Set<Waiter>();
-  readonly #signal: AbortSignal | undefined;
-  readonly #onAbort = () => this.shutDown();
   #queued = 0;
   #seq = 0;
   #shuttingDown = false;
@@ -130,15 +123,6 @@ export class FairWorkQueue {
     this.#clock = options.clock ?? new SystemClock();
     this.#limiter = options.rateLimiter ?? defaultControllerRateLimiter({ clock: this.#clock });
     this.#hooks = options.hooks ?? {};
-    for (const [cluster, weight] of Object.entries(options.weights ?? {})) this.setWeight(cluster, weight);
-    this.#signal = options.signal;
-    if (this.#signal?.aborted) this.shutDown();
-    else this.#signal?.addEventListener("abort", this.#onAbort, { once: true });
-  }
-
-  /** True once `shutDown()` was called or the options' signal aborted. */
-  get shuttingDown(): boolean {
-    return this.#shuttingDown;
   }
 
   /** Marks `key` as needing work. Does nothing if it is already queued or after `shutDown()`. */
@@ -146,7 +130,7 @@ export class FairWorkQueue {
     const cluster = clusterOf(key);
     if (this.#shuttingDown || this.#dirty.has(key)) return;
     this.#dirty.set(key, this.#clock.now());
-    this.#hooks.added?.(cluster);
+    this.#hooks.added?.(key);
     if (this.#processing.has(key)) return; // queued again by done()
     this.#push(this.#state(cluster), key);
   }
@@ -214,7 +198,7 @@ export class FairWorkQueue {
     const cluster = clusterOf(key);
     if (this.#shuttingDown) return;
     this.#state(cluster).limited.add(key);
-    this.#hooks.retried?.(cluster);
+    this.#hooks.retried?.(key);
     this.addAfter(key, this.#limiter.when(key));
   }
 
@@ -239,11 +223,6 @@ export class FairWorkQueue {
     return this.#clusters.get(cluster)?.fifo.length ?? 0;
   }
 
-  /** Clusters the queue holds any state for, in the order first seen. */
-  clusters(): string[] {
-    return [...this.#clusters.keys()];
-  }
-
   /** How long the key next in line for `cluster` has waited; 0 when none is queued. */
   oldestWaitingMs(cluster: string): number {
     const head = this.#clusters.get(cluster)?.fifo.peek();
@@ -263,19 +242,9 @@ export class FairWorkQueue {
     };
   }
 
-  /** Sets how many keys `cluster` gets per round-robin turn (a positive integer; default 1). */
-  setWeight(cluster: string, weight: number): void {
-    if (!Number.isInteger(weight) || weight < 1) {
-      throw new RangeError(
-        `cannot set the queue weight of cluster ${JSON.stringify(cluster)}: expected a positive integer, got ${weight}`,
-      );
-    }
-    this.#weights.set(cluster, weight);
-  }
-
   /**
    * Forgets `cluster`: drops its queued keys, its delayed adds (cancelling its timer) and its
-   * rate-limiter state. Keys of it still processing are not queued again on `done`. Weights stay.
+   * rate-limiter state. Keys of it still processing are not queued again on `done`.
    *
    * Guarantees: afterwards the queue holds no timer, key or limiter entry for `cluster`, except
    * for keys added again later (a re-engaged cluster starts afresh).
@@ -290,8 +259,7 @@ export class FairWorkQueue {
     c.delayed.clear();
     c.heap.rebuild([]);
     for (const key of c.fifo) this.#dirty.delete(key);
-    const depth = c.fifo.length;
-    this.#queued -= depth;
+    this.#queued -= c.fifo.length;
     c.fifo.clear();
     for (const key of this.#processing.keys()) {
       if (clusterOf(key) === cluster) this.#dirty.delete(key);
@@ -300,14 +268,12 @@ export class FairWorkQueue {
     c.limited.clear();
     this.#limiter.forgetCluster?.(cluster);
     // The ring drops the stale state lazily, in #next.
-    if (depth > 0) this.#hooks.depthChanged?.(cluster, 0);
   }
 
   /** Stops the queue: cancels every timer and resolves every waiting `get` with `undefined`. Idempotent. */
   shutDown(): void {
     if (this.#shuttingDown) return;
     this.#shuttingDown = true;
-    this.#signal?.removeEventListener("abort", this.#onAbort);
     for (const c of this.#clusters.values()) {
       c.timer?.cancel();
       c.timer = undefined;
@@ -345,10 +311,9 @@ export class FairWorkQueue {
     this.#queued++;
     if (!c.inRing) {
       c.inRing = true;
-      c.credit = this.#weights.get(c.name) ?? 1;
+      c.credit = 1;
       this.#ring.push(c);
     }
-    this.#hooks.depthChanged?.(c.name, c.fifo.length);
     while (this.#waiters.size > 0 && this.#queued > 0) {
       const waiter = this.#waiters.values().next().value as Waiter;
       this.#waiters.delete(waiter);
@@ -372,15 +337,14 @@ export class FairWorkQueue {
         c.inRing = false;
       } else if (--c.credit <= 0) {
         this.#ring.shift();
-        c.credit = this.#weights.get(c.name) ?? 1;
+        c.credit = 1;
         this.#ring.push(c);
       }
       const addedAt = this.#dirty.get(key) as number;
       this.#dirty.delete(key);
       this.#processing.set(key, c);
       c.processing++;
-      this.#hooks.depthChanged?.(c.name, c.fifo.length);
-      this.#hooks.handedOut?.(c.name, this.#clock.now() - addedAt);
+      this.#hooks.handedOut?.(key, this.#clock.now() - addedAt);
       return key;
     }
   }

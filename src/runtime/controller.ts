@@ -2,20 +2,33 @@
 
 import { type FairWorkQueue, makeKey, splitKey, type TokenBucket } from "../queue/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
-import { type ClusterContext, type Reconciler, TerminalError } from "./reconciler.ts";
+import { type ClusterConnection, type EventSink, type Reconciler, TerminalError } from "./reconciler.ts";
+import type { KubeResourceClient } from "./resource_client.ts";
 
 export type ReconcileOutcome = "success" | "error" | "requeue_after" | "terminal";
 
 /** Hooks for metrics; all optional. */
 export interface ControllerObserver {
-  reconciled?(cluster: string, outcome: ReconcileOutcome, seconds: number): void;
+  reconciled?(cluster: string, operator: string, outcome: ReconcileOutcome, seconds: number): void;
+}
+
+/** What reconciling one operator's objects in one cluster needs; built once per cluster and operator. */
+export interface ReconcileTarget {
+  readonly reconciler: Reconciler;
+  /** The operator's typed client in this cluster; each reconcile gets it bound to its own signal. */
+  readonly client: KubeResourceClient;
+  readonly events: EventSink;
+  /** Any engaged cluster by name, for the reconcile's `cluster(name)`; bound to the reconcile's signal. */
+  cluster(name: string, signal: AbortSignal): ClusterConnection | undefined;
 }
 
 export interface ControllerOptions {
-  reconciler: Reconciler;
   queue: FairWorkQueue;
-  /** Looks up the engaged cluster a key belongs to; undefined once it is disengaged. */
-  cluster(name: string): ClusterContext | undefined;
+  /**
+   * Looks up what reconciles a key's cluster and operator; undefined once the cluster is disengaged,
+   * or while this replica may not reconcile there (the key is then forgotten).
+   */
+  target(cluster: string, operator: string): ReconcileTarget | undefined;
   /** Reconciles running at once across all clusters. Default 16. */
   concurrency?: number;
   /** Process-wide reconcile rate budget shared by every cluster. */
@@ -30,7 +43,7 @@ export interface ControllerOptions {
 }
 
 /** Raised into a reconcile's signal when it runs past the timeout. */
-export class ReconcileTimeoutError extends Error {
+class ReconcileTimeoutError extends Error {
   override name = "ReconcileTimeoutError";
 }
 
@@ -56,11 +69,15 @@ export class Controller {
     this.#lastCompletedAt = this.#clock.now();
   }
 
-  /** Queues `namespace/name` keys of one cluster. */
-  enqueue(cluster: string, keys: Iterable<string>): void {
+  /** Queues `namespace/name` (or `name`) cache keys of one operator in one cluster. */
+  enqueue(cluster: string, operator: string, keys: Iterable<string>): void {
     for (const k of keys) {
       const slash = k.indexOf("/");
-      this.#o.queue.add(slash < 0 ? makeKey(cluster, "", k) : makeKey(cluster, k.slice(0, slash), k.slice(slash + 1)));
+      this.#o.queue.add(
+        slash < 0
+          ? makeKey(cluster, operator, "", k)
+          : makeKey(cluster, operator, k.slice(0, slash), k.slice(slash + 1)),
+      );
     }
   }
 
@@ -108,16 +125,16 @@ export class Controller {
 
   async #process(key: string, stop: AbortSignal): Promise<void> {
     const { queue, logger } = this.#o;
-    const { cluster, namespace, name } = splitKey(key);
-    const ctx = this.#o.cluster(cluster);
-    if (!ctx) {
+    const { cluster, operator, namespace, name } = splitKey(key);
+    const target = this.#o.target(cluster, operator);
+    if (!target) {
       queue.forget(key);
       return;
     }
     const reconcileId = (++this.#seq).toString(36);
     // Built on first use: most reconciles log nothing.
     let log: Logger | undefined;
-    const logFor = () => (log ??= logger.child({ cluster, namespace, name, reconcileId }));
+    const logFor = () => (log ??= logger.child({ cluster, operator, namespace, name, reconcileId }));
     const timeoutMs = this.#o.reconcileTimeoutMs ?? 30_000;
     // On shutdown the reconcile keeps running until the drain deadline, then start() aborts it.
     const abort = new AbortController();
@@ -134,10 +151,13 @@ export class Controller {
           abort.abort(err);
         });
       });
+      const signal = abort.signal;
       const result = await Promise.race([
-        this.#o.reconciler.reconcile({ cluster, namespace, name }, {
-          cluster: ctx,
-          signal: abort.signal,
+        target.reconciler.reconcile({ cluster, namespace, name }, {
+          client: target.client.withSignal(signal),
+          events: target.events,
+          cluster: (other) => target.cluster(other, signal),
+          signal,
           get logger() {
             return logFor();
           },
@@ -148,17 +168,17 @@ export class Controller {
       queue.forget(key);
       if (result && result.requeueAfterMs >= 0) {
         queue.addAfter(key, result.requeueAfterMs);
-        this.#observe(cluster, "requeue_after", started);
-      } else this.#observe(cluster, "success", started);
+        this.#observe(cluster, operator, "requeue_after", started);
+      } else this.#observe(cluster, operator, "success", started);
     } catch (err) {
       if (err instanceof TerminalError) {
         queue.forget(key);
         logFor().error("reconcile failed for good", { error: err });
-        this.#observe(cluster, "terminal", started);
+        this.#observe(cluster, operator, "terminal", started);
       } else {
         if (!stop.aborted) queue.addRateLimited(key);
         logFor().warn("reconcile failed, will retry", { error: errorText(err), retries: queue.numRequeues(key) });
-        this.#observe(cluster, "error", started);
+        this.#observe(cluster, operator, "error", started);
       }
     } finally {
       this.#inFlight--;
@@ -168,7 +188,7 @@ export class Controller {
     }
   }
 
-  #observe(cluster: string, outcome: ReconcileOutcome, started: number): void {
-    this.#o.observer?.reconciled?.(cluster, outcome, (this.#clock.now() - started) / 1000);
+  #observe(cluster: string, operator: string, outcome: ReconcileOutcome, started: number): void {
+    this.#o.observer?.reconciled?.(cluster, operator, outcome, (this.#clock.now() - started) / 1000);
   }
 }

@@ -3,35 +3,45 @@ import assert from "node:assert/strict";
 import { FairWorkQueue } from "../queue/mod.ts";
 import { silentLogger, VirtualClock } from "../util/mod.ts";
 import { Controller, type ReconcileOutcome } from "./controller.ts";
-import { type ClusterContext, type Reconciler, type Request, TerminalError } from "./reconciler.ts";
-import { Store } from "./store.ts";
+import { type Reconciler, type Request, TerminalError } from "./reconciler.ts";
+import { KubeResourceClient } from "./resource_client.ts";
+import { Store, trimObject } from "./store.ts";
 
-const cluster = (name: string): ClusterContext => ({
-  name,
-  store: new Store(),
-  api: { request: () => Promise.reject(new Error("no API in this test")) },
-  events: { record: () => Promise.resolve() },
-});
+const target = (reconcile: Reconciler["reconcile"]) => {
+  const events = { record: () => Promise.resolve() };
+  const client = new KubeResourceClient({
+    api: { request: () => Promise.reject(new Error("no API in this test")) },
+    cluster: "a",
+    operator: "op",
+    type: { group: "g", version: "v1", kind: "K", plural: "ks" },
+    verbs: new Set(),
+    store: new Store(),
+    project: trimObject,
+    info: { statusSubresource: true },
+    rediscover: () => Promise.resolve({ statusSubresource: true }),
+    events,
+  });
+  return { reconciler: { reconcile }, client, events, cluster: () => undefined };
+};
 
 function setup(reconcile: Reconciler["reconcile"], options: { concurrency?: number; timeoutMs?: number } = {}) {
   const clock = new VirtualClock(0);
   const queue = new FairWorkQueue({ clock });
   const outcomes: [string, ReconcileOutcome][] = [];
-  const contexts = new Map([["a", cluster("a")], ["b", cluster("b")]]);
+  const clusters = new Map([["a", target(reconcile)], ["b", target(reconcile)]]);
   const controller = new Controller({
-    reconciler: { reconcile },
     queue,
-    cluster: (name) => contexts.get(name),
+    target: (name, operator) => operator === "op" ? clusters.get(name) : undefined,
     concurrency: options.concurrency ?? 2,
     reconcileTimeoutMs: options.timeoutMs ?? 1000,
     drainTimeoutMs: 500,
     clock,
     logger: silentLogger(),
-    observer: { reconciled: (c, o) => outcomes.push([c, o]) },
+    observer: { reconciled: (c, _op, o) => outcomes.push([c, o]) },
   });
   const stop = new AbortController();
   const done = controller.start(stop.signal);
-  return { clock, queue, controller, outcomes, stop, done, contexts };
+  return { clock, queue, controller, outcomes, stop, done, clusters };
 }
 
 Deno.test("Controller retries a failing reconcile with growing backoff and forgets it after success", async () => {
@@ -40,12 +50,12 @@ Deno.test("Controller retries a failing reconcile with growing backoff and forge
     calls.push(t.clock.now());
     return calls.length < 4 ? Promise.reject(new Error("transient")) : Promise.resolve();
   });
-  t.controller.enqueue("a", ["ns/x"]);
+  t.controller.enqueue("a", "op", ["ns/x"]);
   await t.clock.advance(1000);
   assert.equal(calls.length, 4);
   // 5 ms, 10 ms, 20 ms between attempts (client-go's per-item exponential backoff).
   assert.deepEqual(calls.slice(1).map((c, i) => c - calls[i]), [5, 10, 20]);
-  assert.equal(t.queue.numRequeues("a/ns/x"), 0, "forgotten after success");
+  assert.equal(t.queue.numRequeues("a/op/ns/x"), 0, "forgotten after success");
   assert.deepEqual(t.outcomes.map(([, o]) => o), ["error", "error", "error", "success"]);
   t.stop.abort();
   await t.done;
@@ -57,7 +67,7 @@ Deno.test("Controller does not retry a TerminalError", async () => {
     calls++;
     return Promise.reject(new TerminalError("cannot be fixed by retrying"));
   });
-  t.controller.enqueue("a", ["ns/x"]);
+  t.controller.enqueue("a", "op", ["ns/x"]);
   await t.clock.advance(10_000);
   assert.equal(calls, 1);
   assert.deepEqual(t.outcomes, [["a", "terminal"]]);
@@ -75,9 +85,9 @@ Deno.test("Controller abandons a reconcile that hangs past the timeout, retries 
     }
     return Promise.resolve();
   }, { concurrency: 1, timeoutMs: 1000 });
-  t.controller.enqueue("a", ["ns/stuck"]);
+  t.controller.enqueue("a", "op", ["ns/stuck"]);
   await t.clock.advance(10);
-  t.controller.enqueue("b", ["ns/other"]);
+  t.controller.enqueue("b", "op", ["ns/other"]);
   await t.clock.advance(1100);
   // With one worker, "other" could only run because the hung reconcile was abandoned at 1000 ms.
   assert.ok(seen.includes("other@1000"), seen.join(", "));
@@ -98,9 +108,9 @@ Deno.test("Controller never reconciles the same key twice at once, and reruns it
     await t.clock.sleep(100);
     running--;
   }, { concurrency: 4 });
-  t.controller.enqueue("a", ["ns/x"]);
+  t.controller.enqueue("a", "op", ["ns/x"]);
   await t.clock.advance(10);
-  for (let i = 0; i < 5; i++) t.controller.enqueue("a", ["ns/x"]);
+  for (let i = 0; i < 5; i++) t.controller.enqueue("a", "op", ["ns/x"]);
   await t.clock.advance(500);
   assert.equal(maxRunning, 1);
   assert.equal(runs, 2, "one run, plus one for the adds made while it ran");
@@ -114,8 +124,8 @@ Deno.test("Controller skips keys of a cluster that was disengaged", async () => 
     calls++;
     return Promise.resolve();
   });
-  t.contexts.delete("b");
-  t.controller.enqueue("b", ["ns/x"]);
+  t.clusters.delete("b");
+  t.controller.enqueue("b", "op", ["ns/x"]);
   await t.clock.advance(100);
   assert.equal(calls, 0);
   t.stop.abort();
@@ -128,7 +138,7 @@ Deno.test("Controller.start() lets an in-flight reconcile finish on shutdown, wi
     await t.clock.sleep(200);
     finished = true;
   });
-  t.controller.enqueue("a", ["ns/x"]);
+  t.controller.enqueue("a", "op", ["ns/x"]);
   await t.clock.advance(10);
   t.stop.abort();
   let settled = false;

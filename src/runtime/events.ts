@@ -1,7 +1,8 @@
 // Posts Kubernetes Events at or above a level, aggregating repeats by count instead of flooding.
 
+import { resourcePath } from "../kube/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
-import type { ApiClient, EventSink } from "./reconciler.ts";
+import type { ApiClient } from "./reconciler.ts";
 
 export type EventLevel = "Normal" | "Warning";
 
@@ -33,7 +34,7 @@ interface Series {
  * Guarantees: `record` never throws (an event is a courtesy, not part of reconciliation), and the
  * same object, reason and message within the window produce one Event whose count grows.
  */
-export class EventRecorder implements EventSink {
+export class EventRecorder {
   readonly #o: EventRecorderOptions;
   readonly #clock: Clock;
   readonly #series = new Map<string, Series>();
@@ -60,14 +61,14 @@ export class EventRecorder implements EventSink {
       if (existing && now - existing.firstAt < window) {
         existing.count++;
         existing.lastAt = now;
-        await this.#o.api.request("PATCH", `/api/v1/namespaces/${namespace}/events/${existing.name}`, {
+        await this.#o.api.request("PATCH", eventsPath(namespace, existing.name), {
           body: { count: existing.count, lastTimestamp: ts },
           contentType: "application/merge-patch+json",
         });
         return;
       }
       const name = `${object.metadata.name}.${now.toString(16)}${Math.floor(Math.random() * 0xffff).toString(16)}`;
-      await this.#o.api.request("POST", `/api/v1/namespaces/${namespace}/events`, {
+      await this.#o.api.request("POST", eventsPath(namespace), {
         body: {
           apiVersion: "v1",
           kind: "Event",
@@ -100,4 +101,8 @@ export class EventRecorder implements EventSink {
       this.#o.logger?.warn("could not post event", { reason, error: errorText(err) });
     }
   }
+}
+
+function eventsPath(namespace: string, name?: string): string {
+  return resourcePath({ group: "", version: "v1", plural: "events", namespace, name });
 }

@@ -1,45 +1,77 @@
-// The contract between the hub and an operator it hosts: which resource, which permissions, how to reconcile.
+// The contract between the hub and an operator it hosts: which resource, what it does with it, how to reconcile.
 
-import type { ClusterContext, Reconciler } from "./reconciler.ts";
+import type { PermissionCheck, ResourceType } from "../kube/mod.ts";
+import type { Reconciler } from "./reconciler.ts";
+import type { Verb } from "./resource_client.ts";
 import type { Projection, StoredObject } from "./store.ts";
 
-/** A permission the operator needs, checked before watching (SelfSubjectAccessReview). */
-export interface PermissionCheck {
-  verb: string;
-  group: string;
-  resource: string;
-  subresource?: string;
-  namespace?: string;
+/** Another resource an operator uses, and what it does with it (checked in pre-flight like its own). */
+export interface ResourceUse {
+  /** The resource. */
+  type: ResourceType;
+  /** What the operator does with it. */
+  verbs: readonly Verb[];
 }
 
-/** What `prepare` learned about a cluster. */
-export interface Preparation {
-  /** The permissions needed given what the cluster offers (e.g. with or without a status subresource). */
-  permissions: PermissionCheck[];
-}
-
-/** Raised by `prepare` when the cluster does not serve the operator's resource. */
-export class MissingResourceError extends Error {
-  override name = "MissingResourceError";
-  readonly status = 404;
-}
-
-export interface Operator {
-  /** Controller name, used in metrics and logs. */
+/**
+ * One operator: a resource it watches in every engaged cluster, and a reconciler. Everything the
+ * runtime does for it (discovery, RBAC pre-flight, watch, cache, queue, typed client) follows from
+ * these declarations.
+ */
+export interface Operator<T extends StoredObject = StoredObject> {
+  /** Unique in a hub; the `controller` label in metrics, the key in `/status` operators. No "/". */
   readonly name: string;
-  readonly resource: { group: string; version: string; plural: string };
-  /** What the store keeps of each object. */
+  /** The resource it watches and reconciles. */
+  readonly resource: ResourceType;
+  /** What the reconciler does with its own resource (`list` and `watch` are implied). */
+  readonly verbs: readonly Verb[];
+  /** True when it posts Kubernetes Events (pre-flight then checks `create events`). */
+  readonly events: boolean;
+  /** Other resources it reads or writes, in any engaged cluster. */
+  readonly uses: readonly ResourceUse[];
+  /** What the cache keeps of each object. Default: `trimObject`. Operators of one resource with the same projection share one watch and cache. */
   readonly project?: Projection;
-  readonly reconciler: Reconciler;
   /**
-   * A cheap pre-check on the stored object, from its current state only (never the event): false
+   * A cheap pre-check on the cached object, from its current state only (never the event): false
    * means a reconcile would certainly do nothing, so the key is not queued. It keeps the watch
    * event of the operator's own write, and every finished object at startup, out of the queue.
    * Deleted objects are always passed on.
    */
-  readonly needsReconcile?: (object: StoredObject) => boolean;
-  /** Discovers what the cluster offers; throws MissingResourceError when the resource is not served. */
-  prepare(cluster: ClusterContext, signal: AbortSignal): Promise<Preparation>;
-  /** Drops whatever the operator remembers of a disengaged cluster. */
-  forget?(cluster: string): void;
+  readonly needsReconcile?: (object: T) => boolean;
+  /** Reconciles one object at a time. */
+  readonly reconciler: Reconciler<T>;
 }
+
+/**
+ * The RBAC checks an operator needs in a cluster, derived from its declarations: `list` and `watch`
+ * of its resource, each declared verb (`patchStatus` as `patch` of `status`, or of the object itself
+ * when the CRD has no status subresource; `apply` as `patch`), `create events` when it posts events,
+ * and the verbs of every other resource it uses. With `namespaces`, namespaced checks are made in each.
+ */
+export function permissionsFor(
+  operator: Operator,
+  options: { statusSubresource: boolean; namespaces: readonly string[] },
+): PermissionCheck[] {
+  const checks = new Map<string, { check: PermissionCheck; namespaced: boolean }>();
+  const add = (type: ResourceType, verb: string, subresource?: string) => {
+    const check = { verb, group: type.group, resource: type.plural, ...(subresource ? { subresource } : {}) };
+    checks.set(`${verb} ${type.plural}.${type.group}/${subresource ?? ""}`, {
+      check,
+      namespaced: type.namespaced !== false,
+    });
+  };
+  const addAll = (type: ResourceType, verbs: readonly Verb[], statusSubresource: boolean) => {
+    for (const verb of verbs) {
+      if (verb === "patchStatus") add(type, "patch", statusSubresource ? "status" : undefined);
+      else add(type, verb === "apply" ? "patch" : verb);
+    }
+  };
+  addAll(operator.resource, ["list", "watch", ...operator.verbs], options.statusSubresource);
+  if (operator.events) add(EVENTS, "create");
+  for (const use of operator.uses) addAll(use.type, use.verbs, true);
+  return [...checks.values()].flatMap(({ check, namespaced }) =>
+    namespaced && options.namespaces.length ? options.namespaces.map((namespace) => ({ ...check, namespace })) : [check]
+  );
+}
+
+const EVENTS: ResourceType = { group: "", version: "v1", kind: "Event", plural: "events" };

@@ -1,24 +1,24 @@
 // The reconciler contract: one level-based method that reads current state, never the event that woke it.
 
 import type { Logger } from "../util/mod.ts";
-import type { Store } from "./store.ts";
+import type { ResourceClient } from "./resource_client.ts";
+import type { ResourceType } from "../kube/mod.ts";
+import type { StoredObject } from "./store.ts";
 
-/** What to reconcile: the cluster is part of the request, as in multicluster-runtime. */
+/**
+ * What to reconcile: one object of the operator's resource in one cluster. The cluster is part of
+ * the request, as in multicluster-runtime. `namespace` is "" for cluster-scoped objects.
+ */
 export interface Request {
+  /** The engaged cluster's name. */
   cluster: string;
+  /** The object's namespace; "" for cluster-scoped objects. */
   namespace: string;
+  /** The object's name. */
   name: string;
 }
 
-/** What a cluster offers a reconciler: its cache and a rate-limited API client. */
-export interface ClusterContext {
-  readonly name: string;
-  readonly store: Store;
-  readonly api: ApiClient;
-  readonly events: EventSink;
-}
-
-/** The subset of the kube client a reconciler may use; every call spends the cluster's API budget. */
+/** The request-independent subset of the kube client the runtime builds on; every call spends the cluster's API budget. */
 export interface ApiClient {
   request<T>(method: string, path: string, options?: {
     query?: Record<string, string | number | boolean | undefined>;
@@ -30,20 +30,43 @@ export interface ApiClient {
   }): Promise<T>;
 }
 
-/** Posts Kubernetes Events about an object. Never throws. */
-export interface EventSink {
-  record(
-    object: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; uid?: string } },
-    type: "Normal" | "Warning",
-    reason: string,
-    message: string,
-  ): Promise<void>;
+/** An object an event is about: its identity (apiVersion and kind come from the resource). */
+export interface EventSubject {
+  /** The object's identity; `uid` ties the event to this incarnation of it. */
+  metadata: { name: string; namespace?: string; uid?: string };
 }
 
-export interface ReconcileContext {
-  readonly cluster: ClusterContext;
+/** Posts Kubernetes Events about objects of the operator's resource. Never throws. */
+export interface EventSink {
+  /** Posts (or, for a repeat, counts) an event; events below the hub's `--event-level` are dropped. */
+  record(object: EventSubject, type: "Normal" | "Warning", reason: string, message: string): Promise<void>;
+}
+
+/** Another engaged cluster, for operators that reach across clusters (e.g. copying an object from a home cluster). */
+export interface ClusterConnection {
+  /** The cluster's name. */
+  readonly name: string;
+  /** A client for `type` in this cluster (the operator's own resource when omitted); it must be declared by the operator. */
+  client<U extends StoredObject = StoredObject>(type?: ResourceType): ResourceClient<U>;
+}
+
+/**
+ * What one reconcile can reach: a typed client for the operator's resource in the request's cluster
+ * (cache and API), events, the other engaged clusters, an abort signal (timeout, shutdown) and a logger
+ * carrying cluster, namespace, name and reconcileId.
+ */
+export interface ReconcileScope<T extends StoredObject = StoredObject> {
+  /** The operator's resource in the request's cluster: cache, reads and writes. */
+  readonly client: ResourceClient<T>;
+  /** Kubernetes Events about objects of the operator's resource. */
+  readonly events: EventSink;
+  /** Any engaged cluster by name (the request's own included); undefined when it is not engaged. */
+  cluster(name: string): ClusterConnection | undefined;
+  /** Aborted when the reconcile times out or the hub shuts down; the client's calls use it. */
   readonly signal: AbortSignal;
+  /** Logs with cluster, operator, namespace, name and reconcileId. */
   readonly logger: Logger;
+  /** Identifies this reconcile in logs. */
   readonly reconcileId: string;
 }
 
@@ -54,11 +77,22 @@ export type ReconcileResult = void | { requeueAfterMs: number };
  * Guarantees (from the controller): a request is never reconciled twice at once; a thrown error
  * means a retry with per-item backoff, except a TerminalError, which is logged and not retried.
  */
-export interface Reconciler {
-  reconcile(request: Request, context: ReconcileContext): Promise<ReconcileResult>;
+export interface Reconciler<T extends StoredObject = StoredObject> {
+  /** Brings the object named by `request` to its desired state. */
+  reconcile(request: Request, scope: ReconcileScope<T>): Promise<ReconcileResult>;
 }
 
-/** An error that retrying cannot fix. */
+/**
+ * An error that retrying cannot fix: the controller logs it and does not retry the request.
+ *
+ * @example
+ * ```ts
+ * import { TerminalError } from "./reconciler.ts";
+ * const err = new TerminalError("spec.size must be positive, got -1");
+ * console.log(err.name); // "TerminalError"
+ * ```
+ */
 export class TerminalError extends Error {
+  /** Always "TerminalError". */
   override name = "TerminalError";
 }

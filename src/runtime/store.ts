@@ -2,17 +2,25 @@
 
 /** The metadata every stored object keeps. */
 export interface ObjectMeta {
+  /** The object's name. */
   name: string;
+  /** Its namespace; absent for cluster-scoped objects. */
   namespace?: string;
+  /** Identifies this incarnation of the object. */
   uid?: string;
+  /** The version a write must carry to be applied only if nothing changed since. */
   resourceVersion?: string;
+  /** Bumped by every change of the spec. */
   generation?: number;
+  /** Set once the object is being deleted. */
   deletionTimestamp?: string;
 }
 
 /** A stored object: metadata plus whatever the operator's projection keeps. */
 export interface StoredObject {
+  /** Identity and versions. */
   metadata: ObjectMeta;
+  /** `spec`, `status`, or whatever else the projection keeps. */
   [field: string]: unknown;
 }
 
@@ -60,6 +68,11 @@ export class Store {
 
   get size(): number {
     return this.#items.size;
+  }
+
+  /** What this store keeps of each object; operators with the same projection can share the store. */
+  get projection(): Projection {
+    return this.#project;
   }
 
   get(key: string): StoredObject | undefined {

@@ -1,15 +1,10 @@
 // The list-then-watch loop for one resource in one cluster: relists on 410, reconnects with backoff,
 // and aborts silent streams with an inactivity watchdog.
 
+import { failureStateOf, httpStatusOf, retryAfterMsOf, type WatchEvent } from "../kube/mod.ts";
 import { Backoff, type BackoffOptions, type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
+import type { WatchPhase } from "./health_state.ts";
 import type { Store } from "./store.ts";
-
-/** One event of a watch stream, as the kube layer yields it. */
-export interface WatchEvent {
-  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
-  // deno-lint-ignore no-explicit-any
-  object: any;
-}
 
 /** What the watcher needs from a cluster client (the kube layer's KubeClient fits). */
 export interface ListWatchClient {
@@ -29,16 +24,6 @@ export interface ListWatchClient {
   /** Makes the next request use a new connection (the watchdog calls it: the current one may be half-open). */
   resetConnections?(): void;
 }
-
-/** Where a watcher stands, as health reports it. */
-export type WatchPhase =
-  | "connecting"
-  | "syncing"
-  | "watching"
-  | "unreachable"
-  | "unauthorized"
-  | "forbidden"
-  | "missing-crd";
 
 export interface WatchSnapshot {
   phase: WatchPhase;
@@ -80,31 +65,8 @@ class GoneError extends Error {
 }
 
 /** Raised by the watchdog to reopen a silent stream. */
-export class StreamStalledError extends Error {
+class StreamStalledError extends Error {
   override name = "StreamStalledError";
-}
-
-/** The HTTP status an error carries, if any (duck-typed so the kube layer stays swappable). */
-export function httpStatusOf(err: unknown): number | undefined {
-  const s = (err as { status?: unknown })?.status;
-  return typeof s === "number" ? s : undefined;
-}
-
-/** The server's Retry-After of a failure (429, 503), in milliseconds, if it sent one. */
-export function retryAfterMsOf(err: unknown): number | undefined {
-  const s = (err as { retryAfterSeconds?: unknown })?.retryAfterSeconds;
-  return typeof s === "number" && Number.isFinite(s) && s >= 0 ? s * 1000 : undefined;
-}
-
-/** Maps a failure to the phase health shows. */
-export function phaseFor(err: unknown): WatchPhase {
-  // No credentials at all (an exec plugin that fails or hangs, a vanished token file) is a 401 in all but name.
-  if ((err as { name?: unknown })?.name === "AuthError") return "unauthorized";
-  const status = httpStatusOf(err);
-  if (status === 401) return "unauthorized";
-  if (status === 403) return "forbidden";
-  if (status === 404) return "missing-crd";
-  return "unreachable";
 }
 
 /**
@@ -167,7 +129,7 @@ export class Watcher {
           continue;
         }
         const delay = this.#delayAfter(err);
-        const phase = err instanceof StreamStalledError ? "connecting" : phaseFor(err);
+        const phase = err instanceof StreamStalledError ? "connecting" : failureStateOf(err);
         const message = errorText(err);
         this.#snap.phase = phase;
         this.#snap.lastError = message;

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { VirtualClock } from "../util/mod.ts";
 import { Store } from "./store.ts";
-import { type ListWatchClient, Watcher, type WatchEvent } from "./watcher.ts";
+import type { WatchEvent } from "../kube/mod.ts";
+import { type ListWatchClient, Watcher } from "./watcher.ts";
 
 const obj = (name: string, rv: string) => ({ metadata: { name, namespace: "ns", resourceVersion: rv } });
 

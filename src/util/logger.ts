@@ -1,7 +1,10 @@
 // A small structured logger: JSON or text lines, levels, bound fields, and credential redaction.
 
+/** Severity of a log line; lines below the logger's level are dropped. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
+/** One JSON object per line, or `key=value` text. */
 export type LogFormat = "json" | "text";
+/** Structured fields of a log line (credentials among them are masked). */
 export type LogFields = Record<string, unknown>;
 
 export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
@@ -23,11 +26,15 @@ export function redact(text: string): string {
   return out;
 }
 
+/** How a Logger writes. */
 export interface LoggerOptions {
+  /** Lines below this level are dropped. Default info. */
   level?: LogLevel;
+  /** Default json. */
   format?: LogFormat;
   /** Where lines go; defaults to stderr. */
   write?: (line: string) => void;
+  /** Time source for the `time` field. Default Date.now. */
   now?: () => number;
 }
 
@@ -53,7 +60,16 @@ export class Logger {
   readonly #sink: Sink;
   readonly #fields: LogFields;
 
-  constructor(options: LoggerOptions = {}, fields: LogFields = {}, sink?: Sink) {
+  /**
+   * A logger writing at or above `options.level`, with `fields` on every line.
+   *
+   * @example
+   * ```ts
+   * import { Logger } from "./logger.ts";
+   * new Logger({ level: "info", format: "text" }).info("hub started", { clusters: 3 });
+   * ```
+   */
+  constructor(options: LoggerOptions = {}, fields: LogFields = {}, /** @ignore */ sink?: Sink) {
     // Children share their parent's sink: the controller makes one child per reconcile.
     this.#sink = sink ?? makeSink(options);
     this.#fields = fields;
@@ -64,19 +80,24 @@ export class Logger {
     return new Logger({}, { ...this.#fields, ...fields }, this.#sink);
   }
 
+  /** Whether a line at `level` would be written. */
   enabled(level: LogLevel): boolean {
     return RANK[level] >= this.#sink.min;
   }
 
+  /** Writes a debug line. */
   debug(msg: string, fields?: LogFields): void {
     this.#log("debug", msg, fields);
   }
+  /** Writes an info line. */
   info(msg: string, fields?: LogFields): void {
     this.#log("info", msg, fields);
   }
+  /** Writes a warning line. */
   warn(msg: string, fields?: LogFields): void {
     this.#log("warn", msg, fields);
   }
+  /** Writes an error line. */
   error(msg: string, fields?: LogFields): void {
     this.#log("error", msg, fields);
   }

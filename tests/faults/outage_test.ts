@@ -5,7 +5,7 @@
 // is dead, so "objects created during the outage" exist and must get UUIDs once the hub reconnects.
 
 import assert from "node:assert/strict";
-import { ClusterApi, UUID_V4, type UuidObserver, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
+import { type ClusterApi, UUID_V4, type UuidObserver, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
 import { FaultApiserver } from "../support/fault_cluster.ts";
 import { faultScenario, recordFigure, secondsSince, StatusSampler } from "../support/fault_harness.ts";
 import { FaultProxy } from "../support/fault_proxy.ts";

@@ -44,7 +44,7 @@ Deno.test("A rotated certificate pair is served without a restart, a mismatched 
   const catalog = await loadContexts({ files: [KUBECONFIG_PATH], env: () => undefined, cwd: Deno.cwd() });
   const [home] = catalog.select(["prod"], {});
   const api = new KubeClient(home, { logger });
-  const hub = new Hub({ operator: uuidOperator(), logger });
+  const hub = new Hub({ operators: [uuidOperator()], logger });
   const first = await opensslPair(dir.path, "first", "rotation-first");
   const second = await opensslPair(dir.path, "second", "rotation-second");
   const certFile = `${dir.path}/tls.crt`;

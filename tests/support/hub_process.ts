@@ -16,6 +16,8 @@ export interface HubProcessOptions {
   args?: string[];
   /** Kubeconfig files; default clusters/local.yaml. */
   kubeconfigs?: string[];
+  /** The script to run instead of src/main.ts (e.g. examples/run_greeting.ts), relative to the repository root. */
+  entry?: string;
   /** Replaces the run task's permission flags (to prove a missing permission fails clearly). */
   permissions?: string[];
   env?: Record<string, string>;
@@ -44,7 +46,7 @@ export class HubProcess {
     const args = [
       "run",
       ...(options.permissions ?? runTaskPermissions()),
-      `${root}src/main.ts`,
+      `${root}${options.entry ?? "src/main.ts"}`,
       ...kubeconfigs.flatMap((k) => ["--kubeconfig", k]),
       "--clusters",
       options.clusters.join(","),

@@ -29,7 +29,8 @@ export const OK_MESSAGE = "UUID assigned by operator-hub";
  * - a valid UUID with a state other than Ok (missing, unknown or a stale Error) → state Ok, same UUID.
  * A valid UUID is never replaced.
  */
-export function decide(status: UuidStatus | undefined): Decision {
+export function decide(current: unknown): Decision {
+  const status = current as UuidStatus | undefined;
   const uuid = status?.uuid;
   if (uuid === undefined || uuid === null || uuid === "") return { action: "generate" };
   if (typeof uuid !== "string" || !validate(uuid)) {
@@ -46,4 +47,22 @@ function invalidMessage(value: unknown): string {
   if (shown.length > 80) shown = shown.slice(0, 77) + "...";
   return `status.uuid is not a valid UUID (found ${typeof value} ${shown}); it is left untouched: ` +
     `remove status.uuid to have a new one generated`;
+}
+
+/**
+ * The status a decision writes, for the object's `generation`: a new UUID with state Ok, state Ok alone, or
+ * state Error with the message.
+ */
+export function statusFor(
+  d: Exclude<Decision, { action: "none" }>,
+  newUuid: () => string,
+  observedGeneration?: number,
+): Record<string, unknown> {
+  if (d.action === "mark-error") return { state: "Error", message: d.message, observedGeneration };
+  return {
+    ...(d.action === "generate" ? { uuid: newUuid() } : {}),
+    state: "Ok",
+    message: OK_MESSAGE,
+    observedGeneration,
+  };
 }

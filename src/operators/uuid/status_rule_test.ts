@@ -1,6 +1,6 @@
 // Unit tests for the Uuid status rule.
 import assert from "node:assert/strict";
-import { decide } from "./status_rule.ts";
+import { decide, OK_MESSAGE, statusFor } from "./status_rule.ts";
 
 const VALID = "0f8fad5b-d9cb-469f-a165-70867728950e";
 
@@ -37,4 +37,15 @@ Deno.test("decide() corrects an unknown or missing state to Ok but keeps the UUI
 Deno.test("decide() truncates huge garbage in its message", () => {
   const d = decide({ uuid: "x".repeat(10_000) }) as { message: string };
   assert.ok(d.message.length < 300, `message is ${d.message.length} chars`);
+});
+
+Deno.test("statusFor() writes a new UUID only for generate, and the message of an Error, with observedGeneration", () => {
+  const ok = { state: "Ok", message: OK_MESSAGE, observedGeneration: 3 };
+  assert.deepEqual(statusFor({ action: "generate" }, () => VALID, 3), { uuid: VALID, ...ok });
+  assert.deepEqual(statusFor({ action: "mark-ok", uuid: VALID }, () => "unused", 3), ok);
+  assert.deepEqual(statusFor({ action: "mark-error", message: "bad" }, () => "unused", 3), {
+    state: "Error",
+    message: "bad",
+    observedGeneration: 3,
+  });
 });

@@ -1,9 +1,10 @@
-// Unit tests for the Uuid reconciler's status writes against a fake API whose CRD gains or loses its status subresource.
+// Unit tests for the Uuid operator on the SDK: its status writes against a fake API whose CRD gains or loses its status subresource.
 
 import assert from "node:assert/strict";
-import { type ApiClient, type ClusterContext, Store } from "../../runtime/mod.ts";
+import { discoverResource, type ResourceInfo } from "../../kube/mod.ts";
+import { type ApiClient, KubeResourceClient, Store, trimObject } from "../../runtime/mod.ts";
 import { silentLogger } from "../../util/mod.ts";
-import { uuidOperator } from "./uuid_operator.ts";
+import { UUID_RESOURCE, uuidOperator } from "./uuid_operator.ts";
 
 const FIXED = "0b7d2f4e-2a8c-4b1e-9c3d-5e6f7a8b9c0d";
 
@@ -44,25 +45,42 @@ class FakeCluster {
   };
 }
 
+/** The operator's reconcile wired to the fake as the hub wires it: cache, typed client, discovery. */
 function setup(fake: FakeCluster) {
   const operator = uuidOperator({ newUuid: () => FIXED });
-  const store = new Store(operator.project);
+  const store = new Store();
   store.upsert(structuredClone(fake.object));
-  const cluster: ClusterContext = { name: "c", store, api: fake.api, events: { record: () => Promise.resolve() } };
+  const info: ResourceInfo = { statusSubresource: true };
+  const discover = async () => Object.assign(info, await discoverResource(fake.api, "c", UUID_RESOURCE));
+  const events = { record: () => Promise.resolve() };
+  const client = new KubeResourceClient({
+    api: fake.api,
+    cluster: "c",
+    operator: operator.name,
+    type: UUID_RESOURCE,
+    verbs: new Set(operator.verbs),
+    store,
+    project: trimObject,
+    info,
+    rediscover: discover,
+    events,
+  });
   const reconcile = () =>
     operator.reconciler.reconcile({ cluster: "c", namespace: "ns", name: "a" }, {
-      cluster,
+      client,
+      events,
+      cluster: () => undefined,
       signal: new AbortController().signal,
       logger: silentLogger(),
       reconcileId: "1",
     });
-  return { operator, cluster, reconcile };
+  return { discover, reconcile };
 }
 
 Deno.test("The Uuid reconciler notices a status the API server dropped because the CRD gained a status subresource, re-detects, and writes it through /status", async () => {
   const fake = new FakeCluster();
-  const { operator, cluster, reconcile } = setup(fake);
-  await operator.prepare(cluster, new AbortController().signal); // detected: no status subresource (seed CRD)
+  const { discover, reconcile } = setup(fake);
+  await discover(); // detected: no status subresource (seed CRD)
   fake.statusSubresource = true; // the production CRD is installed since
   await reconcile();
   assert.deepEqual(fake.writes, ["main", "status"]);
@@ -72,8 +90,8 @@ Deno.test("The Uuid reconciler notices a status the API server dropped because t
 Deno.test("The Uuid reconciler writes status into the main resource after /status answers 404 because the CRD lost its status subresource", async () => {
   const fake = new FakeCluster();
   fake.statusSubresource = true;
-  const { operator, cluster, reconcile } = setup(fake);
-  await operator.prepare(cluster, new AbortController().signal);
+  const { discover, reconcile } = setup(fake);
+  await discover();
   fake.statusSubresource = false; // the seed CRD is installed since
   await reconcile();
   assert.deepEqual(fake.writes, ["status", "main"]);

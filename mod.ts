@@ -1,0 +1,81 @@
+/**
+ * operator-hub as a library: define operators with {@link defineOperator} and host them, with the
+ * built-in ones or alone, in a {@link Hub} that runs them across many Kubernetes clusters.
+ *
+ * @example
+ * ```ts
+ * import { defineOperator, Hub, Logger } from "./mod.ts";
+ * const hello = defineOperator({
+ *   name: "hello",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Greeting", plural: "greetings" },
+ *   verbs: ["patchStatus"],
+ *   async reconcile(request, { client }) {
+ *     const obj = client.cached(request);
+ *     if (obj && !obj.status) await client.patchStatus(obj, { message: `Hello, ${request.name}` });
+ *   },
+ * });
+ * const hub = new Hub({ operators: [hello], logger: new Logger({ level: "info" }) });
+ * console.log(hub.operators()); // ["hello"]
+ * ```
+ *
+ * @module
+ */
+
+export {
+  type ClusterConnection,
+  defineOperator,
+  type EventSink,
+  type EventSubject,
+  type FailureState,
+  type HealthState,
+  ignoreNotFound,
+  isConflict,
+  isNotFound,
+  type ListOptions,
+  type NewObject,
+  type ObjectMeta,
+  type ObjectRef,
+  type Operator,
+  type OperatorDefinition,
+  OperatorDefinitionError,
+  type PatchType,
+  type Projection,
+  type Reconciler,
+  type ReconcileResult,
+  type ReconcileScope,
+  type Request,
+  type ResourceClient,
+  type ResourceType,
+  type ResourceUse,
+  retryOnConflict,
+  type RetryOptions,
+  type StoredObject,
+  TerminalError,
+  trimObject,
+  type Verb,
+} from "./src/sdk/mod.ts";
+export {
+  type ClusterHealth,
+  DEFAULT_LIMITS,
+  Hub,
+  type HubHealth,
+  type HubLeaderElection,
+  type HubLimits,
+  type HubOptions,
+  type HubStatus,
+  type LeaderElectionSnapshot,
+  type OperatorHealth,
+} from "./src/hub/mod.ts";
+export {
+  ALL_CONTEXTS,
+  type ClusterAccess,
+  type ClusterAuth,
+  type ContextCatalog,
+  type EnvSource,
+  IN_CLUSTER,
+  inClusterAccess,
+  type InClusterOptions,
+  loadContexts,
+  type LoadContextsOptions,
+} from "./src/kube/mod.ts";
+export { type LogFields, type LogFormat, Logger, type LoggerOptions, type LogLevel } from "./src/util/mod.ts";

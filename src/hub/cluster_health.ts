@@ -1,0 +1,47 @@
+// The health entries of /status: one per engaged cluster, and inside it one per operator.
+
+import type { HealthState } from "../runtime/mod.ts";
+
+/** One operator's health in one cluster: the `operators` entries of `/status`. */
+export interface OperatorHealth {
+  /** The pre-flight's state until it passed, then the worst of the operator's watches. */
+  state: HealthState;
+  /** True once the operator's first full list completed (readiness). */
+  synced: boolean;
+  /** Objects in the operator's cache (shared with operators of the same resource). */
+  objects: number;
+  /** The operator's keys queued in this cluster. */
+  queue: number;
+  /** The last failure, one line, or null. */
+  lastError: string | null;
+  /** RBAC permissions the pre-flight found missing, kubectl-style. */
+  missingPermissions: string[];
+}
+
+/** A cluster's health: its state is the worst of its operators'. */
+export interface ClusterHealth {
+  /** The worst of its operators' states (`watching` with no operator). */
+  state: HealthState;
+  /** True when every operator is synced. */
+  synced: boolean;
+  /** Objects cached for this cluster, each shared cache counted once. */
+  objects: number;
+  /** Keys queued for this cluster, all operators together. */
+  queue: number;
+  /** Seconds since a watch last delivered an event or bookmark, or null before the first. */
+  lastEventAgeSeconds: number | null;
+  /** The first operator's last failure, one line, or null. */
+  lastError: string | null;
+  /** Pre-flight attempts plus list and watch requests started. */
+  connectAttempts: number;
+  /** Full relists after a 410 or a gap. */
+  relists: number;
+  /** Streams aborted by the inactivity watchdog. */
+  watchdogAborts: number;
+  /** Every operator's missing RBAC permissions. */
+  missingPermissions: string[];
+  /** True when a watch loop stopped making progress (fails liveness). */
+  wedged: boolean;
+  /** Each operator's own entry, by name. */
+  operators: Record<string, OperatorHealth>;
+}

@@ -1,0 +1,382 @@
+// One engaged cluster: its client, and per operator its pre-flight, watch (shared per resource) and health.
+
+import {
+  type ClusterAccess,
+  describePermission,
+  discoverResource,
+  failureStateOf,
+  type FetchLike,
+  KubeClient,
+  missingPermissions,
+  type PermissionCheck,
+  type ResourceInfo,
+  resourcePath,
+  type ResourceType,
+  retryAfterMsOf,
+} from "../kube/mod.ts";
+import type { TokenBucket } from "../queue/mod.ts";
+import {
+  type ApiClient,
+  type ClusterConnection,
+  type EventLevel,
+  EventRecorder,
+  type EventSink,
+  KubeResourceClient,
+  type Operator,
+  permissionsFor,
+  type ReconcileTarget,
+  Store,
+  type StoredObject,
+  trimObject,
+  Watcher,
+  type WatchPhase,
+  type WatchSnapshot,
+  worstState,
+} from "../runtime/mod.ts";
+import { Backoff, type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
+import type { ClusterHealth, OperatorHealth } from "./cluster_health.ts";
+
+export interface EngagedClusterOptions {
+  operators: readonly Operator[];
+  /** Namespaces to watch; empty means all. */
+  namespaces: readonly string[];
+  /** Permissions checked in every operator's pre-flight besides its own (e.g. the leader-election Lease's). */
+  extraPermissions?: readonly PermissionCheck[];
+  /** Called with cache keys (`namespace/name`) of one operator whose objects changed and need a reconcile. */
+  onChange(cluster: string, operator: string, keys: string[]): void;
+  /** Another engaged cluster, for reconcilers that reach across clusters. */
+  lookup(cluster: string): EngagedCluster | undefined;
+  /** This cluster's API budget, spent by every request a reconciler makes. */
+  apiBudget: TokenBucket;
+  eventLevel?: EventLevel;
+  idleTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  pageSize?: number;
+  /** Offer HTTP/2 to the API server instead of HTTP/1.1 keep-alive (see KubeClientOptions.http2). */
+  http2?: boolean;
+  /** The transport, for in-process tests (see KubeClientOptions.fetch). */
+  fetch?: FetchLike;
+  clock?: Clock;
+  logger: Logger;
+  onResponse?(info: { method: string; code: number | "error"; durationMs: number }): void;
+}
+
+/** One resource's watch and cache in this cluster, shared by every operator of that resource and projection. */
+interface Informer {
+  readonly store: Store;
+  readonly watchers: Watcher[];
+  readonly listeners: Set<(keys: string[]) => void>;
+  running?: Promise<void>;
+}
+
+/** Pre-flight progress of one operator; null once it passed. */
+interface Preflight {
+  state: WatchPhase;
+  error: string | null;
+  missing: string[];
+  attempts: number;
+}
+
+/** One operator in this cluster. */
+interface Slot {
+  readonly operator: Operator;
+  readonly informer: Informer;
+  readonly info: ResourceInfo;
+  readonly target: ReconcileTarget;
+  preflight: Preflight | null;
+  /** Passes changed keys on, minus objects the operator says need nothing. */
+  readonly changed: (keys: string[]) => void;
+}
+
+/**
+ * Runs everything one cluster needs, for every operator of the hub.
+ *
+ * Guarantees:
+ * - `start` settles only after every watcher stopped and the HTTP client is closed, so a disengaged
+ *   cluster leaves no socket or timer behind;
+ * - failures never escape: they become the state of the operator they concern (a missing CRD, a
+ *   missing permission) and are retried with backoff, so one operator's trouble never stops another,
+ *   and one bad cluster never affects another;
+ * - operators of the same resource and projection share one watch and one cache.
+ */
+export class EngagedCluster {
+  readonly name: string;
+  readonly #o: EngagedClusterOptions;
+  readonly #clock: Clock;
+  readonly #client: KubeClient;
+  readonly #api: ApiClient;
+  readonly #recorder: EventRecorder;
+  readonly #log: Logger;
+  readonly #slots = new Map<string, Slot>();
+  readonly #informers = new Map<string, Informer>();
+
+  constructor(name: string, access: ClusterAccess, options: EngagedClusterOptions) {
+    this.name = name;
+    this.#o = options;
+    this.#clock = options.clock ?? new SystemClock();
+    this.#log = options.logger.child({ cluster: name });
+    this.#client = new KubeClient(access, {
+      clock: this.#clock,
+      requestTimeoutMs: options.requestTimeoutMs,
+      onResponse: options.onResponse,
+      logger: this.#log,
+      userAgent: "operator-hub",
+      http2: options.http2,
+      fetch: options.fetch,
+    });
+    this.#api = budgeted(this.#client, options.apiBudget);
+    this.#recorder = new EventRecorder({
+      api: this.#api,
+      component: "operator-hub",
+      minLevel: options.eventLevel,
+      clock: this.#clock,
+      logger: this.#log,
+    });
+    for (const op of options.operators) this.#slots.set(op.name, this.#slot(op));
+  }
+
+  /** What reconciles `operator`'s objects here; undefined for an operator this hub does not host. */
+  target(operator: string): ReconcileTarget | undefined {
+    return this.#slots.get(operator)?.target;
+  }
+
+  /** Every cached key of every operator that passed pre-flight, filtered by its pre-check, handed to `onChange`. */
+  requeueAll(): void {
+    for (const slot of this.#slots.values()) if (!slot.preflight) slot.changed([...slot.informer.store.keys()]);
+  }
+
+  /** This cluster as `operator`'s reconciles see it from another cluster: clients for what it declared. */
+  connection(operator: string, signal: AbortSignal): ClusterConnection | undefined {
+    const slot = this.#slots.get(operator);
+    if (!slot) return undefined;
+    return {
+      name: this.name,
+      client: <U extends StoredObject>(type?: ResourceType) => {
+        if (!type || sameType(type, slot.operator.resource)) return slot.target.client.withSignal(signal) as never;
+        const use = slot.operator.uses.find((u) => sameType(u.type, type));
+        const info: ResourceInfo = { statusSubresource: true };
+        return new KubeResourceClient<U>({
+          api: this.#api,
+          cluster: this.name,
+          operator,
+          type,
+          verbs: new Set(use?.verbs ?? []),
+          project: trimObject,
+          info,
+          rediscover: async (s) => Object.assign(info, await discoverResource(this.#api, this.name, type, s)),
+          events: this.#events(type),
+        }, signal);
+      },
+    };
+  }
+
+  /** Pre-flight per operator, then watch until `signal` aborts; closes the client before settling. */
+  async start(signal: AbortSignal): Promise<void> {
+    try {
+      await Promise.all([...this.#slots.values()].map((slot) => this.#run(slot, signal)));
+      await Promise.all([...this.#informers.values()].map((i) => i.running));
+    } finally {
+      this.#client.close();
+    }
+  }
+
+  #slot(op: Operator): Slot {
+    const project = op.project ?? trimObject;
+    // Operators of one resource share its watch and cache when they keep the same fields of each object.
+    let key = `${op.resource.group}/${op.resource.version}/${op.resource.plural}`;
+    let informer = this.#informers.get(key);
+    if (informer && informer.store.projection !== project) {
+      key = `${key}#${op.name}`;
+      informer = undefined;
+    }
+    informer ??= { store: new Store(project), watchers: [], listeners: new Set() };
+    this.#informers.set(key, informer);
+    const info: ResourceInfo = { statusSubresource: true };
+    const events = this.#events(op.resource);
+    const client = new KubeResourceClient({
+      api: this.#api,
+      cluster: this.name,
+      operator: op.name,
+      type: op.resource,
+      verbs: new Set(op.verbs),
+      store: informer.store,
+      project,
+      info,
+      rediscover: async (signal) =>
+        Object.assign(info, await discoverResource(this.#api, this.name, op.resource, signal)),
+      events,
+    });
+    const store = informer.store;
+    const needs = op.needsReconcile as ((o: unknown) => boolean) | undefined;
+    const changed = needs
+      ? (keys: string[]) => {
+        const wanted = keys.filter((k) => {
+          const obj = store.get(k);
+          return obj === undefined || needs(obj);
+        });
+        if (wanted.length) this.#o.onChange(this.name, op.name, wanted);
+      }
+      : (keys: string[]) => this.#o.onChange(this.name, op.name, keys);
+    return {
+      operator: op,
+      informer,
+      info,
+      preflight: { state: "connecting", error: null, missing: [], attempts: 0 },
+      changed,
+      target: {
+        reconciler: op.reconciler as ReconcileTarget["reconciler"],
+        client,
+        events,
+        cluster: (name, signal) => this.#o.lookup(name)?.connection(op.name, signal),
+      },
+    };
+  }
+
+  #events(type: ResourceType): EventSink {
+    const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;
+    return {
+      record: (object, kind, reason, message) =>
+        this.#recorder.record({ apiVersion, kind: type.kind, metadata: object.metadata }, kind, reason, message),
+    };
+  }
+
+  /** One operator: pre-flight until it passes, then join (or start) its resource's watch. */
+  async #run(slot: Slot, signal: AbortSignal): Promise<void> {
+    if (!(await this.#preflight(slot, signal))) return;
+    const informer = slot.informer;
+    informer.listeners.add(slot.changed);
+    slot.preflight = null;
+    if (informer.running) {
+      // Joining a watch that already runs: everything cached so far is new to this operator.
+      if (informer.store.size) slot.changed([...informer.store.keys()]);
+      return;
+    }
+    const op = slot.operator;
+    const { group, version, plural } = op.resource;
+    const scopes = this.#o.namespaces.length && op.resource.namespaced !== false ? this.#o.namespaces : [undefined];
+    const fanOut = (keys: string[]) => {
+      for (const listener of informer.listeners) listener(keys);
+    };
+    informer.watchers.push(...scopes.map((namespace) =>
+      new Watcher({
+        path: resourcePath({ group, version, plural, namespace }),
+        namespace,
+        client: this.#client,
+        store: informer.store,
+        onChange: fanOut,
+        clock: this.#clock,
+        logger: this.#log,
+        idleTimeoutMs: this.#o.idleTimeoutMs,
+        pageSize: this.#o.pageSize,
+      })
+    ));
+    informer.running = Promise.all(informer.watchers.map((w) => w.start(signal))).then(() => {});
+  }
+
+  /** Discovery and RBAC checks of one operator, retried with backoff until they pass or `signal` aborts. */
+  async #preflight(slot: Slot, signal: AbortSignal): Promise<boolean> {
+    const backoff = new Backoff({ initialMs: 1000, maxMs: 30_000 });
+    const p = slot.preflight!;
+    const op = slot.operator;
+    while (!signal.aborted) {
+      let retryAfterMs: number | undefined;
+      p.attempts++;
+      try {
+        Object.assign(slot.info, await discoverResource(this.#api, this.name, op.resource, signal));
+        const checks = [
+          ...permissionsFor(op, { statusSubresource: slot.info.statusSubresource, namespaces: this.#o.namespaces }),
+          ...(this.#o.extraPermissions ?? []),
+        ];
+        const missing = await missingPermissions(this.#client, checks, signal);
+        if (missing.length === 0) return true;
+        p.state = "forbidden";
+        p.missing = missing.map(describePermission);
+        p.error = `operator ${op.name} is missing RBAC permissions: ${p.missing.join("; ")}`;
+      } catch (err) {
+        if (signal.aborted) break;
+        p.state = failureStateOf(err);
+        p.missing = [];
+        p.error = errorText(err);
+        retryAfterMs = retryAfterMsOf(err);
+      }
+      // A server that says when to come back (429/503 Retry-After while it starts) is believed, within bounds.
+      const delay = retryAfterMs === undefined
+        ? backoff.next(this.#clock.now())
+        : Math.min(30_000, Math.max(1000, retryAfterMs));
+      this.#log.error("cluster pre-flight failed", {
+        operator: op.name,
+        state: p.state,
+        error: p.error,
+        retryInMs: delay,
+      });
+      await this.#clock.sleep(delay, signal);
+    }
+    return false;
+  }
+
+  /** The cluster's health; `queueDepth(operator)` and `queueTotal` come from the shared queue. */
+  health(queueDepth: (operator: string) => number, queueTotal: number, wedgedAfterMs: number): ClusterHealth {
+    const now = this.#clock.now();
+    const operators: Record<string, OperatorHealth> = {};
+    const snapshots = new Map<Informer, WatchSnapshot[]>();
+    let preflightAttempts = 0;
+    for (const [name, slot] of this.#slots) {
+      const p = slot.preflight;
+      const store = slot.informer.store;
+      if (p) {
+        preflightAttempts += p.attempts;
+        operators[name] = {
+          state: p.state,
+          synced: false,
+          objects: store.size,
+          queue: queueDepth(name),
+          lastError: p.error,
+          missingPermissions: p.missing,
+        };
+        continue;
+      }
+      let snaps = snapshots.get(slot.informer);
+      if (!snaps) snapshots.set(slot.informer, snaps = slot.informer.watchers.map((w) => w.snapshot()));
+      const worst = snaps.find((s) => s.phase !== "watching") ?? snaps[0];
+      operators[name] = {
+        state: worst?.phase ?? "connecting",
+        synced: snaps.length > 0 && snaps.every((s) => s.synced),
+        objects: store.size,
+        queue: queueDepth(name),
+        lastError: snaps.map((s) => s.lastError).find((e) => e) ?? null,
+        missingPermissions: [],
+      };
+    }
+    const ops = Object.values(operators);
+    const snaps = [...snapshots.values()].flat();
+    const lastEventAt = Math.max(...snaps.map((s) => s.lastEventAt ?? -Infinity));
+    return {
+      state: ops.length ? worstState(ops.map((o) => o.state)) : "watching",
+      synced: ops.every((o) => o.synced),
+      objects: [...new Set([...this.#slots.values()].map((s) => s.informer.store))].reduce((n, s) => n + s.size, 0),
+      queue: queueTotal,
+      lastEventAgeSeconds: Number.isFinite(lastEventAt) ? Math.round((now - lastEventAt) / 100) / 10 : null,
+      lastError: ops.map((o) => o.lastError).find((e) => e) ?? null,
+      connectAttempts: preflightAttempts + snaps.reduce((n, s) => n + s.connectAttempts, 0),
+      relists: snaps.reduce((n, s) => n + s.relists, 0),
+      watchdogAborts: snaps.reduce((n, s) => n + s.watchdogAborts, 0),
+      missingPermissions: [...new Set(ops.flatMap((o) => o.missingPermissions))],
+      wedged: snaps.some((s) => now - s.heartbeatAt > wedgedAfterMs),
+      operators,
+    };
+  }
+}
+
+function sameType(a: ResourceType, b: ResourceType): boolean {
+  return a.group === b.group && a.version === b.version && a.plural === b.plural;
+}
+
+/** Wraps a client so every request first spends a token from the cluster's budget. */
+function budgeted(client: KubeClient, budget: TokenBucket): ApiClient {
+  return {
+    async request<T>(method: string, path: string, options: Parameters<ApiClient["request"]>[2] = {}): Promise<T> {
+      await budget.wait(options.signal);
+      return client.request<T>(method, path, options);
+    },
+  };
+}

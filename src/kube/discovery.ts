@@ -1,0 +1,56 @@
+// Discovery: whether a cluster serves a resource, and whether it has a status subresource.
+
+import { ApiError, httpStatusOf } from "./errors.ts";
+import { apiVersionOf, qualifiedName, type ResourceType } from "./paths.ts";
+
+/** What discovery learned about one resource in one cluster. */
+export interface ResourceInfo {
+  /** True when `PLURAL/status` is served: status is written through it, and the main resource drops status. */
+  statusSubresource: boolean;
+}
+
+/** The cluster does not serve the resource (its CRD is not installed). Reads as 404, hence `missing-crd`. */
+export class MissingResourceError extends Error {
+  override name = "MissingResourceError";
+  readonly status = 404;
+}
+
+/** What discovery needs: one GET (a KubeClient, or a rate-limited wrapper of one, fits). */
+export interface DiscoveryClient {
+  request<T>(method: string, path: string, options?: { signal?: AbortSignal }): Promise<T>;
+}
+
+/**
+ * Asks the API group's discovery document whether `type` is served and has a status subresource.
+ * Needs no RBAC (discovery is open to every authenticated user), unlike reading the CRD.
+ * Throws MissingResourceError naming the resource and the fix when it is not served.
+ */
+export async function discoverResource(
+  client: DiscoveryClient,
+  cluster: string,
+  type: ResourceType,
+  signal?: AbortSignal,
+): Promise<ResourceInfo> {
+  const path = type.group ? `/apis/${type.group}/${type.version}` : `/api/${type.version}`;
+  let list: { resources?: { name: string }[] };
+  try {
+    list = await client.request(`GET`, path, { signal });
+  } catch (err) {
+    if (httpStatusOf(err) === 404 && !(err instanceof ApiError && err.reason === "Forbidden")) {
+      throw missing(cluster, type, err);
+    }
+    throw err;
+  }
+  const names = new Set((list?.resources ?? []).map((r) => r.name));
+  if (!names.has(type.plural)) throw missing(cluster, type);
+  return { statusSubresource: names.has(`${type.plural}/status`) };
+}
+
+function missing(cluster: string, type: ResourceType, cause?: unknown): MissingResourceError {
+  return new MissingResourceError(
+    `cluster ${cluster} does not serve ${type.kind} (${qualifiedName(type)}/${type.version}, apiVersion ${
+      apiVersionOf(type)
+    }): install its CRD; retrying`,
+    { cause },
+  );
+}

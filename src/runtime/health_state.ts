@@ -1,0 +1,30 @@
+// Health states: the one list of states a cluster, or one operator in it, can be in, and how they rank.
+
+import type { FailureState } from "../kube/mod.ts";
+
+/** A health state, as `/status` shows it for a cluster and for each operator in it. */
+export type HealthState = "watching" | "syncing" | "connecting" | "registering" | FailureState;
+
+/** Every health state, from best to worst. `registering` is a cluster a provider found but has not engaged yet. */
+export const HEALTH_STATES: readonly HealthState[] = [
+  "watching",
+  "syncing",
+  "connecting",
+  "registering",
+  "missing-crd",
+  "forbidden",
+  "unauthorized",
+  "unreachable",
+];
+
+/** Where one watcher stands: a health state other than `registering`. */
+export type WatchPhase = Exclude<HealthState, "registering">;
+
+/** The worst of `states` (a cluster's state is the worst of its operators'); `connecting` when there are none. */
+export function worstState(states: Iterable<HealthState>): HealthState {
+  let worst: HealthState | undefined;
+  for (const s of states) {
+    if (worst === undefined || HEALTH_STATES.indexOf(s) > HEALTH_STATES.indexOf(worst)) worst = s;
+  }
+  return worst ?? "connecting";
+}

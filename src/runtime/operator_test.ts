@@ -1,0 +1,49 @@
+import assert from "node:assert/strict";
+import { type Operator, permissionsFor } from "./operator.ts";
+
+const op = (verbs: Operator["verbs"], extra: Partial<Operator> = {}): Operator => ({
+  name: "uuid",
+  resource: { group: "demo.operator", version: "v1", kind: "Uuid", plural: "uuid" },
+  verbs,
+  events: true,
+  uses: [],
+  reconciler: { reconcile: () => Promise.resolve() },
+  ...extra,
+});
+
+Deno.test("permissionsFor() derives list, watch, the declared verbs and create events, patchStatus through /status", () => {
+  const checks = permissionsFor(op(["get", "patchStatus"]), { statusSubresource: true, namespaces: [] });
+  assert.deepEqual(checks.map((c) => `${c.verb} ${c.resource}${c.subresource ? "/" + c.subresource : ""}`), [
+    "list uuid",
+    "watch uuid",
+    "get uuid",
+    "patch uuid/status",
+    "create events",
+  ]);
+});
+
+Deno.test("permissionsFor() checks patch of the object itself when the CRD has no status subresource", () => {
+  const checks = permissionsFor(op(["patchStatus"], { events: false }), { statusSubresource: false, namespaces: [] });
+  assert.deepEqual(checks, [
+    { verb: "list", group: "demo.operator", resource: "uuid" },
+    { verb: "watch", group: "demo.operator", resource: "uuid" },
+    { verb: "patch", group: "demo.operator", resource: "uuid" },
+  ]);
+});
+
+Deno.test("permissionsFor() repeats namespaced checks per namespace and keeps cluster-scoped ones once", () => {
+  const namespaces = { group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false };
+  const checks = permissionsFor(op(["apply"], { events: false, uses: [{ type: namespaces, verbs: ["get"] }] }), {
+    statusSubresource: true,
+    namespaces: ["a", "b"],
+  });
+  assert.deepEqual(checks.map((c) => `${c.verb} ${c.resource} ${c.namespace ?? "*"}`), [
+    "list uuid a",
+    "list uuid b",
+    "watch uuid a",
+    "watch uuid b",
+    "patch uuid a",
+    "patch uuid b",
+    "get namespaces *",
+  ]);
+});

@@ -1,0 +1,302 @@
+// The typed client a reconciler uses for one resource in one cluster: cache reads, API reads and writes, no URLs.
+
+import {
+  apiVersionOf,
+  httpStatusOf,
+  isNotFound,
+  qualifiedName,
+  type ResourceInfo,
+  resourcePath,
+  type ResourceType,
+} from "../kube/mod.ts";
+import type { ApiClient, EventSink } from "./reconciler.ts";
+import { TerminalError } from "./reconciler.ts";
+import { objectKey, type Projection, type Store, type StoredObject } from "./store.ts";
+
+/**
+ * What an operator does with a resource; the RBAC pre-flight checks exactly these (plus `list` and
+ * `watch` of its own resource, which the runtime does for it). `patchStatus` becomes `patch` of the
+ * status subresource, or of the object itself when the CRD has none; `apply` is a `patch`.
+ */
+export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "patchStatus" | "delete" | "apply";
+
+/** Names one object: `namespace` is omitted (or "") for cluster-scoped resources. A Request fits. */
+export interface ObjectRef {
+  /** The object's namespace. */
+  namespace?: string;
+  /** The object's name. */
+  name: string;
+}
+
+/** Selects objects for `list`. */
+export interface ListOptions {
+  /** Omit for every namespace (or a cluster-scoped resource). */
+  namespace?: string;
+  /** Kubernetes label selector, e.g. `app=web`. */
+  labelSelector?: string;
+  /** Kubernetes field selector, e.g. `status.state=Error`. */
+  fieldSelector?: string;
+}
+
+/** The shape of a patch: JSON merge patch (default), JSON patch, or strategic merge patch (built-in kinds only). */
+export type PatchType = "merge" | "json" | "strategic";
+
+/**
+ * A typed client for one resource in one cluster, in the spirit of controller-runtime's client.
+ * Every API call spends the cluster's request budget and is aborted with the reconcile.
+ *
+ * Guarantees:
+ * - `patchStatus` carries the object's resourceVersion, so a concurrent writer makes it fail with a
+ *   409 (see `isConflict` and `retryOnConflict`) instead of being overwritten;
+ * - it writes through the status subresource when the cluster's CRD has one and into the object
+ *   otherwise, as discovery found; a 404 of the status subresource, or a status the API server
+ *   accepted but dropped (the CRD gained a subresource), re-runs discovery and writes again once;
+ * - a status write the API server rejects as invalid (422, 400) posts a Warning event
+ *   `StatusRejected` and throws a TerminalError (retrying cannot fix it);
+ * - a verb the operator did not declare throws a TerminalError, so pre-flight covers every call.
+ */
+export interface ResourceClient<T extends StoredObject = StoredObject> {
+  /** The resource this client reads and writes. */
+  readonly type: ResourceType;
+  /** The object as the watch cache holds it (trimmed by the operator's projection); no API call. */
+  cached(ref: ObjectRef): T | undefined;
+  /** Reads the object from the API server; throws a 404 ApiError (see `isNotFound`) when it does not exist. */
+  get(ref: ObjectRef): Promise<T>;
+  /** Lists objects from the API server, page by page. */
+  list(options?: ListOptions): Promise<T[]>;
+  /** Creates the object (apiVersion and kind are filled in). */
+  create(object: NewObject): Promise<T>;
+  /** Patches the object (JSON merge patch unless `type` says otherwise) and returns it as written. */
+  patch(ref: ObjectRef, patch: unknown, options?: { type?: PatchType }): Promise<T>;
+  /** Sets status fields (JSON merge patch), guarded by the object's resourceVersion. Resolves once written. */
+  patchStatus(object: StoredObject, status: Record<string, unknown>): Promise<void>;
+  /** Deletes the object. */
+  delete(ref: ObjectRef): Promise<void>;
+  /** Server-side apply of `object` (apiVersion and kind are filled in) as `fieldManager`. */
+  apply(object: NewObject, options: { fieldManager: string; force?: boolean }): Promise<T>;
+}
+
+/** An object to create or apply: metadata with a name, and any other fields. */
+export interface NewObject {
+  /** At least a name, and a namespace for namespaced resources. */
+  metadata: { name: string; namespace?: string; [field: string]: unknown };
+  /** `spec`, `data`, `status` or any other field. */
+  [field: string]: unknown;
+}
+
+/** What a client needs from its cluster and operator; shared by every reconcile of that cluster and operator. */
+export interface ResourceClientDeps {
+  api: ApiClient;
+  cluster: string;
+  operator: string;
+  type: ResourceType;
+  verbs: ReadonlySet<Verb>;
+  /** The operator's watch cache, for its own resource; absent for other resources. */
+  store?: Store;
+  project: Projection;
+  /** Discovery's latest answer for this cluster and resource; updated in place by `rediscover`. */
+  info: ResourceInfo;
+  rediscover(signal?: AbortSignal): Promise<ResourceInfo>;
+  events: EventSink;
+  /** Path prefixes, computed on first use and shared by every reconcile's client. */
+  paths?: { api: string; plural: string };
+}
+
+const MERGE = "application/merge-patch+json";
+const CONTENT_TYPES: Record<PatchType, string> = {
+  merge: MERGE,
+  json: "application/json-patch+json",
+  strategic: "application/strategic-merge-patch+json",
+};
+
+/** A status merge patch of the object itself was answered 200 but not applied: the CRD has a status subresource now. */
+class StatusDroppedError extends Error {
+  override name = "StatusDroppedError";
+}
+
+/** The ResourceClient over the hub's rate-limited API client; `withSignal` binds one reconcile's signal. */
+export class KubeResourceClient<T extends StoredObject = StoredObject> implements ResourceClient<T> {
+  readonly #d: ResourceClientDeps;
+  readonly #signal: AbortSignal | undefined;
+
+  constructor(deps: ResourceClientDeps, signal?: AbortSignal) {
+    this.#d = deps;
+    this.#signal = signal;
+  }
+
+  get type(): ResourceType {
+    return this.#d.type;
+  }
+
+  /** The same client, its calls aborted by `signal`. */
+  withSignal(signal: AbortSignal): KubeResourceClient<T> {
+    return new KubeResourceClient<T>(this.#d, signal);
+  }
+
+  cached(ref: ObjectRef): T | undefined {
+    const store = this.#d.store;
+    if (!store) throw new TerminalError(`${this.#what()} has no watch cache in this hub: use get() instead`);
+    return store.get(objectKey(ref)) as T | undefined;
+  }
+
+  async get(ref: ObjectRef): Promise<T> {
+    this.#need("get");
+    return this.#d.project(await this.#d.api.request("GET", this.#path(ref), { signal: this.#signal })) as T;
+  }
+
+  async list(options: ListOptions = {}): Promise<T[]> {
+    this.#need("list");
+    const out: T[] = [];
+    const path = this.#path({ namespace: options.namespace, name: "" });
+    let token: string | undefined;
+    do {
+      const page = await this.#d.api.request<{ items?: Record<string, unknown>[]; metadata?: { continue?: string } }>(
+        "GET",
+        path,
+        {
+          query: {
+            labelSelector: options.labelSelector,
+            fieldSelector: options.fieldSelector,
+            limit: 500,
+            continue: token,
+          },
+          signal: this.#signal,
+        },
+      );
+      for (const item of page.items ?? []) out.push(this.#d.project(item) as T);
+      token = page.metadata?.continue || undefined;
+    } while (token);
+    return out;
+  }
+
+  async create(object: NewObject): Promise<T> {
+    this.#need("create");
+    const body = { apiVersion: apiVersionOf(this.#d.type), kind: this.#d.type.kind, ...object };
+    const path = this.#path({ namespace: object.metadata.namespace, name: "" });
+    return this.#d.project(await this.#d.api.request("POST", path, { body, signal: this.#signal })) as T;
+  }
+
+  async patch(ref: ObjectRef, patch: unknown, options: { type?: PatchType } = {}): Promise<T> {
+    this.#need("patch");
+    const contentType = CONTENT_TYPES[options.type ?? "merge"];
+    const raw = await this.#d.api.request("PATCH", this.#path(ref), { body: patch, contentType, signal: this.#signal });
+    return this.#d.project(raw as Record<string, unknown>) as T;
+  }
+
+  async delete(ref: ObjectRef): Promise<void> {
+    this.#need("delete");
+    await this.#d.api.request("DELETE", this.#path(ref), { signal: this.#signal, discardBody: true });
+  }
+
+  async apply(object: NewObject, options: { fieldManager: string; force?: boolean }): Promise<T> {
+    this.#need("apply");
+    const body = { apiVersion: apiVersionOf(this.#d.type), kind: this.#d.type.kind, ...object };
+    const raw = await this.#d.api.request("PATCH", this.#path(object.metadata), {
+      body,
+      // JSON is YAML: server-side apply accepts it under the apply content type.
+      contentType: "application/apply-patch+yaml",
+      query: { fieldManager: options.fieldManager, force: options.force || undefined },
+      signal: this.#signal,
+    });
+    return this.#d.project(raw as Record<string, unknown>) as T;
+  }
+
+  async patchStatus(object: StoredObject, status: Record<string, unknown>): Promise<void> {
+    this.#need("patchStatus");
+    const viaSubresource = this.#d.info.statusSubresource;
+    const { namespace, name, resourceVersion } = object.metadata;
+    try {
+      const written = await this.#d.api.request<{ status?: Record<string, unknown> } | undefined>(
+        "PATCH",
+        this.#path({ namespace, name }, viaSubresource ? "status" : undefined),
+        {
+          body: { metadata: { resourceVersion }, status },
+          contentType: MERGE,
+          signal: this.#signal,
+          // Only a CRD without a status subresource needs the answer, to check the status stuck.
+          discardBody: viaSubresource,
+        },
+      );
+      // A CRD that gained a status subresource since discovery answers 200 to a status patch of the object
+      // but drops it: without this check, the object would keep its old status and no event would bring it back.
+      if (!viaSubresource && written && !Object.entries(status).every(([k, v]) => sameJson(written.status?.[k], v))) {
+        throw new StatusDroppedError(
+          `the API server ignored the status written to ${namespace}/${name}: the CRD now has a status subresource`,
+        );
+      }
+    } catch (err) {
+      const code = httpStatusOf(err);
+      if (code === 404 || err instanceof StatusDroppedError) {
+        // The CRD lost (404) or gained (dropped status) its status subresource since discovery: look
+        // again and write once more if it changed; a 404 with an unchanged CRD means the object is gone.
+        const before = this.#d.info.statusSubresource;
+        const now = await this.#d.rediscover(this.#signal);
+        if (now.statusSubresource === before) throw err;
+        return await this.patchStatus(object, status);
+      }
+      if (code === 422 || code === 400) {
+        const message = `the API server rejected the status write: ${(err as Error).message}`;
+        await this.#d.events.record(object, "Warning", "StatusRejected", message);
+        throw new TerminalError(message, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  #path(ref: ObjectRef, subresource?: string): string {
+    const t = this.#d.type;
+    const namespace = t.namespaced === false ? undefined : ref.namespace || undefined;
+    // The hot path (a status write of a named object in a namespace) skips re-encoding group, version and plural.
+    if (namespace && ref.name) {
+      const base = this.#d.paths ??= {
+        api: resourcePath({ group: t.group, version: t.version, plural: "x" }).slice(0, -2),
+        plural: encodeURIComponent(t.plural),
+      };
+      const path = `${base.api}/namespaces/${encodeURIComponent(namespace)}/${base.plural}/${
+        encodeURIComponent(ref.name)
+      }`;
+      return subresource ? `${path}/${subresource}` : path;
+    }
+    return resourcePath({
+      group: t.group,
+      version: t.version,
+      plural: t.plural,
+      namespace,
+      name: ref.name || undefined,
+      subresource,
+    });
+  }
+
+  #need(verb: Verb): void {
+    if (!this.#d.verbs.has(verb)) {
+      throw new TerminalError(
+        `operator ${this.#d.operator} did not declare the verb "${verb}" for ${this.#what()}: add it to the ` +
+          `operator's verbs, so the RBAC pre-flight checks it`,
+      );
+    }
+  }
+
+  #what(): string {
+    return `${this.#d.type.kind} (${qualifiedName(this.#d.type)}) in cluster ${this.#d.cluster}`;
+  }
+}
+
+/**
+ * A `.catch` handler that turns a 404 into `undefined` and rethrows anything else, like controller-runtime's
+ * `client.IgnoreNotFound`.
+ *
+ * @example
+ * ```ts
+ * import { ignoreNotFound } from "./resource_client.ts";
+ * const gone = await Promise.reject(Object.assign(new Error("x"), { status: 404 })).catch(ignoreNotFound);
+ * console.log(gone); // undefined
+ * ```
+ */
+export function ignoreNotFound(err: unknown): undefined {
+  if (isNotFound(err)) return undefined;
+  throw err;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

@@ -1,0 +1,104 @@
+// defineOperator(): an operator in one call, from a resource, the verbs it uses and a level-based reconcile.
+
+import type { ResourceType } from "../kube/mod.ts";
+import type {
+  Operator,
+  Projection,
+  ReconcileResult,
+  ReconcileScope,
+  Request,
+  ResourceUse,
+  StoredObject,
+  Verb,
+} from "../runtime/mod.ts";
+
+/** Everything an operator declares; see {@link defineOperator}. */
+export interface OperatorDefinition<T extends StoredObject = StoredObject> {
+  /** Unique in a hub: lowercase letters, digits, "-" and "."; the `controller` label in metrics. */
+  name: string;
+  /** The resource it watches and reconciles in every engaged cluster. */
+  resource: ResourceType;
+  /** What `reconcile` does with that resource through `scope.client` (`list` and `watch` are implied). Default none. */
+  verbs?: Verb[];
+  /** True when it posts Kubernetes Events through `scope.events`. Default false. */
+  events?: boolean;
+  /** Other resources it reads or writes (`scope.cluster(name).client(type)`), with their verbs. */
+  uses?: ResourceUse[];
+  /** What the cache keeps of each object. Default: metadata identity, `spec` and `status`. */
+  project?: Projection;
+  /** False when a reconcile of the cached object would certainly do nothing, so it is not queued. */
+  needsReconcile?: (object: T) => boolean;
+  /**
+   * Brings one object to its desired state, reading current state only (level-based). Throwing means
+   * a retry with backoff (a TerminalError: no retry); `{ requeueAfterMs }` looks again later.
+   */
+  reconcile(request: Request, scope: ReconcileScope<T>): Promise<ReconcileResult>;
+}
+
+/** An operator definition that cannot work: the message names the field and the value seen. */
+export class OperatorDefinitionError extends TypeError {
+  /** Always "OperatorDefinitionError". */
+  override name = "OperatorDefinitionError";
+}
+
+const VERBS: readonly Verb[] = ["get", "list", "watch", "create", "update", "patch", "patchStatus", "delete", "apply"];
+const NAME = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/;
+
+/**
+ * Defines an operator for a Hub, controller-runtime style: one level-based `reconcile(request, scope)`.
+ * The RBAC pre-flight is derived from `resource`, `verbs`, `events` and `uses`; `scope.client`
+ * refuses a verb that was not declared, so the pre-flight covers every call.
+ *
+ * @example
+ * ```ts
+ * import { defineOperator } from "./define_operator.ts";
+ * export const greeting = defineOperator({
+ *   name: "greeting",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Greeting", plural: "greetings" },
+ *   verbs: ["patchStatus"],
+ *   async reconcile(request, { client }) {
+ *     const obj = client.cached(request);
+ *     if (obj && !obj.status) await client.patchStatus(obj, { message: `Hello, ${request.name}` });
+ *   },
+ * });
+ * ```
+ */
+export function defineOperator<T extends StoredObject = StoredObject>(definition: OperatorDefinition<T>): Operator<T> {
+  const d = definition;
+  if (typeof d.name !== "string" || !NAME.test(d.name)) {
+    throw new OperatorDefinitionError(
+      `invalid operator name ${JSON.stringify(d.name)}: use lowercase letters, digits, "-" and "."`,
+    );
+  }
+  const r = d.resource;
+  for (const field of ["version", "kind", "plural"] as const) {
+    if (typeof r?.[field] !== "string" || r[field] === "") {
+      throw new OperatorDefinitionError(
+        `operator ${d.name}: resource.${field} must be a non-empty string, got ${JSON.stringify(r?.[field])}`,
+      );
+    }
+  }
+  if (typeof r.group !== "string") {
+    throw new OperatorDefinitionError(`operator ${d.name}: resource.group must be a string ("" for the core group)`);
+  }
+  for (const verb of [...(d.verbs ?? []), ...(d.uses ?? []).flatMap((u) => u.verbs)]) {
+    if (!VERBS.includes(verb)) {
+      throw new OperatorDefinitionError(
+        `operator ${d.name}: unknown verb ${JSON.stringify(verb)}; valid verbs: ${VERBS.join(", ")}`,
+      );
+    }
+  }
+  if (typeof d.reconcile !== "function") {
+    throw new OperatorDefinitionError(`operator ${d.name}: reconcile must be a function`);
+  }
+  return {
+    name: d.name,
+    resource: { ...r },
+    verbs: [...(d.verbs ?? [])],
+    events: d.events ?? false,
+    uses: [...(d.uses ?? [])],
+    project: d.project,
+    needsReconcile: d.needsReconcile,
+    reconciler: { reconcile: (request, scope) => d.reconcile(request, scope) },
+  };
+}

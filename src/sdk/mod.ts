@@ -1,0 +1,29 @@
+// Public surface of src/sdk: what an operator's code imports (define it, its typed client, conflict helpers).
+export { defineOperator, type OperatorDefinition, OperatorDefinitionError } from "./define_operator.ts";
+export {
+  type ClusterConnection,
+  type EventSink,
+  type EventSubject,
+  type HealthState,
+  ignoreNotFound,
+  type ListOptions,
+  type NewObject,
+  type ObjectMeta,
+  type ObjectRef,
+  type Operator,
+  type PatchType,
+  type Projection,
+  type Reconciler,
+  type ReconcileResult,
+  type ReconcileScope,
+  type Request,
+  type ResourceClient,
+  type ResourceUse,
+  retryOnConflict,
+  type RetryOptions,
+  type StoredObject,
+  TerminalError,
+  trimObject,
+  type Verb,
+} from "../runtime/mod.ts";
+export { type FailureState, isConflict, isNotFound, type ResourceType } from "../kube/mod.ts";
