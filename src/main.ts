@@ -4,7 +4,8 @@
 import "./_npm_env.ts";
 import { FlagError, helpText, parseFlags } from "./flags.ts";
 import { Hub, type HubLeaderElection, serveHealth } from "./hub/mod.ts";
-import { type ClusterAccess, ConfigError, IN_CLUSTER, loadContexts } from "./kube/mod.ts";
+import { type ClusterAccess, ConfigError, IN_CLUSTER } from "./kube/mod.ts";
+import { loadRegisteredClusters, type RegisteredClusters, SecretProvider } from "./hub/providers/mod.ts";
 import { uuidOperator } from "./operators/uuid/mod.ts";
 import { hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
 import { errorText, Logger } from "./util/mod.ts";
@@ -32,10 +33,20 @@ export async function main(argv: string[]): Promise<number> {
 
   let selected: ClusterAccess[];
   let leaderElection: HubLeaderElection | undefined;
-  let home: ClusterAccess;
+  let home: ClusterAccess | undefined;
+  let registered: RegisteredClusters;
   try {
-    const catalog = await loadContexts({ files: flags.kubeconfigs, env: readEnv, cwd: Deno.cwd() });
-    selected = catalog.select(flags.clusters, { inCluster: { root: flags.serviceAccountRoot, env: readEnv } });
+    registered = await loadRegisteredClusters({
+      clusters: flags.clusters,
+      kubeconfigs: flags.kubeconfigs,
+      clusterDir: flags.clusterDir,
+      clusterSecrets: flags.clusterSecrets,
+      env: readEnv,
+      cwd: Deno.cwd(),
+      inCluster: { root: flags.serviceAccountRoot, env: readEnv },
+      logger,
+    });
+    selected = registered.selected;
     // A missing Deno permission fails here, with the flag to add, instead of as endless retries later.
     requireNet([
       ...selected.flatMap((a) => [
@@ -46,8 +57,16 @@ export async function main(argv: string[]): Promise<number> {
         ? [{ what: "the --liveness address", host: `${flags.liveness.hostname}:${flags.liveness.port}` }]
         : []),
     ]);
-    home = homeCluster(flags.homeCluster, selected);
-    if (flags.leaderElection.enabled) leaderElection = leaderElectionFor(flags.leaderElection, selected, home);
+    home = selected.length > 0 || flags.homeCluster !== undefined
+      ? homeCluster(flags.homeCluster, selected)
+      : undefined;
+    if (!home && (flags.leaderElection.enabled || flags.clusterSecrets !== undefined)) {
+      throw new ConfigError(
+        `${flags.clusterSecrets !== undefined ? "--cluster-secrets" : "--leader-elect"} needs a home cluster, ` +
+          `and no selected cluster is registered yet: select "${IN_CLUSTER}" or a context from a kubeconfig file`,
+      );
+    }
+    if (flags.leaderElection.enabled) leaderElection = leaderElectionFor(flags.leaderElection, selected, home!);
   } catch (err) {
     if (err instanceof ConfigError || err instanceof PermissionError) return usageError(err.message);
     throw err;
@@ -62,7 +81,20 @@ export async function main(argv: string[]): Promise<number> {
     http2: flags.http2,
     logger,
   });
-  for (const access of selected) await hub.engage(access.name, access);
+  // Registered clusters (issue 13): the registry engages and disengages as files and Secrets come and go.
+  registered.registry.registerMetrics(hub.metrics.registry);
+  registered.registry.connect(hub);
+  const secrets = flags.clusterSecrets !== undefined && home
+    ? new SecretProvider({
+      registry: registered.registry,
+      home,
+      namespace: flags.clusterSecrets,
+      requestTimeoutMs: hub.limits.requestTimeoutMs,
+      idleTimeoutMs: hub.limits.watchIdleTimeoutMs,
+      http2: flags.http2,
+      logger,
+    })
+    : undefined;
 
   const stop = new AbortController();
   const onSignal = (sig: string) => () => {
@@ -93,7 +125,9 @@ export async function main(argv: string[]): Promise<number> {
   logger.info("operator-hub starting", {
     version: VERSION,
     clusters: selected.map((a) => a.name),
-    homeCluster: home.name,
+    homeCluster: home?.name,
+    clusterDir: registered.clusterDir,
+    clusterSecrets: flags.clusterSecrets,
     ...(leaderElection
       ? {
         leaderElection: `${leaderElection.cluster}:${leaderElection.namespace}/${leaderElection.name}`,
@@ -101,7 +135,13 @@ export async function main(argv: string[]): Promise<number> {
       }
       : {}),
   });
-  await Promise.all([hub.start(stop.signal), server]);
+  await Promise.all([
+    hub.start(stop.signal),
+    server,
+    registered.registry.start(stop.signal),
+    registered.folder.start(stop.signal),
+    secrets?.start(stop.signal),
+  ]);
   Deno.removeSignalListener("SIGTERM", sigterm);
   Deno.removeSignalListener("SIGINT", sigint);
   logger.info("operator-hub stopped");

@@ -24,9 +24,12 @@ import {
 } from "../runtime/mod.ts";
 import { Backoff, type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
 
-/** A cluster's state for health: the watch phases plus `forbidden` for failed RBAC pre-flight. */
+/**
+ * A cluster's state for health: the watch phases plus `forbidden` for failed RBAC pre-flight, and `registering` from
+ * registration until the first pre-flight attempt (or while a registration problem keeps it from being engaged).
+ */
 export interface ClusterHealth {
-  state: WatchPhase;
+  state: WatchPhase | "registering";
   synced: boolean;
   objects: number;
   queue: number;
@@ -37,6 +40,10 @@ export interface ClusterHealth {
   watchdogAborts: number;
   missingPermissions: string[];
   wedged: boolean;
+  /** Which provider registered the cluster (`flag`, `folder`, `secret`), when the hub was told. */
+  provider?: string;
+  /** When it was registered, ISO-8601. */
+  registeredAt?: string;
 }
 
 export interface ClusterWorkerOptions {

@@ -94,6 +94,22 @@ export interface HubHealth {
   leaderElection?: LeaderElectionSnapshot & { cluster: string };
 }
 
+// --- registered clusters (issue 13) ---------------------------------------------------------------------------
+/** Where an engaged cluster came from; echoed into its health entry. */
+export interface ClusterRegistration {
+  /** `flag` (--clusters at start), `folder` (a kubeconfig file) or `secret` (a labelled Secret). */
+  provider: string;
+  /** ISO-8601. */
+  registeredAt: string;
+}
+
+/** A name that is registered but cannot be engaged (a name collision, a broken kubeconfig, not registered yet). */
+export interface RegistrationProblem extends Partial<ClusterRegistration> {
+  /** Says what is wrong and how to fix it; never holds credentials. */
+  error: string;
+}
+// --- end registered clusters ------------------------------------------------------------------------------------
+
 interface Engaged {
   worker: ClusterWorker;
   abort: AbortController;
@@ -121,6 +137,10 @@ export class Hub {
   readonly #controller: Controller;
   readonly #clusters = new Map<string, Engaged>();
   readonly #pending = new Map<string, ClusterAccess>();
+  // --- registered clusters (issue 13) ---
+  readonly #registrations = new Map<string, ClusterRegistration>();
+  readonly #problems = new Map<string, RegistrationProblem>();
+  // --- end registered clusters ---
   readonly #elector: LeaderElector | undefined;
   readonly #electorClient: KubeClient | undefined;
   /** Whether this replica may reconcile: always without leader election, else while it holds the Lease. */
@@ -200,9 +220,16 @@ export class Hub {
     return [...this.#clusters.keys(), ...this.#pending.keys()];
   }
 
-  /** Starts serving a cluster (now if running, else at `start`). Re-engaging a name replaces it. */
-  async engage(name: string, access: ClusterAccess): Promise<void> {
+  /**
+   * Starts serving a cluster (now if running, else at `start`). Re-engaging a name replaces it.
+   * `registration` (issue 13) is shown in the cluster's health entry as `provider` and `registeredAt`.
+   */
+  async engage(name: string, access: ClusterAccess, registration?: ClusterRegistration): Promise<void> {
     if (this.#clusters.has(name) || this.#pending.has(name)) await this.disengage(name);
+    // --- registered clusters (issue 13) ---
+    this.#problems.delete(name);
+    if (registration) this.#registrations.set(name, registration);
+    // --- end registered clusters ---
     if (!this.#running) {
       this.#pending.set(name, access);
       return;
@@ -213,6 +240,7 @@ export class Hub {
   /** Stops serving a cluster and settles once all of its work is gone. */
   async disengage(name: string): Promise<void> {
     this.#pending.delete(name);
+    this.#registrations.delete(name); // issue 13
     const e = this.#clusters.get(name);
     if (!e) return;
     this.#clusters.delete(name);
@@ -222,6 +250,18 @@ export class Hub {
     this.metrics.forgetCluster(name);
     this.#o.logger.info("cluster disengaged", { cluster: name });
   }
+
+  // --- registered clusters (issue 13) ---
+  /**
+   * Shows `name` in health as `registering` with `problem.error` while it is not engaged (a name collision, a broken
+   * kubeconfig, a selected name no provider has registered yet); `undefined` removes the entry. An engaged cluster
+   * of that name is not touched: disengage it first.
+   */
+  hold(name: string, problem: RegistrationProblem | undefined): void {
+    if (problem) this.#problems.set(name, problem);
+    else this.#problems.delete(name);
+  }
+  // --- end registered clusters ---
 
   /** Runs until `signal` aborts. */
   async start(signal: AbortSignal): Promise<void> {
@@ -307,10 +347,14 @@ export class Hub {
     const clusters: Record<string, ClusterHealth> = {};
     for (const [name, e] of this.#clusters) {
       clusters[name] = e.worker.health(this.#queue.lenFor(name), wedgedAfterMs);
+      // issue 13: `registering` until the first pre-flight attempt.
+      if (clusters[name].connectAttempts === 0 && clusters[name].state === "connecting") {
+        clusters[name].state = "registering";
+      }
     }
     for (const name of this.#pending.keys()) {
       clusters[name] = {
-        state: "connecting",
+        state: "registering",
         synced: false,
         objects: 0,
         queue: 0,
@@ -323,6 +367,29 @@ export class Hub {
         wedged: false,
       };
     }
+    // --- registered clusters (issue 13) ---
+    for (const [name, p] of this.#problems) {
+      if (clusters[name]) continue;
+      clusters[name] = {
+        state: "registering",
+        synced: false,
+        objects: 0,
+        queue: 0,
+        lastEventAgeSeconds: null,
+        lastError: p.error,
+        connectAttempts: 0,
+        relists: 0,
+        watchdogAborts: 0,
+        missingPermissions: [],
+        wedged: false,
+      };
+      if (p.provider) clusters[name].provider = p.provider;
+      if (p.registeredAt) clusters[name].registeredAt = p.registeredAt;
+    }
+    for (const [name, r] of this.#registrations) {
+      if (clusters[name]) Object.assign(clusters[name], r);
+    }
+    // --- end registered clusters ---
     const queued = this.#queue.len();
     const idleFor = this.#clock.now() - this.#controller.lastCompletedAt;
     const controllerWedged = queued > 0 && this.#controller.inFlight === 0 &&

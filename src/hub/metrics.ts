@@ -5,6 +5,7 @@ import type { ClusterHealth } from "./cluster_worker.ts";
 import { CounterSeries, GaugeSeries, HistogramSeries } from "./metric_series.ts";
 
 const STATES = [
+  "registering",
   "connecting",
   "syncing",
   "watching",

@@ -38,5 +38,11 @@ export {
   reasonPhrase,
   TransportError,
 } from "./errors.ts";
+export {
+  type KubeconfigContext,
+  type KubeconfigText,
+  type KubeconfigTextOptions,
+  parseKubeconfigText,
+} from "./kubeconfig_text.ts";
 export { namespacePath, resourcePath, type ResourceRef } from "./paths.ts";
 export { describePermission, missingPermissions, type PermissionCheck } from "./access_review.ts";
