@@ -35,6 +35,8 @@ Deno.test("deploy/'s ClusterRole grants exactly the hub's verbs, and Leases only
     "Deployment",
     "Namespace",
     "Role",
+    "Role",
+    "RoleBinding",
     "RoleBinding",
     "ServiceAccount",
   ]);
@@ -57,11 +59,21 @@ Deno.test("deploy/'s ClusterRole grants exactly the hub's verbs, and Leases only
     resources: ["leases"],
     verbs: ["get", "create", "update"],
   }]);
+  // Registered clusters (--cluster-secrets): Secrets are read-only and only in the hub's namespace.
+  const secretsRole = one(docs, "Role", "operator-hub-cluster-secrets");
+  assert.equal(secretsRole.metadata.namespace, "operator-hub");
+  assert.deepEqual(secretsRole.rules, [{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "watch"] }]);
   const subject = [{ kind: "ServiceAccount", name: "operator-hub", namespace: "operator-hub" }];
   assert.deepEqual(one(docs, "ClusterRoleBinding").subjects, subject);
   assert.deepEqual(one(docs, "ClusterRoleBinding").roleRef.name, "operator-hub");
-  assert.deepEqual(one(docs, "RoleBinding").subjects, subject);
-  assert.equal(one(docs, "RoleBinding").roleRef.kind, "Role");
+  for (const name of ["operator-hub-leader-election", "operator-hub-cluster-secrets"]) {
+    assert.deepEqual(one(docs, "RoleBinding", name).subjects, subject);
+    assert.deepEqual(one(docs, "RoleBinding", name).roleRef, {
+      apiGroup: "rbac.authorization.k8s.io",
+      kind: "Role",
+      name,
+    });
+  }
   // A remote cluster gets the same CRD, ServiceAccount and ClusterRole, no Lease rights, and a token Secret.
   const remote = await kustomize("deploy/remote");
   assert.deepEqual(remote.map((d) => d.kind).sort(), [
@@ -185,7 +197,7 @@ Deno.test("kubectl apply --dry-run=server -k deploy/ and -k deploy/remote/ pass 
   assert.match(r.stdout, /deployment\.apps\/operator-hub (created|configured|unchanged) \(server dry run\)/);
 });
 
-Deno.test("After a real apply, the API server grants the hub's ServiceAccount exactly the ClusterRole's verbs and Leases only in its namespace", async () => {
+Deno.test("After a real apply, the API server grants the hub's ServiceAccount exactly the ClusterRole's verbs, and Leases and read-only Secrets only in its namespace", async () => {
   requireClusters();
   await applyDeployRbac(CONTEXT);
   const can = async (verb: string, resource: string, ns?: string) => {
@@ -204,13 +216,20 @@ Deno.test("After a real apply, the API server grants the hub's ServiceAccount ex
     ["get", "leases.coordination.k8s.io", "operator-hub"],
     ["create", "leases.coordination.k8s.io", "operator-hub"],
     ["update", "leases.coordination.k8s.io", "operator-hub"],
+    ["get", "secrets", "operator-hub"],
+    ["list", "secrets", "operator-hub"],
+    ["watch", "secrets", "operator-hub"],
   ];
   const no: [string, string, string?][] = [
     ["update", "uuid.demo.operator", "some-namespace"],
     ["delete", "uuid.demo.operator", "some-namespace"],
     ["create", "uuid.demo.operator", "some-namespace"],
     ["update", "uuid.demo.operator/status", "some-namespace"],
-    ["get", "secrets", "operator-hub"],
+    ["get", "secrets", "kube-system"],
+    ["list", "secrets"],
+    ["create", "secrets", "operator-hub"],
+    ["update", "secrets", "operator-hub"],
+    ["delete", "secrets", "operator-hub"],
     ["list", "events", "some-namespace"],
     ["delete", "events", "some-namespace"],
     ["get", "leases.coordination.k8s.io", "kube-system"],
