@@ -1,5 +1,4 @@
 // End-to-end: clusters registered while the hub runs, through a kubeconfig file and through a labelled Secret.
-// deno-lint-ignore-file no-explicit-any -- /status JSON is checked by the tests themselves.
 
 import assert from "node:assert/strict";
 import { UUID_V4 } from "../support/direct_api.ts";
