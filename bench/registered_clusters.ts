@@ -341,20 +341,20 @@ try {
       await until(() => state(names[i]) === undefined, `${names[i]} gone`);
     };
     for (let i = 0; i < contexts; i++) await cycle(i); // warm-up: every code path loaded once
-    await new Promise((r) => setTimeout(r, 3000));
-    const before = {
-      rss: Deno.memoryUsage().rss,
-      fds: fds(),
-      series: (await series()).length,
-      timers: liveTimers.size,
+    const sample = async () => {
+      await new Promise((r) => setTimeout(r, 3000));
+      // With --v8-flags=--expose-gc, collect first, so the heap figure is what is still referenced.
+      (globalThis as { gc?: () => void }).gc?.();
+      const m = Deno.memoryUsage();
+      return { rss: m.rss, heap: m.heapUsed, fds: fds(), series: (await series()).length, timers: liveTimers.size };
     };
+    const before = await sample();
     const t0 = performance.now();
     await Promise.all(names.map(async (_, i) => {
       for (let c = i; c < cycles; c += contexts) await cycle(i);
     }));
     const seconds = (performance.now() - t0) / 1000;
-    await new Promise((r) => setTimeout(r, 5000));
-    const after = { rss: Deno.memoryUsage().rss, fds: fds(), series: (await series()).length, timers: liveTimers.size };
+    const after = await sample();
     const pct = (a: number, b: number) => Math.round(((a - b) / b) * 1000) / 10;
     results.churn = {
       cycles,
@@ -364,6 +364,11 @@ try {
         before: Math.round(before.rss / 1048576),
         after: Math.round(after.rss / 1048576),
         pct: pct(after.rss, before.rss),
+      },
+      heap_used_mib: {
+        before: Math.round(before.heap / 1048576),
+        after: Math.round(after.heap / 1048576),
+        pct: pct(after.heap, before.heap),
       },
       fds: { before: before.fds, after: after.fds, pct: pct(after.fds, before.fds) },
       series: { before: before.series, after: after.series, pct: pct(after.series, before.series) },
