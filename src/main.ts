@@ -83,7 +83,6 @@ export async function main(argv: string[]): Promise<number> {
   });
   // Registered clusters (issue 13): the registry engages and disengages as files and Secrets come and go.
   registered.registry.registerMetrics(hub.metrics.registry);
-  registered.registry.connect(hub);
   const secrets = flags.clusterSecrets !== undefined && home
     ? new SecretProvider({
       registry: registered.registry,
@@ -135,6 +134,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       : {}),
   });
+  registered.registry.connect(hub); // only now: a bad --liveness above exits before anything is engaged
   await Promise.all([
     hub.start(stop.signal),
     server,
