@@ -346,14 +346,33 @@ try {
       // With --v8-flags=--expose-gc, collect first, so the heap figure is what is still referenced.
       (globalThis as { gc?: () => void }).gc?.();
       const m = Deno.memoryUsage();
-      return { rss: m.rss, heap: m.heapUsed, fds: fds(), series: (await series()).length, timers: liveTimers.size };
+      return {
+        rss: m.rss,
+        heap: m.heapUsed,
+        heapTotal: m.heapTotal,
+        fds: fds(),
+        series: (await series()).length,
+        timers: liveTimers.size,
+      };
     };
     const before = await sample();
     const t0 = performance.now();
+    const trace = Deno.env.get("BENCH_TRACE_MEMORY")
+      ? setInterval(() => {
+        const m = Deno.memoryUsage();
+        const mib = (x: number) => Math.round(x / 1048576);
+        say(
+          `memory: rss ${mib(m.rss)} heapTotal ${mib(m.heapTotal)} heapUsed ${mib(m.heapUsed)} external ${
+            mib(m.external)
+          } MiB`,
+        );
+      }, 10_000)
+      : undefined;
     await Promise.all(names.map(async (_, i) => {
       for (let c = i; c < cycles; c += contexts) await cycle(i);
     }));
     const seconds = (performance.now() - t0) / 1000;
+    clearInterval(trace);
     const after = await sample();
     const pct = (a: number, b: number) => Math.round(((a - b) / b) * 1000) / 10;
     results.churn = {
@@ -370,6 +389,7 @@ try {
         after: Math.round(after.heap / 1048576),
         pct: pct(after.heap, before.heap),
       },
+      heap_total_mib: { before: Math.round(before.heapTotal / 1048576), after: Math.round(after.heapTotal / 1048576) },
       fds: { before: before.fds, after: after.fds, pct: pct(after.fds, before.fds) },
       series: { before: before.series, after: after.series, pct: pct(after.series, before.series) },
       timers: { before: before.timers, after: after.timers },
