@@ -2,24 +2,29 @@
 
 import { join } from "node:path";
 import { parseAllDocuments, stringify as toYaml } from "yaml";
-import { ApiError, type ClusterAccess, KubeClient } from "../kube/mod.ts";
+import { type ClusterAccess, KubeClient } from "../kube/mod.ts";
+import {
+  applyOwned,
+  deleteIgnoringMissing,
+  FIELD_MANAGER,
+  getOrUndefined,
+  listOrEmpty,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  type Obj,
+  PATHS,
+  RegistrationError,
+} from "./_objects.ts";
 
-/** Every object `cluster:add` created carries this label (value below), so `cluster:remove --purge` finds them. */
-export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
-export const MANAGED_BY = "operator-hub-cluster-add";
+export { MANAGED_BY, MANAGED_BY_LABEL, RegistrationError };
+
 /** Token anchors and registration Secrets name the cluster they belong to. */
 export const CLUSTER_LABEL = "operator-hub.demo.operator/cluster";
 /** multicluster-runtime's kubeconfig Secret label (value `"true"`), as the hub's --cluster-secrets watches. */
 export const KUBECONFIG_SECRET_LABEL = "sigs.k8s.io/multicluster-runtime-kubeconfig";
-const FIELD_MANAGER = "operator-hub-cluster-add";
 /** The ServiceAccount deploy/cluster/ defines: the hub's identity in every cluster. */
 const HUB_NAMESPACE = "operator-hub";
 const HUB_SERVICE_ACCOUNT = "operator-hub";
-
-/** A bad request or a failed step: the CLI prints the message on one line (exit 2 for bad input, 1 otherwise). */
-export class RegistrationError extends Error {
-  override name = "RegistrationError";
-}
 
 /** Where the registration goes: a Secret in the hub's cluster, or a file in the cluster folder. */
 export type RegistrationTarget =
@@ -52,9 +57,6 @@ export interface RemoveOptions {
   dryRun?: boolean;
   print(line: string): void;
 }
-
-// deno-lint-ignore no-explicit-any
-type Obj = Record<string, any>;
 
 /**
  * Registers `target` with the hub.
@@ -227,52 +229,6 @@ async function installDocuments(root: string): Promise<Obj[]> {
   return docs.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
 }
 
-const PATHS: Record<string, (name: string, ns?: string) => string> = {
-  Namespace: (n) => `/api/v1/namespaces/${n}`,
-  ServiceAccount: (n, ns) => `/api/v1/namespaces/${ns}/serviceaccounts/${n}`,
-  Secret: (n, ns) => `/api/v1/namespaces/${ns}/secrets/${n}`,
-  ClusterRole: (n) => `/apis/rbac.authorization.k8s.io/v1/clusterroles/${n}`,
-  ClusterRoleBinding: (n) => `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${n}`,
-  CustomResourceDefinition: (n) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${n}`,
-};
-
-function pathOf(doc: Obj): string {
-  const p = PATHS[doc.kind];
-  if (!p) throw new RegistrationError(`cannot install a ${doc.kind}: only ${Object.keys(PATHS).join(", ")}`);
-  return p(doc.metadata.name, doc.metadata.namespace);
-}
-
-/**
- * Server-side apply. An object that did not exist is labelled as ours (so --purge deletes it); one that existed
- * without our label is updated but stays the user's.
- */
-async function applyOwned(client: KubeClient, doc: Obj, dryRun: boolean): Promise<string> {
-  const path = pathOf(doc);
-  const existing = await getOrUndefined(client, path);
-  const ours = !existing || existing.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY;
-  const body = structuredClone(doc);
-  if (ours) body.metadata.labels = { ...body.metadata.labels, [MANAGED_BY_LABEL]: MANAGED_BY };
-  if (!dryRun) {
-    await client.request("PATCH", path, {
-      query: { fieldManager: FIELD_MANAGER, force: true },
-      body: JSON.stringify(body),
-      contentType: "application/apply-patch+yaml",
-    });
-    if (doc.kind === "CustomResourceDefinition") await waitEstablished(client, path);
-  }
-  return !existing ? "new" : ours ? "made by an earlier cluster:add" : "existed before: not ours, left out of --purge";
-}
-
-async function waitEstablished(client: KubeClient, path: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const crd = await client.request<Obj>("GET", path);
-    // deno-lint-ignore no-explicit-any
-    if (crd.status?.conditions?.some((c: any) => c.type === "Established" && c.status === "True")) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new RegistrationError(`CustomResourceDefinition ${path.split("/").pop()} was not Established within 10 s`);
-}
-
 async function listAnchors(client: KubeClient, name: string): Promise<string[]> {
   const items = await listOrEmpty(
     client,
@@ -389,33 +345,6 @@ async function writeRegistration(
 
 function kubeClient(access: ClusterAccess, what: string): KubeClient {
   return new KubeClient(access, { userAgent: `operator-hub/cluster-${what}`, requestTimeoutMs: 30_000 });
-}
-
-async function getOrUndefined(client: KubeClient, path: string): Promise<Obj | undefined> {
-  try {
-    return await client.request<Obj>("GET", path);
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 404) return undefined;
-    throw err;
-  }
-}
-
-async function listOrEmpty(client: KubeClient, path: string, labelSelector: string): Promise<Obj[]> {
-  try {
-    const list = await client.request<Obj>("GET", path, { query: { labelSelector } });
-    return list.items ?? [];
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 404) return [];
-    throw err;
-  }
-}
-
-async function deleteIgnoringMissing(client: KubeClient, path: string): Promise<void> {
-  try {
-    await client.request("DELETE", path, { discardBody: true });
-  } catch (err) {
-    if (!(err instanceof ApiError && err.status === 404)) throw err;
-  }
 }
 
 function qualified(doc: Obj): string {
