@@ -1,7 +1,7 @@
 // The folder provider: kubeconfig files in --cluster-dir and every --kubeconfig file, watched; each context is a cluster.
 
 import { basename, dirname, join, resolve } from "node:path";
-import { ConfigError, type EnvSource, parseKubeconfigText } from "../../kube/mod.ts";
+import { ConfigError, type EnvSource, loadContexts, parseKubeconfigText } from "../../kube/mod.ts";
 import { errorText, type Logger } from "../../util/mod.ts";
 import type { ClusterOffer, ClusterRegistry } from "./registry.ts";
 
@@ -80,7 +80,8 @@ export class FolderProvider {
           this.#forget(path);
           continue;
         }
-        if (options.strict) throw new ConfigError(`cannot read kubeconfig ${path}: ${errorText(err)}`, { cause: err });
+        // kube's loader words the reason exactly as at start-up before (e.g. the --allow-read to add).
+        if (options.strict) await loadContexts({ files: [path] });
         this.#o.logger.error("cannot read kubeconfig file", { file: path, error: errorText(err) });
         continue;
       }

@@ -88,6 +88,15 @@ export async function loadRegisteredClusters(o: RegisteredClustersOptions): Prom
       registry.offer("flag", files.join(":"), offers);
     }
   }
+  const folder = new FolderProvider({
+    registry,
+    dir: clusterDir,
+    files: o.kubeconfigs.map((f) => resolve(o.cwd, f)),
+    env: o.env,
+    logger: o.logger,
+  });
+  await folder.scan({ strict: true });
+  // After the files, as before: a kubeconfig problem is reported ahead of an in-cluster one.
   if (o.clusters.includes(IN_CLUSTER)) {
     const access = inClusterAccess({ root: o.inCluster?.root, env: o.inCluster?.env ?? o.env });
     const digest = `static:${IN_CLUSTER}`;
@@ -98,14 +107,6 @@ export async function loadRegisteredClusters(o: RegisteredClustersOptions): Prom
       credentialsDigest: digest,
     }]);
   }
-  const folder = new FolderProvider({
-    registry,
-    dir: clusterDir,
-    files: o.kubeconfigs.map((f) => resolve(o.cwd, f)),
-    env: o.env,
-    logger: o.logger,
-  });
-  await folder.scan({ strict: true });
   if (clusterDir) searched.unshift(join(clusterDir, "*.yaml"));
 
   const { serving, problems } = registry.check();
