@@ -1,6 +1,6 @@
 // Start-up of the registered set: --clusters, --kubeconfig, --cluster-dir and --cluster-secrets read into one registry.
 
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import {
   ALL_CONTEXTS,
   type ClusterAccess,
@@ -73,7 +73,9 @@ export async function loadRegisteredClusters(o: RegisteredClustersOptions): Prom
 
   const searched: string[] = [];
   if (o.kubeconfigs.length === 0) {
-    const files = defaultKubeconfigFiles(o.env, o.cwd, searched);
+    // A $KUBECONFIG entry inside the cluster folder is the folder provider's already (same file, same names).
+    const files = defaultKubeconfigFiles(o.env, o.cwd, searched)
+      .filter((f) => !(clusterDir && dirname(f) === clusterDir && f.endsWith(".yaml")));
     if (files.length > 0) {
       const catalog = await loadContexts({ files, env: o.env, cwd: o.cwd });
       const offers: ClusterOffer[] = catalog.names().map((name) => {
