@@ -32,6 +32,10 @@ export interface HubFlags {
   operators?: string[];
   limits: HubLimits;
   leaderElection: LeaderElectionFlags;
+  /** `--cluster-dir DIR`: a folder of kubeconfig files, watched. Default: `./clusters` unless --kubeconfig is given. */
+  clusterDir?: string;
+  /** `--cluster-secrets NAMESPACE`: watch labelled kubeconfig Secrets in this namespace of the home cluster. */
+  clusterSecrets?: string;
   /** `--metrics-bind-address` and friends; undefined without it (/metrics and /status stay on --liveness). */
   metricsServing?: MetricsServingFlags;
 }
@@ -130,6 +134,12 @@ export function helpText(): string {
     "                             `in-cluster` = this pod's own cluster (service account)",
     "  --kubeconfig FILE          kubeconfig to read (repeatable). Default: every clusters/*.yaml",
     "                             plus $KUBECONFIG (colon-separated) or ~/.kube/config",
+    "  --cluster-dir DIR          folder of kubeconfig files (*.yaml), watched: a file added registers its",
+    "                             contexts, removed unregisters them. Default ./clusters (/app/clusters in",
+    "                             the image) when no --kubeconfig is given; --kubeconfig files are watched too",
+    "  --cluster-secrets NS       register clusters from Secrets in namespace NS of the home cluster labelled",
+    "                             sigs.k8s.io/multicluster-runtime-kubeconfig=true (data key kubeconfig;",
+    "                             cluster name = Secret name)",
     "  --namespace NS             namespace to watch (repeatable). Default: all namespaces",
     "  --home-cluster NAME        the cluster holding the hub's own objects (Leases, cluster Secrets, Mirror",
     "                             sources, TokenReviews); default: in-cluster if selected, else the first",
@@ -228,6 +238,8 @@ export function parseFlags(argv: string[]): HubFlags {
         "event-level": { type: "string" },
         "service-account-dir": { type: "string" },
         "home-cluster": { type: "string" },
+        "cluster-dir": { type: "string" },
+        "cluster-secrets": { type: "string" },
         http2: { type: "boolean" },
         operators: { type: "string", multiple: true },
         "leader-elect": { type: "boolean" },
@@ -306,10 +318,22 @@ export function parseFlags(argv: string[]): HubFlags {
       })`,
     );
   }
+  const clusterDir = values["cluster-dir"] as string | undefined;
+  if (clusterDir !== undefined && clusterDir.trim() === "") {
+    throw new FlagError(`invalid --cluster-dir "": name a folder of kubeconfig files, e.g. ./clusters`);
+  }
+  const clusterSecrets = values["cluster-secrets"] as string | undefined;
+  if (clusterSecrets !== undefined && (clusterSecrets.length > 63 || !DNS_LABEL.test(clusterSecrets))) {
+    throw new FlagError(
+      `invalid --cluster-secrets "${clusterSecrets}": must be a namespace name (a lowercase DNS label)`,
+    );
+  }
   return {
     help,
     version,
     clusters,
+    clusterDir,
+    clusterSecrets,
     kubeconfigs: list(values.kubeconfig),
     namespaces: list(values.namespace),
     liveness: values.liveness === undefined ? undefined : parseLiveness(values.liveness as string),

@@ -215,3 +215,19 @@ Deno.test("parseFlags() rejects an unknown --operators name, naming it and the v
     });
   }
 });
+
+Deno.test("parseFlags() reads --cluster-dir and --cluster-secrets, and rejects a namespace that is not a DNS label", () => {
+  const f = parseFlags(["--clusters", "all", "--cluster-dir", "/app/clusters", "--cluster-secrets", "operator-hub"]);
+  assert.equal(f.clusterDir, "/app/clusters");
+  assert.equal(f.clusterSecrets, "operator-hub");
+  const d = parseFlags(["--clusters", "all"]);
+  assert.equal(d.clusterDir, undefined, "the default folder is chosen by main (./clusters unless --kubeconfig)");
+  assert.equal(d.clusterSecrets, undefined);
+  assert.throws(
+    () => parseFlags(["--clusters", "all", "--cluster-secrets", "Operator_Hub"]),
+    (e: unknown) => e instanceof FlagError && /invalid --cluster-secrets "Operator_Hub"/.test(e.message),
+  );
+  assert.throws(() => parseFlags(["--clusters", "all", "--cluster-dir", ""]), FlagError);
+  assert.match(helpText(), /--cluster-dir DIR/);
+  assert.match(helpText(), /--cluster-secrets NS/);
+});

@@ -15,7 +15,8 @@ import {
   TlsMaterialError,
   type TlsPair,
 } from "./hub/mod.ts";
-import { type ClusterAccess, ConfigError, IN_CLUSTER, KubeClient, loadContexts } from "./kube/mod.ts";
+import { loadRegisteredClusters, type RegisteredClusters, SecretProvider } from "./hub/providers/mod.ts";
+import { type ClusterAccess, ConfigError, IN_CLUSTER, KubeClient } from "./kube/mod.ts";
 import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
 import { granted, hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
 import { errorText, Logger } from "./util/mod.ts";
@@ -46,10 +47,20 @@ export async function main(argv: string[], options: { operators?: readonly Opera
 
   let selected: ClusterAccess[];
   let leaderElection: HubLeaderElection | undefined;
-  let home: ClusterAccess;
+  let home: ClusterAccess | undefined;
+  let registered: RegisteredClusters;
   try {
-    const catalog = await loadContexts({ files: flags.kubeconfigs, env: readEnv, cwd: Deno.cwd() });
-    selected = catalog.select(flags.clusters, { inCluster: { root: flags.serviceAccountRoot, env: readEnv } });
+    registered = await loadRegisteredClusters({
+      clusters: flags.clusters,
+      kubeconfigs: flags.kubeconfigs,
+      clusterDir: flags.clusterDir,
+      clusterSecrets: flags.clusterSecrets,
+      env: readEnv,
+      cwd: Deno.cwd(),
+      inCluster: { root: flags.serviceAccountRoot, env: readEnv },
+      logger,
+    });
+    selected = registered.selected;
     // A missing Deno permission fails here, with the flag to add, instead of as endless retries later.
     requireNet([
       ...selected.flatMap((a) => [
@@ -67,8 +78,23 @@ export async function main(argv: string[], options: { operators?: readonly Opera
         : []),
     ]);
     requireTlsFiles(flags.metricsServing);
-    home = homeCluster(flags.homeCluster, selected);
-    if (flags.leaderElection.enabled) leaderElection = leaderElectionFor(flags.leaderElection, selected, home);
+    home = selected.length > 0 || flags.homeCluster !== undefined
+      ? homeCluster(flags.homeCluster, selected)
+      : undefined;
+    const needsHome = flags.clusterSecrets !== undefined
+      ? "--cluster-secrets"
+      : flags.leaderElection.enabled
+      ? "--leader-elect"
+      : flags.metricsServing
+      ? "--metrics-bind-address"
+      : undefined;
+    if (!home && needsHome) {
+      throw new ConfigError(
+        `${needsHome} needs a home cluster, and no selected cluster is registered yet: select "${IN_CLUSTER}" or ` +
+          `a context from a kubeconfig file`,
+      );
+    }
+    if (flags.leaderElection.enabled) leaderElection = leaderElectionFor(flags.leaderElection, selected, home!);
   } catch (err) {
     if (err instanceof ConfigError || err instanceof PermissionError) return usageError(err.message);
     throw err;
@@ -90,7 +116,19 @@ export async function main(argv: string[], options: { operators?: readonly Opera
     // Two operators of one name, or an invalid name: a usage error, not a crash.
     return usageError(errorText(err));
   }
-  for (const access of selected) await hub.engage(access.name, access);
+  // Registered clusters: the registry engages and disengages as kubeconfig files and Secrets come and go.
+  registered.registry.registerMetrics(hub.metrics.registry);
+  const secrets = flags.clusterSecrets !== undefined && home
+    ? new SecretProvider({
+      registry: registered.registry,
+      home,
+      namespace: flags.clusterSecrets,
+      requestTimeoutMs: hub.limits.requestTimeoutMs,
+      idleTimeoutMs: hub.limits.watchIdleTimeoutMs,
+      http2: flags.http2,
+      logger,
+    })
+    : undefined;
 
   const stop = new AbortController();
   const onSignal = (sig: string) => () => {
@@ -128,10 +166,11 @@ export async function main(argv: string[], options: { operators?: readonly Opera
     }
   }
   let reviewClient: KubeClient | undefined;
-  if (flags.metricsServing) {
+  if (flags.metricsServing && home) {
     const m = flags.metricsServing;
-    reviewClient = new KubeClient(home, {
-      logger: logger.child({ cluster: home.name }),
+    const reviewHome = home;
+    reviewClient = new KubeClient(reviewHome, {
+      logger: logger.child({ cluster: reviewHome.name }),
       userAgent: "operator-hub/access-review",
       requestTimeoutMs: flags.limits.requestTimeoutMs,
       http2: flags.http2,
@@ -149,7 +188,7 @@ export async function main(argv: string[], options: { operators?: readonly Opera
         onListen: (addr) =>
           logger.info("metrics and status listening", {
             url: `${tls ? "https" : "http"}://${addr.hostname}:${addr.port}`,
-            homeCluster: home.name,
+            homeCluster: reviewHome.name,
             certificate: m.tls ? "files" : tls ? "self-signed" : "none",
           }),
       }, stop.signal));
@@ -165,7 +204,9 @@ export async function main(argv: string[], options: { operators?: readonly Opera
     version: VERSION,
     clusters: selected.map((a) => a.name),
     operators: hub.operators(),
-    homeCluster: home.name,
+    homeCluster: home?.name,
+    clusterDir: registered.clusterDir,
+    clusterSecrets: flags.clusterSecrets,
     ...(leaderElection
       ? {
         leaderElection: `${leaderElection.cluster}:${leaderElection.namespace}/${leaderElection.name}`,
@@ -173,7 +214,14 @@ export async function main(argv: string[], options: { operators?: readonly Opera
       }
       : {}),
   });
-  await Promise.all([hub.start(stop.signal), server]);
+  registered.registry.connect(hub); // only now: a bad --liveness above exits before anything is engaged
+  await Promise.all([
+    hub.start(stop.signal),
+    server,
+    registered.registry.start(stop.signal),
+    registered.folder.start(stop.signal),
+    secrets?.start(stop.signal),
+  ]);
   Deno.removeSignalListener("SIGTERM", sigterm);
   Deno.removeSignalListener("SIGINT", sigint);
   logger.info("operator-hub stopped");

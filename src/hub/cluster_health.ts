@@ -44,4 +44,8 @@ export interface ClusterHealth {
   wedged: boolean;
   /** Each operator's own entry, by name. */
   operators: Record<string, OperatorHealth>;
+  /** Which provider registered the cluster (`flag`, `folder`, `secret`), when the hub was told. */
+  provider?: string;
+  /** When it was registered, ISO-8601. */
+  registeredAt?: string;
 }

@@ -71,7 +71,7 @@ interface Informer {
 
 /** Pre-flight progress of one operator; null once it passed. */
 interface Preflight {
-  state: WatchPhase;
+  state: WatchPhase | "registering";
   error: string | null;
   missing: string[];
   attempts: number;
@@ -221,7 +221,7 @@ export class EngagedCluster {
       operator: op,
       informer,
       info,
-      preflight: { state: "connecting", error: null, missing: [], attempts: 0 },
+      preflight: { state: "registering", error: null, missing: [], attempts: 0 },
       changed,
       target: {
         reconciler: op.reconciler as ReconcileTarget["reconciler"],
@@ -281,6 +281,8 @@ export class EngagedCluster {
     while (!signal.aborted) {
       let retryAfterMs: number | undefined;
       p.attempts++;
+      if (p.state === "registering") p.state = "connecting"; // registered until the first attempt
+
       try {
         Object.assign(slot.info, await discoverResource(this.#api, this.name, op.resource, signal));
         const checks = [

@@ -130,6 +130,20 @@ export interface HubHealth {
   leaderElection?: LeaderElectionSnapshot & { cluster: string };
 }
 
+/** Where an engaged cluster came from; echoed into its health entry. */
+export interface ClusterRegistration {
+  /** `flag` (--clusters at start), `folder` (a kubeconfig file) or `secret` (a labelled Secret). */
+  provider: string;
+  /** ISO-8601. */
+  registeredAt: string;
+}
+
+/** A name that is registered but cannot be engaged (a name collision, a broken kubeconfig, not registered yet). */
+export interface RegistrationProblem extends Partial<ClusterRegistration> {
+  /** Says what is wrong and how to fix it; never holds credentials. */
+  error: string;
+}
+
 /** One cluster × operator's queue labels and depth. */
 interface QueueSeries {
   readonly cluster: string;
@@ -172,6 +186,9 @@ export class Hub {
   readonly #controller: Controller;
   readonly #clusters = new Map<string, Engaged>();
   readonly #pending = new Map<string, ClusterAccess>();
+  /** Where each registered cluster came from (providers), and names held back with a problem. */
+  readonly #registrations = new Map<string, ClusterRegistration>();
+  readonly #problems = new Map<string, RegistrationProblem>();
   readonly #operators = new Map<string, Operator>();
   /** Per `cluster/operator` key prefix: its labels and keys queued (added minus handed out), for metrics and health. */
   readonly #series = new Map<string, QueueSeries>();
@@ -287,9 +304,14 @@ export class Hub {
     return [...this.#clusters.keys(), ...this.#pending.keys()];
   }
 
-  /** Starts serving a cluster (now if running, else at `start`). Re-engaging a name replaces it. */
-  async engage(name: string, access: ClusterAccess): Promise<void> {
+  /**
+   * Starts serving a cluster (now if running, else at `start`). Re-engaging a name replaces it.
+   * `registration` is shown in the cluster's health entry as `provider` and `registeredAt`.
+   */
+  async engage(name: string, access: ClusterAccess, registration?: ClusterRegistration): Promise<void> {
     if (this.#clusters.has(name) || this.#pending.has(name)) await this.disengage(name);
+    this.#problems.delete(name);
+    if (registration) this.#registrations.set(name, registration);
     if (!this.#running) {
       this.#pending.set(name, access);
       return;
@@ -300,6 +322,7 @@ export class Hub {
   /** Stops serving a cluster and settles once all of its work is gone. */
   async disengage(name: string): Promise<void> {
     this.#pending.delete(name);
+    this.#registrations.delete(name);
     const e = this.#clusters.get(name);
     if (!e) return;
     this.#clusters.delete(name);
@@ -308,6 +331,15 @@ export class Hub {
     await e.done;
     this.metrics.forgetCluster(name);
     this.#o.logger.info("cluster disengaged", { cluster: name });
+  }
+  /**
+   * Shows `name` in health as `registering` with `problem.error` while it is not engaged (a name collision, a broken
+   * kubeconfig, a selected name no provider has registered yet); `undefined` removes the entry. An engaged cluster
+   * of that name is not touched: disengage it first.
+   */
+  hold(name: string, problem: RegistrationProblem | undefined): void {
+    if (problem) this.#problems.set(name, problem);
+    else this.#problems.delete(name);
   }
 
   /** Runs until `signal` aborts. */
@@ -411,6 +443,35 @@ export class Hub {
     }
   }
 
+  /** The entry of a cluster registered but not engaged yet: `registering`, every operator too. */
+  #notEngaged(error: string | null): ClusterHealth {
+    const operators: Record<string, OperatorHealth> = {};
+    for (const op of this.#operators.keys()) {
+      operators[op] = {
+        state: "registering",
+        synced: false,
+        objects: 0,
+        queue: 0,
+        lastError: error,
+        missingPermissions: [],
+      };
+    }
+    return {
+      state: "registering",
+      synced: false,
+      objects: 0,
+      queue: 0,
+      lastEventAgeSeconds: null,
+      lastError: error,
+      connectAttempts: 0,
+      relists: 0,
+      watchdogAborts: 0,
+      missingPermissions: [],
+      wedged: false,
+      operators,
+    };
+  }
+
   /** The aggregated health of every cluster and of the shared controller. */
   health(): HubHealth {
     const wedgedAfterMs = this.limits.watchIdleTimeoutMs * 2 + 60_000;
@@ -422,32 +483,12 @@ export class Hub {
         wedgedAfterMs,
       );
     }
-    for (const name of this.#pending.keys()) {
-      const operators: Record<string, OperatorHealth> = {};
-      for (const op of this.#operators.keys()) {
-        operators[op] = {
-          state: "connecting",
-          synced: false,
-          objects: 0,
-          queue: 0,
-          lastError: null,
-          missingPermissions: [],
-        };
-      }
-      clusters[name] = {
-        state: "connecting",
-        synced: false,
-        objects: 0,
-        queue: 0,
-        lastEventAgeSeconds: null,
-        lastError: null,
-        connectAttempts: 0,
-        relists: 0,
-        watchdogAborts: 0,
-        missingPermissions: [],
-        wedged: false,
-        operators,
-      };
+    for (const name of this.#pending.keys()) clusters[name] = this.#notEngaged(null);
+    for (const [name, p] of this.#problems) {
+      if (!clusters[name]) clusters[name] = { ...this.#notEngaged(p.error), ...registrationOf(p) };
+    }
+    for (const [name, r] of this.#registrations) {
+      if (clusters[name]) Object.assign(clusters[name], registrationOf(r));
     }
     const queued = this.#queue.len();
     const idleFor = this.#clock.now() - this.#controller.lastCompletedAt;
@@ -477,4 +518,12 @@ function leasePermissions(le: HubLeaderElection): PermissionCheck[] {
     resource: "leases",
     namespace: le.namespace,
   }));
+}
+
+/** Only the registration fields (a problem also carries its error). */
+function registrationOf(r: Partial<ClusterRegistration>): Partial<ClusterRegistration> {
+  return {
+    ...(r.provider ? { provider: r.provider } : {}),
+    ...(r.registeredAt ? { registeredAt: r.registeredAt } : {}),
+  };
 }

@@ -25,6 +25,8 @@ export interface LoadContextsOptions {
   home?: string;
   /** An exec credential plugin still running after this long is killed and reported. Default 10 s. */
   execTimeoutMs?: number;
+  /** Reads a kubeconfig file's text. Default `Deno.readTextFile`; kubeconfig_text.ts passes text held in memory. */
+  readTextFile?: (path: string) => Promise<string>;
 }
 
 /** The contexts known from every loaded kubeconfig, with first-file-wins precedence. */
@@ -90,7 +92,7 @@ export async function loadContexts(options: LoadContextsOptions = {}): Promise<C
   const users = new Map<string, Entry>();
   const loaded: string[] = [];
   for (const path of [...new Set(paths)]) {
-    const doc = await readKubeconfig(path);
+    const doc = await readKubeconfig(path, options.readTextFile);
     loaded.push(path);
     addEntries(contexts, doc.contexts, path);
     addEntries(clusters, doc.clusters, path);
@@ -322,10 +324,13 @@ function toUser(
 
 // ---------------------------------------------------------------------------------------------
 
-async function readKubeconfig(path: string): Promise<KubeconfigDoc> {
+async function readKubeconfig(
+  path: string,
+  read: (path: string) => Promise<string> = Deno.readTextFile,
+): Promise<KubeconfigDoc> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    text = await read(path);
   } catch (err) {
     throw new ConfigError(`cannot read kubeconfig ${path}: ${fsReason(err)}`);
   }

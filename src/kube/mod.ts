@@ -42,4 +42,10 @@ export {
   type ResourceType,
 } from "./paths.ts";
 export { discoverResource, type DiscoveryClient, MissingResourceError, type ResourceInfo } from "./discovery.ts";
+export {
+  type KubeconfigContext,
+  type KubeconfigText,
+  type KubeconfigTextOptions,
+  parseKubeconfigText,
+} from "./kubeconfig_text.ts";
 export { describePermission, missingPermissions, type PermissionCheck } from "./access_review.ts";

@@ -220,7 +220,7 @@ Deno.test("kubectl apply --dry-run=server -k deploy/ and -k deploy/remote/ pass 
   assert.match(r.stdout, /deployment\.apps\/operator-hub (created|configured|unchanged) \(server dry run\)/);
 });
 
-Deno.test("After a real apply, the API server grants the hub's ServiceAccount exactly the ClusterRole's verbs and Leases only in its namespace", async () => {
+Deno.test("After a real apply, the API server grants the hub's ServiceAccount exactly the ClusterRole's verbs, and Leases and read-only Secrets only in its namespace", async () => {
   requireClusters();
   await applyDeployRbac(CONTEXT);
   // kubectl answers yes (exit 0) or no (exit 1); anything else (a bad flag, an unreachable server) is not a "no".

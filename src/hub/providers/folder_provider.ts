@@ -1,0 +1,201 @@
+// The folder provider: kubeconfig files in --cluster-dir and every --kubeconfig file, watched; each context is a cluster.
+
+import { basename, dirname, join, resolve } from "node:path";
+import { ConfigError, type EnvSource, loadContexts, parseKubeconfigText } from "../../kube/mod.ts";
+import { errorText, type Logger } from "../../util/mod.ts";
+import type { ClusterOffer, ClusterRegistry } from "./registry.ts";
+
+export interface FolderProviderOptions {
+  registry: ClusterRegistry;
+  /** The folder whose `*.yaml` files are kubeconfigs (`--cluster-dir`); may not exist yet. */
+  dir?: string;
+  /** Single kubeconfig files (`--kubeconfig`), watched too. */
+  files?: string[];
+  /** Passed to exec credential plugins. */
+  env?: EnvSource;
+  /** A burst of file events is read once this long after the last one. Default 100 ms. */
+  debounceMs?: number;
+  /** Everything is re-read this often anyway, for events a file system does not deliver. Default 10 s. */
+  resyncMs?: number;
+  logger: Logger;
+}
+
+interface Known {
+  digest: string;
+  names: string[];
+}
+
+/**
+ * Keeps the registry in step with kubeconfig files.
+ *
+ * Guarantees: a `*.yaml` file added to the folder (or a `--kubeconfig` file that appears) is offered, context by
+ * context; a file removed is withdrawn; a changed file is re-read and offered again, so the registry can tell a
+ * credentials-only change from a server change. A file that stops parsing keeps its last good offers (an editor
+ * mid-write must not disengage anything) and is logged. Names starting with `.` are skipped (Kubernetes' `..data`
+ * links in a mounted Secret), and the folder is not searched recursively.
+ *
+ * Assumptions: inotify-style events may be coalesced or lost, so every file is also re-read every `resyncMs`; a file
+ * whose bytes did not change is not parsed again.
+ */
+export class FolderProvider {
+  readonly #o: FolderProviderOptions;
+  readonly #dir: string | undefined;
+  readonly #files: string[];
+  readonly #known = new Map<string, Known>();
+  #scanning: Promise<void> | undefined;
+  #again = false;
+
+  constructor(options: FolderProviderOptions) {
+    this.#o = options;
+    this.#dir = options.dir === undefined ? undefined : resolve(options.dir);
+    this.#files = [...new Set((options.files ?? []).map((f) => resolve(f)))];
+  }
+
+  /** Every file read so far. */
+  files(): string[] {
+    return [...this.#known.keys()].sort();
+  }
+
+  /** Context names offered by the last read, by file. */
+  names(): Map<string, string[]> {
+    return new Map([...this.#known].map(([f, k]) => [f, k.names]));
+  }
+
+  /**
+   * Reads everything once. With `strict` (start-up), an unreadable or invalid file, or a missing `--kubeconfig`
+   * file, throws ConfigError (the CLI exits 2, as kubectl would fail); otherwise it is logged and skipped.
+   */
+  async scan(options: { strict?: boolean } = {}): Promise<void> {
+    const paths = new Set(this.#files);
+    for (const f of await this.#folderFiles(options.strict === true)) paths.add(f);
+    for (const path of paths) {
+      let text: string;
+      try {
+        text = await Deno.readTextFile(path);
+      } catch (err) {
+        if (err instanceof Deno.errors.NotFound) {
+          if (options.strict && this.#files.includes(path)) {
+            throw new ConfigError(`cannot read kubeconfig ${path}: not found`);
+          }
+          this.#forget(path);
+          continue;
+        }
+        // kube's loader words the reason exactly as at start-up before (e.g. the --allow-read to add).
+        if (options.strict) await loadContexts({ files: [path] });
+        this.#o.logger.error("cannot read kubeconfig file", { file: path, error: errorText(err) });
+        continue;
+      }
+      await this.#read(path, text, options.strict === true);
+    }
+    for (const path of [...this.#known.keys()]) if (!paths.has(path)) this.#forget(path);
+  }
+
+  /** Watches until `signal` aborts. */
+  async start(signal: AbortSignal): Promise<void> {
+    const debounceMs = this.#o.debounceMs ?? 100;
+    const resyncMs = this.#o.resyncMs ?? 10_000;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const soon = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => this.#rescan(), debounceMs);
+    };
+    const resync = setInterval(() => this.#rescan(), resyncMs);
+    const watchers: Promise<void>[] = [];
+    const dirs = [...new Set([...(this.#dir ? [this.#dir] : []), ...this.#files.map((f) => dirname(f))])];
+    const fsWatchers: Deno.FsWatcher[] = [];
+    for (const d of dirs) {
+      try {
+        const w = Deno.watchFs(d, { recursive: false });
+        fsWatchers.push(w);
+        watchers.push(
+          (async () => {
+            for await (const _ of w) soon();
+          })().catch((err) => this.#o.logger.warn("folder watch stopped", { dir: d, error: errorText(err) })),
+        );
+      } catch (err) {
+        // A folder that does not exist yet is picked up by the periodic re-read once it does.
+        if (!(err instanceof Deno.errors.NotFound)) {
+          this.#o.logger.warn("cannot watch folder; re-reading it periodically", { dir: d, error: errorText(err) });
+        }
+      }
+    }
+    await new Promise<void>((r) => {
+      if (signal.aborted) return r();
+      signal.addEventListener("abort", () => r(), { once: true });
+    });
+    clearTimeout(timer);
+    clearInterval(resync);
+    for (const w of fsWatchers) w.close();
+    await Promise.all(watchers);
+    await this.#scanning;
+  }
+
+  /** One re-read at a time; a request during a read runs once more afterwards. */
+  #rescan(): void {
+    if (this.#scanning) {
+      this.#again = true;
+      return;
+    }
+    this.#scanning = this.scan().catch((err) => {
+      this.#o.logger.error("cannot read the cluster folder", { dir: this.#dir, error: errorText(err) });
+    }).finally(() => {
+      this.#scanning = undefined;
+      if (this.#again) {
+        this.#again = false;
+        this.#rescan();
+      }
+    });
+  }
+
+  async #folderFiles(strict: boolean): Promise<string[]> {
+    if (!this.#dir) return [];
+    const out: string[] = [];
+    try {
+      for await (const e of Deno.readDir(this.#dir)) {
+        if (e.name.startsWith(".") || !e.name.endsWith(".yaml") || e.isDirectory) continue;
+        out.push(join(this.#dir, e.name));
+      }
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) return [];
+      if (strict) throw new ConfigError(`cannot list --cluster-dir ${this.#dir}: ${errorText(err)}`, { cause: err });
+      this.#o.logger.error("cannot list the cluster folder", { dir: this.#dir, error: errorText(err) });
+      return [...this.#known.keys()].filter((f) => dirname(f) === this.#dir);
+    }
+    return out.sort();
+  }
+
+  async #read(path: string, text: string, strict: boolean): Promise<void> {
+    const digest = await sha256(text);
+    if (this.#known.get(path)?.digest === digest) return;
+    let doc;
+    try {
+      doc = await parseKubeconfigText(text, { source: path, env: this.#o.env });
+    } catch (err) {
+      if (strict) throw err;
+      this.#o.logger.error("kubeconfig file is invalid; keeping what it registered before", {
+        file: basename(path),
+        error: errorText(err),
+      });
+      return;
+    }
+    const offers: ClusterOffer[] = doc.contexts.map((c) => ({
+      name: c.name,
+      access: c.access,
+      error: c.error,
+      endpointDigest: c.endpointDigest,
+      credentialsDigest: c.credentialsDigest,
+    }));
+    this.#known.set(path, { digest, names: offers.map((o) => o.name) });
+    this.#o.registry.offer("folder", path, offers);
+  }
+
+  #forget(path: string): void {
+    if (!this.#known.delete(path)) return;
+    this.#o.registry.withdraw("folder", path);
+  }
+}
+
+async function sha256(text: string): Promise<string> {
+  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,6 @@
+// Public surface of src/hub/providers: the registry and the folder and Secret providers that drive engage/disengage.
+export * from "./registry.ts";
+export * from "./folder_provider.ts";
+export * from "./secret_provider.ts";
+export * from "./swappable_access.ts";
+export * from "./registered_clusters.ts";

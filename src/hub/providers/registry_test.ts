@@ -1,0 +1,162 @@
+// Unit tests of the registry's decisions: collisions, credential swaps, re-engages, selection and the parallel bound.
+
+import assert from "node:assert/strict";
+import type { ClusterAccess, ClusterAuth } from "../../kube/mod.ts";
+import { Logger } from "../../util/mod.ts";
+import type { ClusterRegistration, RegistrationProblem } from "../hub.ts";
+import { type ClusterOffer, ClusterRegistry, type EngageTarget } from "./registry.ts";
+
+class RecordingTarget implements EngageTarget {
+  readonly calls: string[] = [];
+  readonly engaged = new Map<string, ClusterAccess>();
+  readonly held = new Map<string, RegistrationProblem>();
+  gate: Promise<void> | undefined;
+  running = 0;
+  maxRunning = 0;
+
+  async engage(name: string, access: ClusterAccess, r: ClusterRegistration): Promise<void> {
+    this.running++;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    await this.gate;
+    this.running--;
+    this.calls.push(`engage ${name} ${r.provider}`);
+    this.engaged.set(name, access);
+    this.held.delete(name);
+  }
+
+  disengage(name: string): Promise<void> {
+    this.calls.push(`disengage ${name}`);
+    this.engaged.delete(name);
+    return Promise.resolve();
+  }
+
+  hold(name: string, problem: RegistrationProblem | undefined): void {
+    this.calls.push(`hold ${name} ${problem ? "set" : "clear"}`);
+    if (problem) this.held.set(name, problem);
+    else this.held.delete(name);
+  }
+}
+
+function access(name: string, token: string, server = "https://127.0.0.1:1"): ClusterAccess {
+  const auth: ClusterAuth = { headers: { Authorization: `Bearer ${token}` }, insecureSkipTlsVerify: false };
+  return { name, server, source: "test", auth: () => Promise.resolve(auth) };
+}
+
+function offer(name: string, token = "t1", endpoint = "e1"): ClusterOffer {
+  return { name, access: access(name, token), endpointDigest: endpoint, credentialsDigest: token };
+}
+
+const logger = new Logger({ level: "error", format: "json" });
+
+Deno.test("ClusterRegistry serves a name offered once, and disengages it when its source withdraws it", async () => {
+  const target = new RecordingTarget();
+  const r = new ClusterRegistry({ selection: "all", logger });
+  r.connect(target);
+  r.offer("folder", "/c/a.yaml", [offer("a")]);
+  await r.idle();
+  assert.deepEqual(target.calls, ["engage a folder"]);
+  r.withdraw("folder", "/c/a.yaml");
+  await r.idle();
+  assert.deepEqual(target.calls, ["engage a folder", "disengage a"]);
+  assert.deepEqual(r.registered(), []);
+});
+
+Deno.test("ClusterRegistry serves neither side of a name collision, names both sources, and serves the survivor once one goes", async () => {
+  const target = new RecordingTarget();
+  const r = new ClusterRegistry({ selection: "all", logger });
+  r.connect(target);
+  r.offer("folder", "/c/a.yaml", [offer("prod")]);
+  await r.idle();
+  r.offer("secret", "hub/prod", [offer("prod", "t9", "e9")]);
+  await r.idle();
+  assert.deepEqual(target.engaged.has("prod"), false);
+  assert.match(target.held.get("prod")!.error, /name collision.*folder \/c\/a\.yaml.*secret hub\/prod/);
+  r.withdraw("folder", "/c/a.yaml");
+  await r.idle();
+  assert.deepEqual(target.held.has("prod"), false);
+  assert.deepEqual(r.registered().map((c) => [c.name, c.provider, c.source]), [["prod", "secret", "hub/prod"]]);
+  assert.deepEqual(await target.engaged.get("prod")!.auth().then((a) => a.headers.Authorization), "Bearer t9");
+});
+
+Deno.test("ClusterRegistry swaps a credentials-only change into the served access without re-engaging", async () => {
+  const target = new RecordingTarget();
+  const r = new ClusterRegistry({ selection: "all", logger });
+  r.connect(target);
+  r.offer("secret", "hub/a", [offer("a", "old")]);
+  await r.idle();
+  const served = target.engaged.get("a")!;
+  r.offer("secret", "hub/a", [offer("a", "new")]);
+  await r.idle();
+  assert.deepEqual(target.calls, ["engage a secret"]);
+  assert.deepEqual((await served.auth()).headers.Authorization, "Bearer new");
+  assert.deepEqual(r.registered()[0].credentialSwaps, 1);
+});
+
+Deno.test("ClusterRegistry re-engages a cluster whose server or CA changed", async () => {
+  const target = new RecordingTarget();
+  const r = new ClusterRegistry({ selection: "all", logger });
+  r.connect(target);
+  r.offer("folder", "/c/a.yaml", [offer("a", "t", "server-1")]);
+  await r.idle();
+  r.offer("folder", "/c/a.yaml", [offer("a", "t", "server-2")]);
+  await r.idle();
+  assert.deepEqual(target.calls, ["engage a folder", "engage a folder"]);
+});
+
+Deno.test("ClusterRegistry shows a broken offer as an error on its name instead of serving it", async () => {
+  const target = new RecordingTarget();
+  const r = new ClusterRegistry({ selection: "all", logger });
+  r.connect(target);
+  r.offer("secret", "hub/bad", [{ name: "bad", error: "no data key", endpointDigest: "", credentialsDigest: "" }]);
+  await r.idle();
+  assert.deepEqual(target.engaged.size, 0);
+  assert.deepEqual(target.held.get("bad"), { provider: "secret", error: "no data key" });
+});
+
+Deno.test("ClusterRegistry with an explicit selection ignores other names and shows a selected name nobody registered yet", async () => {
+  const target = new RecordingTarget();
+  const r = new ClusterRegistry({ selection: ["a", "later"], howToRegister: "add a Secret", logger });
+  r.offer("folder", "/c/x.yaml", [offer("a"), offer("other")]);
+  const before = r.check();
+  assert.deepEqual(before.serving.map((a) => a.name), ["a"]);
+  assert.deepEqual(before.problems.map((p) => [p.name, p.registered]), [["later", false]]);
+  r.connect(target);
+  await r.idle();
+  assert.deepEqual([...target.engaged.keys()], ["a"]);
+  assert.match(
+    target.held.get("later")!.error,
+    /selected by --clusters but no provider registers it yet; add a Secret/,
+  );
+  r.offer("secret", "hub/later", [offer("later")]);
+  await r.idle();
+  assert.deepEqual([...target.engaged.keys()].sort(), ["a", "later"]);
+  assert.deepEqual(target.held.size, 0);
+});
+
+Deno.test("ClusterRegistry engages in parallel, never more than its concurrency at once", async () => {
+  const target = new RecordingTarget();
+  let open!: () => void;
+  target.gate = new Promise((r) => (open = r));
+  const r = new ClusterRegistry({ selection: "all", concurrency: 3, logger });
+  r.connect(target);
+  r.offer("folder", "/c/many.yaml", Array.from({ length: 10 }, (_, i) => offer(`c${i}`)));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(target.running, 3);
+  open();
+  await r.idle();
+  assert.deepEqual(target.maxRunning, 3);
+  assert.deepEqual(target.engaged.size, 10);
+});
+
+Deno.test("ClusterRegistry stops syncing once stopped", async () => {
+  const target = new RecordingTarget();
+  const r = new ClusterRegistry({ selection: "all", logger });
+  r.connect(target);
+  const stop = new AbortController();
+  const done = r.start(stop.signal);
+  stop.abort();
+  await done;
+  r.offer("folder", "/c/a.yaml", [offer("a")]);
+  await r.idle();
+  assert.ok(target.calls.length === 0, target.calls.join(", "));
+});

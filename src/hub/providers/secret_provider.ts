@@ -1,0 +1,176 @@
+// The Secret provider: labelled kubeconfig Secrets in one namespace of the home cluster (multicluster-runtime's convention).
+
+import { type ClusterAccess, KubeClient, parseKubeconfigText } from "../../kube/mod.ts";
+import { type ListWatchClient, Store, type StoredObject, Watcher, type WatchSnapshot } from "../../runtime/mod.ts";
+import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
+import type { ClusterOffer, ClusterRegistry } from "./registry.ts";
+
+/** The label multicluster-runtime's kubeconfig provider selects, with the value `"true"`. */
+export const KUBECONFIG_SECRET_LABEL = "sigs.k8s.io/multicluster-runtime-kubeconfig";
+/** The data key holding the kubeconfig. */
+export const KUBECONFIG_SECRET_KEY = "kubeconfig";
+
+export interface SecretProviderOptions {
+  registry: ClusterRegistry;
+  /** The home cluster, which holds the Secrets. */
+  home: ClusterAccess;
+  namespace: string;
+  requestTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  http2?: boolean;
+  clock?: Clock;
+  logger: Logger;
+}
+
+/**
+ * Keeps the registry in step with the kubeconfig Secrets of one namespace.
+ *
+ * Guarantees: a Secret labelled `sigs.k8s.io/multicluster-runtime-kubeconfig: "true"` registers the cluster named
+ * after the Secret, reached through the kubeconfig under data key `kubeconfig` (its `current-context`, or its only
+ * context); deleting the Secret or removing the label withdraws it; a changed Secret is re-read, so a new token for
+ * the same server is swapped in place. A Secret without the key, or whose kubeconfig is broken, shows the error on
+ * that name's /status entry. List and watch are the hub's own (relist on 410, backoff, idle watchdog) and need only
+ * get/list/watch on Secrets in that namespace.
+ */
+export class SecretProvider {
+  readonly #o: SecretProviderOptions;
+  readonly #store = new Store(project);
+  readonly #client: KubeClient;
+  readonly #watcher: Watcher;
+  readonly #digests = new Map<string, string>();
+
+  constructor(options: SecretProviderOptions) {
+    this.#o = options;
+    const clock = options.clock ?? new SystemClock();
+    const log = options.logger.child({ cluster: options.home.name, provider: "secret" });
+    this.#client = new KubeClient(options.home, {
+      clock,
+      requestTimeoutMs: options.requestTimeoutMs,
+      logger: log,
+      userAgent: "operator-hub/cluster-secrets",
+      http2: options.http2,
+    });
+    const selector = `${KUBECONFIG_SECRET_LABEL}=true`;
+    const c = this.#client;
+    const selected: ListWatchClient = {
+      listPage: (path, opts) => c.listPage(path, { ...opts, labelSelector: selector }),
+      watch: (path, opts) => c.watch(path, { ...opts, labelSelector: selector }),
+      resetConnections: () => c.resetConnections(),
+    };
+    this.#watcher = new Watcher({
+      path: `/api/v1/namespaces/${encodeURIComponent(options.namespace)}/secrets`,
+      namespace: options.namespace,
+      client: selected,
+      store: this.#store,
+      onChange: (keys) => {
+        for (const key of keys) {
+          this.#changed(key).catch((err) =>
+            log.error("cannot read a cluster Secret", { secret: key, error: errorText(err) })
+          );
+        }
+      },
+      clock,
+      logger: log,
+      idleTimeoutMs: options.idleTimeoutMs,
+    });
+  }
+
+  /** The Secret watch's state, for logs and tests. */
+  snapshot(): WatchSnapshot {
+    return this.#watcher.snapshot();
+  }
+
+  /** Lists and watches until `signal` aborts; closes its client before settling. */
+  async start(signal: AbortSignal): Promise<void> {
+    try {
+      await this.#watcher.start(signal);
+    } finally {
+      this.#client.close();
+    }
+  }
+
+  async #changed(key: string): Promise<void> {
+    const obj = this.#store.get(key);
+    const name = key.slice(key.indexOf("/") + 1);
+    const source = `${this.#o.namespace}/${name}`;
+    if (!obj) {
+      this.#digests.delete(key);
+      this.#o.registry.withdraw("secret", source);
+      return;
+    }
+    const text = obj.kubeconfig as string | undefined;
+    const rv = obj.metadata.resourceVersion ?? "";
+    if (this.#digests.get(key) === rv) return;
+    this.#digests.set(key, rv);
+    const where = `Secret ${source} in cluster "${this.#o.home.name}"`;
+    let offer: ClusterOffer;
+    if (text === undefined) {
+      offer = {
+        name,
+        error: `${where} has no data key "${KUBECONFIG_SECRET_KEY}"; put the kubeconfig there`,
+        endpointDigest: "",
+        credentialsDigest: "",
+      };
+    } else {
+      try {
+        const doc = await parseKubeconfigText(text, { source: `secret ${source}` });
+        const wanted = doc.currentContext ?? (doc.contexts.length === 1 ? doc.contexts[0].name : undefined);
+        const ctx = doc.contexts.find((c) => c.name === wanted);
+        if (!ctx) {
+          const why = doc.currentContext
+            ? `its current-context "${doc.currentContext}" is not defined`
+            : `it has ${doc.contexts.length} contexts and no current-context`;
+          offer = {
+            name,
+            error: `kubeconfig in ${where} is not usable: ${why}`,
+            endpointDigest: "",
+            credentialsDigest: "",
+          };
+        } else {
+          offer = {
+            name,
+            access: ctx.access,
+            error: ctx.error,
+            endpointDigest: ctx.endpointDigest,
+            credentialsDigest: ctx.credentialsDigest,
+          };
+        }
+      } catch (err) {
+        offer = { name, error: errorText(err), endpointDigest: "", credentialsDigest: "" };
+      }
+    }
+    // A newer version may have arrived while this one was parsed: only the newest is offered.
+    if (this.#digests.get(key) !== rv) return;
+    this.#o.registry.offer("secret", source, [offer]);
+  }
+}
+
+/** Keeps the Secret's identity and its decoded kubeconfig, nothing else. */
+function project(raw: Record<string, unknown>): StoredObject {
+  const m = (raw.metadata ?? {}) as Record<string, unknown>;
+  const data = (raw.data ?? {}) as Record<string, unknown>;
+  const out: StoredObject = {
+    metadata: {
+      name: String(m.name ?? ""),
+      namespace: m.namespace as string | undefined,
+      uid: m.uid as string | undefined,
+      resourceVersion: m.resourceVersion as string | undefined,
+    },
+  };
+  const b64 = data[KUBECONFIG_SECRET_KEY];
+  if (typeof b64 === "string") {
+    try {
+      out.kubeconfig = decodeBase64(b64);
+    } catch {
+      out.kubeconfig = ""; // not base64: parsed as an empty kubeconfig, reported as having no context
+    }
+  }
+  return out;
+}
+
+function decodeBase64(b64: string): string {
+  const bin = atob(b64);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return new TextDecoder().decode(bytes);
+}

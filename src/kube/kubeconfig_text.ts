@@ -1,0 +1,119 @@
+// A kubeconfig document held in memory (a file just read, a Secret's data): its contexts as ClusterAccess, with digests
+// that tell a server change from a credentials-only change.
+
+import { parse as parseYaml } from "yaml";
+import { ConfigError } from "./errors.ts";
+import type { ClusterAccess } from "./cluster_access.ts";
+import { type EnvSource, loadContexts } from "./kubeconfig.ts";
+
+/** One context of a kubeconfig document. */
+export interface KubeconfigContext {
+  name: string;
+  /** Set when the context is usable. */
+  access?: ClusterAccess;
+  /** Why the context is not usable (missing cluster or user, bad server URL, unreadable file…); no credentials. */
+  error?: string;
+  /** Digest of what identifies the server: its cluster section (URL, CA, TLS settings, proxy) and the namespace. */
+  endpointDigest: string;
+  /** Digest of the user section (token, client certificate, exec plugin…). Never the credentials themselves. */
+  credentialsDigest: string;
+}
+
+/** A parsed kubeconfig document. */
+export interface KubeconfigText {
+  /** `current-context`, when set. */
+  currentContext?: string;
+  /** Every context, in document order. */
+  contexts: KubeconfigContext[];
+}
+
+export interface KubeconfigTextOptions {
+  /**
+   * Where the text came from, for messages and `ClusterAccess.source`: an absolute file path (relative certificate
+   * and token-file paths resolve against its folder) or a label such as `secret ns/name`.
+   */
+  source: string;
+  /** For exec plugins' environment. */
+  env?: EnvSource;
+  execTimeoutMs?: number;
+}
+
+/**
+ * Parses `text` as one kubeconfig, validating each context on its own.
+ *
+ * Guarantees: throws ConfigError only when the document itself is unusable (not YAML, not a mapping); a broken
+ * context becomes that context's `error`, so one bad context never hides the others. A context name defined twice in
+ * the document is an error for that name (kubectl would silently keep the first). Messages never quote the text.
+ */
+export async function parseKubeconfigText(text: string, options: KubeconfigTextOptions): Promise<KubeconfigText> {
+  const label = options.source;
+  const path = label.startsWith("/") ? label : `/${label}`;
+  const relabel = (m: string) => label === path ? m : m.split(path).join(label);
+  let catalog;
+  try {
+    catalog = await loadContexts({
+      files: [path],
+      cwd: "/",
+      env: options.env,
+      execTimeoutMs: options.execTimeoutMs,
+      readTextFile: (p) => p === path ? Promise.resolve(text) : Promise.reject(new Deno.errors.NotFound(p)),
+    });
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError(relabel(err.message), { cause: err });
+    throw err;
+  }
+  const doc = record(parseYaml(text)) ?? {};
+  const named = (list: unknown, name: unknown) =>
+    Array.isArray(list) ? list.map(record).find((e) => e !== undefined && e.name === name) : undefined;
+  const rawContexts = Array.isArray(doc.contexts) ? doc.contexts.map(record) : [];
+  const counts = new Map<string, number>();
+  for (const c of rawContexts) if (typeof c?.name === "string") counts.set(c.name, (counts.get(c.name) ?? 0) + 1);
+  const contexts: KubeconfigContext[] = [];
+  for (const name of catalog.names()) {
+    const ctx = record(named(doc.contexts, name)?.context) ?? {};
+    const cluster = named(doc.clusters, ctx.cluster);
+    const user = named(doc.users, ctx.user);
+    const out: KubeconfigContext = {
+      name,
+      endpointDigest: await digest([ctx.cluster, ctx.namespace ?? null, cluster?.cluster ?? null]),
+      credentialsDigest: await digest([ctx.user ?? null, user?.user ?? null]),
+    };
+    if ((counts.get(name) ?? 0) > 1) {
+      out.error = `context "${name}" is defined ${counts.get(name)} times in ${label}; rename all but one`;
+    } else {
+      try {
+        const [access] = catalog.select([name]);
+        out.access = label === path ? access : relabelled(access, label);
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        out.error = relabel(err.message);
+      }
+    }
+    contexts.push(out);
+  }
+  const current = doc["current-context"];
+  return { currentContext: typeof current === "string" && current !== "" ? current : undefined, contexts };
+}
+
+/** The same access, reporting `source` instead of the stand-in path. */
+function relabelled(access: ClusterAccess, source: string): ClusterAccess {
+  return {
+    name: access.name,
+    server: access.server,
+    source,
+    namespace: access.namespace,
+    proxyUrl: access.proxyUrl,
+    auth: () => access.auth(),
+    invalidate: () => access.invalidate?.(),
+  };
+}
+
+async function digest(value: unknown): Promise<string> {
+  const bytes = new TextEncoder().encode(JSON.stringify(value));
+  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(hash.subarray(0, 12), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function record(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === "object" && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
+}

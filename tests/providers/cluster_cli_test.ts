@@ -1,0 +1,162 @@
+// End-to-end: `deno task cluster:add` / `cluster:remove` against a fresh apiserver and the hub's cluster (prod).
+
+import assert from "node:assert/strict";
+import { UUID_V4 } from "../support/cluster_api.ts";
+import { HubProcess } from "../support/hub_process.ts";
+import {
+  FaultApiserver,
+  KUBECONFIG_PATH,
+  kubeconfigText,
+  kubectlOk,
+  localEndpoint,
+  requireClusters,
+  tempDir,
+  testNamespace,
+} from "../support/mod.ts";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+/** Hang guard: each step takes a few seconds here; 90 s is far beyond 5× that. */
+const HANG_GUARD_MS = 90_000;
+const OURS = "app.kubernetes.io/managed-by=operator-hub-cluster-add";
+
+/** Runs `deno task cluster:<command>` exactly as a user would. */
+async function clusterTask(command: "add" | "remove", args: string[]): Promise<{ code: number; out: string }> {
+  const out = await new Deno.Command("deno", {
+    args: ["task", "-q", `cluster:${command}`, ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+    signal: AbortSignal.timeout(HANG_GUARD_MS),
+  }).output();
+  const d = new TextDecoder();
+  return { code: out.code, out: d.decode(out.stdout) + d.decode(out.stderr) };
+}
+
+/** Every object cluster:add labels as its own, as `kind/name` (namespaces with their phase). */
+async function leftovers(kubectl: (args: string[]) => Promise<string>): Promise<string[]> {
+  const out = await kubectl([
+    "get",
+    "namespaces,serviceaccounts,secrets,clusterroles,clusterrolebindings,customresourcedefinitions",
+    "-A",
+    "-l",
+    OURS,
+    "-o",
+    'jsonpath={range .items[*]}{.kind}/{.metadata.name}/{.status.phase}{"\\n"}{end}',
+  ]);
+  return out.split("\n").filter(Boolean);
+}
+
+Deno.test("cluster:add twice registers a fresh cluster through a Secret in the hub cluster (a Uuid there gets its UUID, the second run rotates the token without a relist), and cluster:remove --purge leaves nothing of it in either cluster", async () => {
+  requireClusters();
+  await using ns = await testNamespace("cluster-cli", { contexts: ["prod"] });
+  await using dir = await tempDir("cluster-cli");
+  const target = await FaultApiserver.start({ name: "cli-target", installCrds: false });
+  const prod = localEndpoint("prod");
+  const hubConfig = await dir.write(
+    "hub.yaml",
+    kubeconfigText([{ name: "prod", server: prod.server, caPem: prod.caPem, user: { token: prod.token } }]),
+  );
+  const hub = HubProcess.start({
+    clusters: ["all"],
+    kubeconfigs: [hubConfig],
+    args: ["--cluster-secrets", ns.name, "--cluster-dir", `${dir.path}/none`],
+  });
+  const cli = [
+    "--kubeconfig",
+    target.adminKubeconfig,
+    "--kubeconfig",
+    KUBECONFIG_PATH,
+    "--context",
+    target.name,
+    "--hub-context",
+    "prod",
+    "--secret-namespace",
+    ns.name,
+  ];
+  try {
+    await hub.waitReady(HANG_GUARD_MS);
+    const dry = await clusterTask("add", [...cli, "--dry-run"]);
+    assert.equal(dry.code, 0, dry.out);
+    assert.match(dry.out, /would apply CustomResourceDefinition uuid\.demo\.operator/);
+    assert.match(dry.out, /would create Secret .* in hub cluster "prod"/);
+    assert.deepEqual(await leftovers((a) => target.kubectl(a)), [], "a dry run creates nothing");
+
+    const first = await clusterTask("add", [...cli, "--token-ttl", "2h"]);
+    assert.equal(first.code, 0, first.out);
+    const served = await hub.waitStatus(
+      (s) => s.clusters[target.name]?.state === "watching",
+      HANG_GUARD_MS,
+      "the added cluster watching",
+    );
+    assert.equal(served.clusters[target.name].provider, "secret");
+    await target.kubectl(
+      ["apply", "-f", "-"],
+      "apiVersion: demo.operator/v1\nkind: Uuid\nmetadata: {name: added, namespace: default}\n",
+    );
+    const deadline = Date.now() + HANG_GUARD_MS;
+    let uuid = "";
+    while (!UUID_V4.test(uuid) && Date.now() < deadline) {
+      uuid = (await target.kubectl(["get", "uuid", "added", "-n", "default", "-o", "jsonpath={.status.uuid}"])).trim();
+      if (!UUID_V4.test(uuid)) await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.match(uuid, UUID_V4);
+
+    const before = (await hub.get("/status")).body.clusters[target.name];
+    const second = await clusterTask("add", [...cli, "--token-ttl", "2h"]);
+    assert.equal(second.code, 0, second.out);
+    assert.match(second.out, /revoked 1 earlier token/);
+    const after = (await hub.get("/status")).body.clusters[target.name];
+    assert.equal(after.registeredAt, before.registeredAt, "a rotation is not a re-registration");
+    assert.equal(after.relists, before.relists);
+    assert.equal(after.connectAttempts, before.connectAttempts);
+    assert.equal(after.lastError, null);
+    // The hub still writes there after the first token was revoked: it uses the new one.
+    await target.kubectl(
+      ["apply", "-f", "-"],
+      "apiVersion: demo.operator/v1\nkind: Uuid\nmetadata: {name: rotated, namespace: default}\n",
+    );
+    await hub.waitStatus((s) => s.clusters[target.name]?.objects === 2, HANG_GUARD_MS);
+    const anchors = await target.kubectl(["get", "secrets", "-n", "operator-hub", "-l", OURS, "-o", "name"]);
+    assert.equal(anchors.trim().split("\n").length, 1, `one live token anchor: ${anchors}`);
+
+    await target.kubectl(["delete", "uuid", "--all", "-n", "default"]);
+    const removed = await clusterTask("remove", [...cli, "--purge"]);
+    assert.equal(removed.code, 0, removed.out);
+    await hub.waitStatus((s) => !(target.name in s.clusters), HANG_GUARD_MS, "the removed cluster gone");
+    // Without kube-controller-manager (local clusters) a deleted namespace stays Terminating: allow only that.
+    const left = (await leftovers((a) => target.kubectl(a))).filter((l) => l !== "Namespace/operator-hub/Terminating");
+    assert.deepEqual(left, []);
+    assert.deepEqual(await leftovers((a) => kubectlOk("prod", a)), []);
+    assert.equal((await kubectlOk("prod", ["get", "secrets", "-n", ns.name, "-o", "name"])).trim(), "");
+  } finally {
+    await hub.stop();
+    await target.destroy();
+  }
+});
+
+Deno.test("cluster:add without --hub-context plans a kubeconfig file in the cluster folder (a dry run writes nothing and prints no credential); bad flags exit 2", async () => {
+  requireClusters();
+  await using dir = await tempDir("cluster-cli-file");
+  const bad = await clusterTask("add", ["--context", "prod", "--token-ttl", "soon"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.out.trim().split("\n").at(-1)!, /invalid --token-ttl "soon"/);
+  const unknown = await clusterTask("add", ["--kubeconfig", KUBECONFIG_PATH, "--context", "nowhere"]);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.out, /unknown context "nowhere"/);
+  const r = await clusterTask("add", [
+    "--kubeconfig",
+    KUBECONFIG_PATH,
+    "--context",
+    "dev",
+    "--name",
+    "dev-copy",
+    "--cluster-dir",
+    dir.path,
+    "--dry-run",
+  ]);
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, new RegExp(`would write ${dir.path}/dev-copy\\.yaml`));
+  const written = await Deno.stat(`${dir.path}/dev-copy.yaml`).catch(() => undefined);
+  assert.equal(written, undefined, "a dry run writes no file");
+  assert.ok(!r.out.includes(localEndpoint("dev").token), "no credential printed");
+});

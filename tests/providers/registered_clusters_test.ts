@@ -1,0 +1,219 @@
+// End-to-end: clusters registered while the hub runs, through a kubeconfig file and through a labelled Secret.
+
+import assert from "node:assert/strict";
+import { UUID_V4 } from "../support/cluster_api.ts";
+import { HubProcess, runHubCli } from "../support/hub_process.ts";
+import {
+  kubeconfigText,
+  kubectl,
+  kubectlOk,
+  localEndpoint,
+  requireClusters,
+  tempDir,
+  testNamespace,
+} from "../support/mod.ts";
+
+/** Hang guard: registration normally takes well under 2 s here; 60 s is far beyond 5× the median. */
+const HANG_GUARD_MS = 60_000;
+
+function alias(prefix: string): string {
+  return `${prefix}-${crypto.getRandomValues(new Uint32Array(1))[0].toString(36)}`;
+}
+
+/** A kubeconfig for `context` of the local clusters, with the context renamed and `token` as its credential. */
+function kubeconfigFor(context: string, name: string, token?: string): string {
+  const c = localEndpoint(context);
+  return kubeconfigText([{ name, server: c.server, caPem: c.caPem, user: { token: token ?? c.token } }]);
+}
+
+/** A second valid credential for a local cluster: a TokenRequest token of a cluster-admin ServiceAccount. */
+async function extraToken(
+  context: string,
+  namespace: string,
+): Promise<{ token: () => Promise<string>; done: () => Promise<void> }> {
+  const sa = "rotation";
+  const crb = `${namespace}-rotation`;
+  await kubectlOk(context, ["create", "serviceaccount", sa, "-n", namespace]);
+  await kubectlOk(context, [
+    "create",
+    "clusterrolebinding",
+    crb,
+    "--clusterrole=cluster-admin",
+    `--serviceaccount=${namespace}:${sa}`,
+  ]);
+  return {
+    token: async () => (await kubectlOk(context, ["create", "token", sa, "-n", namespace, "--duration=1h"])).trim(),
+    done: async () => void await kubectl(context, ["delete", "clusterrolebinding", crb, "--ignore-not-found"]),
+  };
+}
+
+async function applyUuid(context: string, namespace: string, name: string): Promise<void> {
+  await kubectlOk(context, ["apply", "-f", "-"], {
+    stdin: `apiVersion: demo.operator/v1\nkind: Uuid\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\n`,
+  });
+}
+
+async function waitUuid(context: string, namespace: string, name: string): Promise<string> {
+  const deadline = Date.now() + HANG_GUARD_MS;
+  while (Date.now() < deadline) {
+    const r = await kubectl(context, ["get", "uuid", name, "-n", namespace, "-o", "jsonpath={.status.uuid}"]);
+    if (UUID_V4.test(r.stdout.trim())) return r.stdout.trim();
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`Uuid ${context}/${namespace}/${name} got no UUID within the hang guard`);
+}
+
+async function seriesFor(hub: HubProcess, cluster: string): Promise<string[]> {
+  return (await hub.get("/metrics")).text.split("\n").filter((l) => l.includes(`cluster="${cluster}"`));
+}
+
+Deno.test("A kubeconfig file dropped into --cluster-dir is served without a restart, its rotated token is swapped in place, a duplicate name is an error, and removing the file disengages it leak-free", async () => {
+  requireClusters();
+  await using ns = await testNamespace("folder-provider", { contexts: ["prod", "staging"] });
+  await using dir = await tempDir("folder-provider");
+  const clusterDir = `${dir.path}/clusters`;
+  await Deno.mkdir(clusterDir);
+  const hubConfig = await dir.write("hub.yaml", kubeconfigFor("prod", "prod"));
+  const rotation = await extraToken("staging", ns.name);
+  const hub = HubProcess.start({ clusters: ["all"], kubeconfigs: [hubConfig], args: ["--cluster-dir", clusterDir] });
+  try {
+    await hub.waitReady(HANG_GUARD_MS);
+    const name = alias("dropped");
+    const file = `${clusterDir}/${name}.yaml`;
+    // Written elsewhere and renamed in, as `cp` into a watched folder should be done (an atomic appearance).
+    await Deno.writeTextFile(`${dir.path}/staged.yaml`, kubeconfigFor("staging", name, await rotation.token()));
+    await Deno.rename(`${dir.path}/staged.yaml`, file);
+    const watching = await hub.waitStatus(
+      (s) => s.clusters[name]?.state === "watching",
+      HANG_GUARD_MS,
+      `${name} watching`,
+    );
+    assert.equal(watching.clusters[name].provider, "folder");
+    assert.ok(!Number.isNaN(Date.parse(watching.clusters[name].registeredAt)));
+    assert.match((await hub.get("/metrics")).text, /hub_clusters_registered\{provider="folder"\} 2/);
+    await applyUuid("staging", ns.name, "first");
+    await waitUuid("staging", ns.name, "first");
+
+    // Credentials-only change: a new token for the same server and CA.
+    const before = (await hub.get("/status")).body.clusters[name];
+    await dir.write(`clusters/${name}.yaml`, kubeconfigFor("staging", name, await rotation.token()));
+    const swapped = hub.logs.length;
+    await hub.waitStatus(
+      () =>
+        hub.logs.slice(swapped - 1).some((l) =>
+          l.includes("cluster credentials replaced in place") && l.includes(name)
+        ),
+      HANG_GUARD_MS,
+      "the credential swap",
+    );
+    await applyUuid("staging", ns.name, "second");
+    await waitUuid("staging", ns.name, "second");
+    const after = (await hub.get("/status")).body.clusters[name];
+    assert.equal(after.registeredAt, before.registeredAt, "not re-engaged");
+    assert.equal(after.relists, before.relists, "no relist");
+    assert.equal(after.connectAttempts, before.connectAttempts, "no watch restart");
+    assert.equal(after.lastError, null);
+
+    // The same name from a second file: served by neither, with both files named.
+    await dir.write(`clusters/${name}-copy.yaml`, kubeconfigFor("staging", name));
+    const clash = await hub.waitStatus((s) => /name collision/.test(s.clusters[name]?.lastError ?? ""), HANG_GUARD_MS);
+    assert.equal(clash.clusters[name].state, "registering");
+    assert.match(clash.clusters[name].lastError, new RegExp(`folder [^ ]*/${name}\\.yaml`));
+    assert.match(clash.clusters[name].lastError, new RegExp(`folder [^ ]*/${name}-copy\\.yaml`));
+    await Deno.remove(`${clusterDir}/${name}-copy.yaml`);
+    await hub.waitStatus((s) => s.clusters[name]?.state === "watching", HANG_GUARD_MS, `${name} served again`);
+
+    await Deno.remove(file);
+    await hub.waitStatus((s) => !(name in s.clusters), HANG_GUARD_MS, `${name} gone`);
+    assert.deepEqual(await seriesFor(hub, name), []);
+    assert.equal((await hub.get("/status")).body.clusters.prod.state, "watching");
+  } finally {
+    await hub.stop();
+    await rotation.done();
+  }
+});
+
+Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace registers a cluster named after it; a new token is swapped in, a broken Secret is an error on its name, deleting it disengages", async () => {
+  requireClusters();
+  await using ns = await testNamespace("secret-provider", { contexts: ["prod", "dev"] });
+  await using dir = await tempDir("secret-provider");
+  const hubConfig = await dir.write("hub.yaml", kubeconfigFor("prod", "prod"));
+  const rotation = await extraToken("dev", ns.name);
+  const name = alias("from-secret");
+  const secret = (kubeconfig: string | undefined) =>
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name, namespace: ns.name, labels: { "sigs.k8s.io/multicluster-runtime-kubeconfig": "true" } },
+      ...(kubeconfig === undefined ? {} : { data: { kubeconfig: btoa(kubeconfig) } }),
+    });
+  const hub = HubProcess.start({
+    clusters: ["all"],
+    kubeconfigs: [hubConfig],
+    args: ["--cluster-secrets", ns.name, "--cluster-dir", `${dir.path}/none`],
+  });
+  try {
+    await hub.waitReady(HANG_GUARD_MS);
+    await kubectlOk("prod", ["apply", "-f", "-"], {
+      stdin: secret(kubeconfigFor("dev", "anything", await rotation.token())),
+    });
+    const watching = await hub.waitStatus(
+      (s) => s.clusters[name]?.state === "watching",
+      HANG_GUARD_MS,
+      `${name} watching`,
+    );
+    assert.equal(watching.clusters[name].provider, "secret");
+    await applyUuid("dev", ns.name, "via-secret");
+    await waitUuid("dev", ns.name, "via-secret");
+
+    const before = (await hub.get("/status")).body.clusters[name];
+    const mark = hub.logs.length;
+    await kubectlOk("prod", ["apply", "-f", "-"], {
+      stdin: secret(kubeconfigFor("dev", "anything", await rotation.token())),
+    });
+    await hub.waitStatus(
+      () => hub.logs.slice(mark).some((l) => l.includes("cluster credentials replaced in place") && l.includes(name)),
+      HANG_GUARD_MS,
+      "the credential swap",
+    );
+    const after = (await hub.get("/status")).body.clusters[name];
+    assert.equal(after.registeredAt, before.registeredAt);
+    assert.equal(after.relists, before.relists);
+    assert.equal(after.connectAttempts, before.connectAttempts);
+
+    await kubectlOk("prod", ["replace", "-f", "-"], { stdin: secret(undefined) });
+    const broken = await hub.waitStatus((s) => s.clusters[name]?.state === "registering", HANG_GUARD_MS);
+    assert.match(broken.clusters[name].lastError, /has no data key "kubeconfig"/);
+
+    await kubectlOk("prod", ["delete", "secret", name, "-n", ns.name]);
+    await hub.waitStatus((s) => !(name in s.clusters), HANG_GUARD_MS, `${name} gone`);
+    assert.deepEqual(await seriesFor(hub, name), []);
+    for (const line of hub.logs) assert.ok(!line.includes(localEndpoint("dev").token), "no token in the logs");
+  } finally {
+    await hub.stop();
+    await rotation.done();
+  }
+});
+
+Deno.test("--clusters naming a context no source defines still exits 2 without --cluster-secrets, and waits as registering with it", async () => {
+  requireClusters();
+  await using dir = await tempDir("selection");
+  const hubConfig = await dir.write("hub.yaml", kubeconfigFor("prod", "prod"));
+  const exit = await runHubCli(["--kubeconfig", hubConfig, "--clusters", "prod,ghost"]);
+  assert.equal(exit.code, 2, exit.stderr);
+  assert.match(exit.stderr, /unknown context "ghost" in --clusters; known contexts: prod/);
+  await using ns = await testNamespace("selection", { contexts: ["prod"] });
+  const hub = HubProcess.start({
+    clusters: ["prod", "ghost"],
+    kubeconfigs: [hubConfig],
+    args: ["--cluster-secrets", ns.name],
+  });
+  try {
+    const s = await hub.waitStatus((s) => s.clusters.prod?.state === "watching" && s.clusters.ghost, HANG_GUARD_MS);
+    assert.equal(s.clusters.ghost.state, "registering");
+    assert.match(s.clusters.ghost.lastError, /selected by --clusters but no provider registers it yet/);
+    assert.equal(s.ready, false);
+  } finally {
+    await hub.stop();
+  }
+});
