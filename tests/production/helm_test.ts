@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import YAML from "yaml";
-import { kubectl, kubectlOk, requireClusters, testNamespace } from "../support/mod.ts";
+import { kubectl, kubectlOk, requireClusters, testNamespace, waitFor } from "../support/mod.ts";
 import { CHART_DIR, exampleValuesFiles, helm, helmOk, helmTemplate, objectKeys, parseDocs } from "./_helm.ts";
 import { kustomize, readYamlDocs, ROOT } from "./_support.ts";
 
@@ -326,7 +326,15 @@ Deno.test("helm install and helm uninstall against prod create exactly the chart
     ]);
     assert.match(installed, /STATUS: deployed/);
     const during = await listing(ns.name, release);
-    const added = during.filter((n) => !before.includes(n));
+    // The cluster's own controllers (kube-controller-manager) make objects from the chart's: the Deployment's
+    // ReplicaSet and Pods, the Service's Endpoints and EndpointSlices, and Events. They are not the chart's, but each
+    // must come from one of its objects (named after it), and all but the Events must be gone after uninstall.
+    const derived = (n: string) =>
+      /\/(replicaset\.apps|pod|endpoints|endpointslice\.discovery\.k8s\.io|event|event\.events\.k8s\.io)\//.test(n);
+    const added = during.filter((n) => !before.includes(n) && !derived(n));
+    for (const n of during.filter((n) => !before.includes(n) && derived(n))) {
+      assert.ok(n.split("/")[2].startsWith(fullname), `${n} was made from one of the release's objects`);
+    }
     const chartObjects = [
       `${ns.name}/deployment.apps/${fullname}`,
       `${ns.name}/service/${fullname}-metrics`,
@@ -355,9 +363,19 @@ Deno.test("helm install and helm uninstall against prod create exactly the chart
 
     const uninstalled = await helmOk(["uninstall", release, "-n", ns.name, "--kube-context", CONTEXT]);
     assert.match(uninstalled, new RegExp(`release "${release}" uninstalled`));
-    const after = await listing(ns.name, release);
-    console.log(`listing after uninstall (${after.length}): ${after.join(" ") || "(nothing)"}`);
-    assert.deepEqual(after, before, "helm uninstall leaves what was there before, and nothing else");
+    // The garbage collector removes the ReplicaSet and Pods after the Deployment, asynchronously (hang guard: 120 s).
+    const lasting = (n: string) => !/\/(event|event\.events\.k8s\.io)\//.test(n);
+    let after: string[] = [];
+    await waitFor(
+      async () => {
+        after = (await listing(ns.name, release)).filter(lasting);
+        return after.length === before.filter(lasting).length;
+      },
+      "the release's objects and what the controllers made from them gone",
+      120_000,
+    );
+    console.log(`listing after uninstall, Events aside (${after.length}): ${after.join(" ") || "(nothing)"}`);
+    assert.deepEqual(after, before.filter(lasting), "helm uninstall leaves what was there before, and nothing else");
     // No release left in any state (helm v4 has no --all: every state is asked for).
     const states = ["--deployed", "--failed", "--pending", "--superseded", "--uninstalled", "--uninstalling"];
     assert.equal((await helmOk(["list", "-q", ...states, "-n", ns.name, "--kube-context", CONTEXT])).trim(), "");
