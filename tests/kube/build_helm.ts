@@ -9,6 +9,7 @@
 //
 // Assumptions: `go` (1.26+) is on PATH; the Go module proxy is reachable for the first build.
 
+import { goVersion as goVersionOf, isExecutable, moduleHash, readStamp as readStampIn } from "./_go_build.ts";
 import { REPO_ROOT } from "./build.ts";
 
 /** The helm release the module requires (tests/kube/helm/go.mod) and the binary reports on `helm version`. */
@@ -53,69 +54,17 @@ export function helmLdflags(version: string = HELM_VERSION): string {
   ].join(" ");
 }
 
-/** Relative paths (sorted) of every file whose content decides the build: go.mod, go.sum and cmd/**\/*.go. */
-async function buildInputs(): Promise<string[]> {
-  const files = ["go.mod", "go.sum"];
-  const walk = async (rel: string): Promise<void> => {
-    for await (const entry of Deno.readDir(`${HELM_MODULE_DIR}/${rel}`)) {
-      const child = `${rel}/${entry.name}`;
-      if (entry.isDirectory) await walk(child);
-      else if (entry.isFile && entry.name.endsWith(".go")) files.push(child);
-    }
-  };
-  await walk("cmd");
-  return files.sort();
-}
-
-async function goVersion(): Promise<string> {
-  let out: Deno.CommandOutput;
-  try {
-    out = await new Deno.Command("go", { args: ["env", "GOVERSION"], stdout: "piped", stderr: "piped" }).output();
-  } catch (cause) {
-    throw new HelmBuildError("could not run `go env GOVERSION`: is Go 1.26+ installed and on PATH?", { cause });
-  }
-  if (!out.success) {
-    throw new HelmBuildError(
-      `\`go env GOVERSION\` exited with code ${out.code}: ${new TextDecoder().decode(out.stderr)}`,
-    );
-  }
-  return new TextDecoder().decode(out.stdout).trim();
+function goVersion(): Promise<string> {
+  return goVersionOf((message, cause) => new HelmBuildError(message, { cause }));
 }
 
 /** Hex sha256 over the build inputs, the ldflags and the Go version (`go env GOVERSION` unless given). */
 export async function helmSourceHash(go?: string): Promise<string> {
-  const encoder = new TextEncoder();
-  const parts: Uint8Array[] = [encoder.encode(`ldflags=${helmLdflags()}\ngo=${go ?? await goVersion()}\n`)];
-  for (const rel of await buildInputs()) {
-    parts.push(encoder.encode(`\0file=${rel}\0`));
-    parts.push(await Deno.readFile(`${HELM_MODULE_DIR}/${rel}`));
-  }
-  const total = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    total.set(part, offset);
-    offset += part.length;
-  }
-  const digest = await crypto.subtle.digest("SHA-256", total);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+  return moduleHash(HELM_MODULE_DIR, helmLdflags(), go ?? await goVersion());
 }
 
-async function readStamp(): Promise<string | null> {
-  try {
-    return (await Deno.readTextFile(`${HELM_BIN_DIR}/stamp`)).trim();
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  }
-}
-
-async function isExecutable(path: string): Promise<boolean> {
-  try {
-    const info = await Deno.stat(path);
-    return info.isFile && ((info.mode ?? 0) & 0o111) !== 0;
-  } catch {
-    return false;
-  }
+function readStamp(): Promise<string | null> {
+  return readStampIn(HELM_BIN_DIR);
 }
 
 /**
