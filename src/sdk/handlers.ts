@@ -215,6 +215,8 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
       });
       try {
         const result = await h.fn(context);
+        // Counted by tests (invocations per object); before the write, so a kill right after still shows it.
+        scope.logger.debug("handler finished", { phase, handler: h.id });
         if (result) Object.assign(statusOut, result);
         outcomes[h.id] = { done: true };
       } catch (err) {
