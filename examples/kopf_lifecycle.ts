@@ -1,4 +1,4 @@
-// Every Kopf-style handler kind on the Uuid resource: create, update (with its diff), a field handler, delete.
+// Every Kopf-style handler kind on the Uuid resource: create, update (with its diff), a field handler, resume, delete.
 //
 //   deno task run --clusters prod --operators none examples/kopf_lifecycle.ts --event-level Normal
 //
@@ -24,6 +24,10 @@ export const uuidLifecycle = defineHandlers({
     // Only spec.replicas: old and new are that field's values.
     { id: "replicas", field: "spec.replicas", fn: ({ old, new: now }) => ({ state: `Replicas ${old}->${now}` }) },
   ],
+  // Once per object per hub start, for objects created before it started.
+  resume: function resumed() {
+    return { message: "resumed" };
+  },
   delete: async function cleanup({ name, warn }) {
     await warn(`cleaned up after ${name}`, "CleanedUp");
   },

@@ -106,10 +106,10 @@ Deno.test("A create handler's effect lands exactly once per object across a hub 
   }
 });
 
-Deno.test("Kopf-style lifecycle: TemporaryError retries, an update handler sees the field diff, a field handler only its field, and a delete handler runs before its finalizer goes", async () => {
+Deno.test("Kopf-style lifecycle: TemporaryError retries, an update handler sees the field diff, a field handler only its field, a restart resumes, and a delete handler runs before its finalizer goes", async () => {
   const ns = await testNamespace("kopf-life", { contexts: ["prod"] });
   const api = localApi("prod");
-  const hub = HubProcess.start({ clusters: ["prod"], args: ["--operators", "none", LIFECYCLE_FILE] });
+  let hub = HubProcess.start({ clusters: ["prod"], args: ["--operators", "none", "--debug", LIFECYCLE_FILE] });
   const get = async () => (await api.getUuid(ns.name, "a")) as any;
   const patchSpec = (spec: Record<string, unknown>) =>
     kubectlOk("prod", ["patch", "uuid", "a", "-n", ns.name, "--type", "merge", "-p", JSON.stringify({ spec })]);
@@ -144,6 +144,14 @@ Deno.test("Kopf-style lifecycle: TemporaryError retries, an update handler sees 
       return o.status?.message === "updated: change spec.x" ? o : undefined;
     }, "the update handler saw spec.x change");
     assert.equal(again.status.state, "Replicas 1->3", "the spec.replicas field handler did not run");
+
+    // A new hub resumes the object (Kopf's on.resume); the first never did, as it saw the object created.
+    assert.ok(!hub.logs.some((l) => l.includes('"phase":"resume"')), "no resume for an object created while running");
+    await hub.stop("SIGTERM");
+    hub = HubProcess.start({ clusters: ["prod"], args: ["--operators", "none", "--debug", LIFECYCLE_FILE] });
+    await hub.waitReady();
+    await waitFor(async () => (await get()).status?.message === "resumed", "the resume handler ran after a restart");
+    assert.equal((await get()).status.state, "Replicas 1->3", "a restart re-runs no create or update handler");
 
     await kubectlOk("prod", ["delete", "uuid", "a", "-n", ns.name, "--timeout=60s"]);
     const r = await kubectl("prod", ["get", "uuid", "a", "-n", ns.name]);

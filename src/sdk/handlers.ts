@@ -231,9 +231,9 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
       }
     }
     const progressed = Object.keys(outcomes).length > 0;
-    if (phase === "resume") {
-      if (!failure && obj.metadata.uid) resumed.add(obj.metadata.uid);
-    } else if (phase === "delete") {
+    // An object created while this hub runs is not resumed (Kopf's on.resume is for objects found at start).
+    if ((phase === "resume" || phase === "create") && !failure && obj.metadata.uid) resumed.add(obj.metadata.uid);
+    if (phase === "delete") {
       if (!failure) {
         // Every delete handler finished: drop the finalizer (guarded by the resourceVersion they saw).
         await scope.client.patch(request, {
@@ -245,6 +245,8 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
         return;
       }
       if (progressed) await write(obj, scope, request.cluster, { ...statusOut, [STATE_FIELD]: { delete: outcomes } });
+    } else if (phase === "resume") {
+      if (Object.keys(statusOut).length) await write(obj, scope, request.cluster, statusOut);
     } else {
       const doneWithPhase = !failure;
       const mark: HandlerState = phase === "create" ? { create: outcomes } : {};
