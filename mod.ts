@@ -62,6 +62,7 @@ export {
   type StoredObject,
   TemporaryError,
   TerminalError,
+  type TimerSpec,
   trimObject,
   type Verb,
 } from "./src/sdk/mod.ts";

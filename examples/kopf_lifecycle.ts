@@ -1,4 +1,4 @@
-// Every Kopf-style handler kind on the Uuid resource: create, update (with its diff), a field handler, resume, delete.
+// Every Kopf-style handler kind on the Uuid resource: create, update (with diff), field, resume, timer, delete.
 //
 //   deno task run --clusters prod --operators none examples/kopf_lifecycle.ts --event-level Normal
 //
@@ -27,6 +27,13 @@ export const uuidLifecycle = defineHandlers({
   // Once per object per hub start, for objects created before it started.
   resume: function resumed() {
     return { message: "resumed" };
+  },
+  // Every second per object, until it is deleted; returning nothing writes nothing.
+  timers: {
+    intervalMs: 1000,
+    fn: function heartbeat({ logger }) {
+      logger.debug("heartbeat");
+    },
   },
   delete: async function cleanup({ name, warn }) {
     await warn(`cleaned up after ${name}`, "CleanedUp");

@@ -1,6 +1,6 @@
 // defineHandlers(): Kopf-style create/update/delete/resume handlers on top of the level-based reconcile API.
 
-import { isNotFound, type ResourceType } from "../kube/mod.ts";
+import { isConflict, isNotFound, type ResourceType } from "../kube/mod.ts";
 import {
   type Operator,
   type ReconcileResult,
@@ -70,6 +70,13 @@ export interface HandlerSpec<T extends StoredObject = StoredObject> {
 
 type Handlers<T extends StoredObject> = HandlerFn<T> | HandlerSpec<T> | (HandlerFn<T> | HandlerSpec<T>)[];
 
+/** A timer: `fn` every `intervalMs` per object; `id` defaults to the function's name. */
+export interface TimerSpec<T extends StoredObject = StoredObject> {
+  fn: HandlerFn<T>;
+  intervalMs: number;
+  id?: string;
+}
+
 /** A Kopf-style operator: a resource and its handlers; see {@link defineHandlers}. */
 export interface HandlersDefinition<T extends StoredObject = StoredObject> {
   /** Unique in a hub, as in defineOperator. */
@@ -83,6 +90,11 @@ export interface HandlersDefinition<T extends StoredObject = StoredObject> {
   delete?: Handlers<T>;
   /** Kopf's `@kopf.on.resume`: once per object per hub process, for objects whose creation was handled before. */
   resume?: Handlers<T>;
+  /**
+   * Kopf's `@kopf.timer`: each runs every `intervalMs` per object while the object exists and is not being deleted
+   * (in memory: a restart starts the intervals afresh). What it returns is written to status.
+   */
+  timers?: TimerSpec<T> | TimerSpec<T>[];
   /** Verbs the handlers use through `client` besides those the handlers need themselves. */
   verbs?: Verb[];
 }
@@ -142,8 +154,13 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
   // Clusters where a written done-mark was read back (the CRD keeps status.handlers).
   const verified = new Set<string>();
   const trackSpec = update.length > 0;
+  const timers = resolveTimers(d.timers);
+  // Per object (cluster/namespace/name): its uid and when each timer last fired (performance.now()).
+  const timerRuns = new Map<string, { uid?: string; last: Map<string, number> }>();
 
-  const phaseOf = (obj: T): Phase | "finalize" | "add-finalizer" | undefined => {
+  // Uids whose timers are scheduled in this process (a new object, or every object at start, starts them).
+  const timerKeys = new Set<string>();
+  const phaseOf = (obj: T): Phase | "finalize" | "add-finalizer" | "timers" | undefined => {
     const state = stateOf(obj.status);
     const finalizers = finalizersOf(obj);
     if (obj.metadata.deletionTimestamp) {
@@ -153,6 +170,7 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
     if (create.some((h) => !finished(state, "create", h.id))) return "create";
     if (trackSpec && state.lastSpec !== JSON.stringify(obj.spec ?? {})) return "update";
     if (resume.length && obj.metadata.uid && !resumed.has(obj.metadata.uid)) return "resume";
+    if (timers.length && !(timerKeys.has(obj.metadata.uid ?? ""))) return "timers";
     return undefined;
   };
 
@@ -165,24 +183,72 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
     events: true,
     project: keepHandlerFields,
     needsReconcile: (obj) => phaseOf(obj) !== undefined,
-    reconcile: (request, scope) =>
-      retryOnConflict(async (attempt): Promise<ReconcileResult> => {
-        let obj = attempt
-          ? await scope.client.get(request).catch((e) => isNotFound(e) ? undefined : Promise.reject(e))
-          : scope.client.cached(request);
-        if (!obj) return;
-        let phase = phaseOf(obj);
-        if (phase === "add-finalizer") {
-          obj = await scope.client.patch(request, {
-            metadata: { finalizers: [...finalizersOf(obj), FINALIZER], resourceVersion: obj.metadata.resourceVersion },
-          });
-          phase = phaseOf(obj);
-        }
-        if (!phase || phase === "add-finalizer" || phase === "finalize") return;
-        const handlers = { create, update, delete: del, resume }[phase];
-        return await runPhase(phase, handlers, obj, request, scope);
-      }),
+    reconcile: async (request, scope) => {
+      const result = await handle(request, scope);
+      if (!timers.length) return result;
+      const next = await runTimers(request, scope);
+      if (next === undefined) return result;
+      return { requeueAfterMs: result ? Math.min(result.requeueAfterMs, next) : next };
+    },
   });
+
+  function handle(request: Request, scope: ReconcileScope<T>): Promise<ReconcileResult> {
+    return retryOnConflict(async (attempt): Promise<ReconcileResult> => {
+      let obj = attempt
+        ? await scope.client.get(request).catch((e) => isNotFound(e) ? undefined : Promise.reject(e))
+        : scope.client.cached(request);
+      if (!obj) return;
+      let phase = phaseOf(obj);
+      if (phase === "add-finalizer") {
+        obj = await scope.client.patch(request, {
+          metadata: { finalizers: [...finalizersOf(obj), FINALIZER], resourceVersion: obj.metadata.resourceVersion },
+        });
+        phase = phaseOf(obj);
+      }
+      if (!phase || phase === "add-finalizer" || phase === "finalize" || phase === "timers") return;
+      const handlers = { create, update, delete: del, resume }[phase];
+      return await runPhase(phase, handlers, obj, request, scope);
+    });
+  }
+
+  /** Fires the timers that are due; resolves with the delay until the next one, undefined when they stopped. */
+  async function runTimers(request: Request, scope: ReconcileScope<T>): Promise<number | undefined> {
+    const key = `${request.cluster}/${request.namespace}/${request.name}`;
+    const obj = scope.client.cached(request);
+    if (!obj || obj.metadata.deletionTimestamp) {
+      // Gone or going: its timers stop (no requeue).
+      const uid = timerRuns.get(key)?.uid;
+      if (uid) timerKeys.delete(uid);
+      timerRuns.delete(key);
+      return undefined;
+    }
+    let runs = timerRuns.get(key);
+    if (!runs || runs.uid !== obj.metadata.uid) timerRuns.set(key, runs = { uid: obj.metadata.uid, last: new Map() });
+    if (obj.metadata.uid) timerKeys.add(obj.metadata.uid);
+    let next = Infinity;
+    const statusOut: Record<string, unknown> = {};
+    for (const t of timers) {
+      const last = runs.last.get(t.id);
+      const now = performance.now();
+      if (last === undefined || now - last >= t.intervalMs) {
+        runs.last.set(t.id, now);
+        try {
+          const result = await t.fn(contextFor(obj, request, scope, { diff: [] }));
+          scope.logger.debug("handler finished", { phase: "timer", handler: t.id });
+          if (result) Object.assign(statusOut, result);
+        } catch (err) {
+          scope.logger.warn("timer failed; it fires again at its next interval", { handler: t.id, error: String(err) });
+        }
+        next = Math.min(next, t.intervalMs);
+      } else next = Math.min(next, t.intervalMs - (now - last));
+    }
+    if (Object.keys(statusOut).length) {
+      await scope.client.patchStatus(obj, statusOut).catch((e) => {
+        if (!isNotFound(e) && !isConflict(e)) throw e;
+      });
+    }
+    return Math.max(1, Math.ceil(next));
+  }
 
   async function runPhase(
     phase: Phase,
@@ -326,6 +392,23 @@ function resolve<T extends StoredObject>(handlers: Handlers<T> | undefined, phas
   if (dup !== undefined) {
     throw new OperatorDefinitionError(`two ${phase} handlers share the id "${dup}": give one an \`id\``);
   }
+  return out;
+}
+
+function resolveTimers<T extends StoredObject>(
+  timers: TimerSpec<T> | TimerSpec<T>[] | undefined,
+): Required<TimerSpec<T>>[] {
+  const list = timers === undefined ? [] : Array.isArray(timers) ? timers : [timers];
+  const out = list.map((t, i) => {
+    if (typeof t?.fn !== "function") throw new OperatorDefinitionError(`timer #${i}: fn must be a function`);
+    if (!(typeof t.intervalMs === "number" && t.intervalMs > 0 && Number.isFinite(t.intervalMs))) {
+      throw new OperatorDefinitionError(`timer #${i}: intervalMs must be a positive number, got ${t.intervalMs}`);
+    }
+    return { id: t.id ?? (t.fn.name || `timer-${i}`), fn: t.fn, intervalMs: t.intervalMs };
+  });
+  const ids = out.map((t) => t.id);
+  const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (dup !== undefined) throw new OperatorDefinitionError(`two timers share the id "${dup}": give one an \`id\``);
   return out;
 }
 

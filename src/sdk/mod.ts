@@ -9,6 +9,7 @@ export {
   type HandlerSpec,
   PermanentError,
   TemporaryError,
+  type TimerSpec,
 } from "./handlers.ts";
 export { loadOperatorFiles, OperatorFileError } from "./operator_files.ts";
 export { type DiffItem, type HandlerOutcome, type HandlerState } from "./handler_state.ts";
