@@ -38,6 +38,10 @@ export interface HubFlags {
   clusterSecrets?: string;
   /** `--metrics-bind-address` and friends; undefined without it (/metrics and /status stay on --liveness). */
   metricsServing?: MetricsServingFlags;
+  /** Positional arguments: operator files (`kopf run app.py`), each a module whose exported operators are hosted. */
+  files: string[];
+  /** `--standalone` (Kopf's): accepted and ignored, since the hub never peers with other hubs unless asked. */
+  standalone: boolean;
 }
 
 /**
@@ -127,7 +131,10 @@ export function helpText(): string {
   return [
     "operator-hub: runs Kubernetes operators (built in: the Uuid operator) across many clusters from one process.",
     "",
-    "Usage: deno task run --clusters prod,staging [flags]",
+    "Usage: deno task run --clusters prod,staging [flags] [OPERATOR_FILE.ts ...]",
+    "",
+    "Each OPERATOR_FILE is a module whose exported operators (defineOperator, defineHandlers) run beside the",
+    "built-in ones, as `kopf run app.py` does; `--operators none` leaves only the files' operators.",
     "",
     "Clusters:",
     "  --clusters a,b             kubeconfig contexts to serve; `all` = every known context,",
@@ -140,7 +147,8 @@ export function helpText(): string {
     "  --cluster-secrets NS       register clusters from Secrets in namespace NS of the home cluster labelled",
     "                             sigs.k8s.io/multicluster-runtime-kubeconfig=true (data key kubeconfig;",
     "                             cluster name = Secret name)",
-    "  --namespace NS             namespace to watch (repeatable). Default: all namespaces",
+    "  --namespace NS, -n NS      namespace to watch (repeatable). Default: all namespaces",
+    "  --all-namespaces, -A       watch all namespaces (the default; Kopf's flag, not with --namespace)",
     "  --home-cluster NAME        the cluster holding the hub's own objects (Leases, cluster Secrets, Mirror",
     "                             sources, TokenReviews); default: in-cluster if selected, else the first",
     "  --service-account-dir DIR  where in-cluster credentials live",
@@ -191,12 +199,15 @@ export function helpText(): string {
     "",
     "Logs and events:",
     `  --log-level LEVEL          ${LOG_LEVELS.join("|")} (default info)`,
+    "  --verbose, --debug         Kopf's flags: --log-level debug",
+    "  --quiet                    Kopf's flag: --log-level warn",
     "  --log-format FORMAT        json|text (default json)",
     "  --event-level LEVEL        post Kubernetes Events at or above Normal|Warning (default Warning)",
     "",
     "Limits (all optional):",
     ...num,
     "",
+    "  --standalone               Kopf's flag, accepted: the hub never peers with other hubs unless asked",
     "  --help                     show this help",
     "  --version                  show the version",
     "",
@@ -221,17 +232,23 @@ function joinNegativeNumbers(argv: string[]): string[] {
 export function parseFlags(argv: string[]): HubFlags {
   const numberOptions = Object.fromEntries(Object.keys(NUMBER_FLAGS).map((k) => [k, { type: "string" as const }]));
   let values: Record<string, string | string[] | boolean | undefined>;
+  let positionals: string[];
   try {
-    ({ values } = parseArgs({
+    ({ values, positionals } = parseArgs({
       args: joinNegativeNumbers(argv),
       strict: true,
-      allowPositionals: false,
+      allowPositionals: true,
       options: {
         help: { type: "boolean", short: "h" },
         version: { type: "boolean" },
         clusters: { type: "string", multiple: true },
         kubeconfig: { type: "string", multiple: true },
         namespace: { type: "string", multiple: true, short: "n" },
+        "all-namespaces": { type: "boolean", short: "A" },
+        standalone: { type: "boolean" },
+        verbose: { type: "boolean" },
+        debug: { type: "boolean" },
+        quiet: { type: "boolean" },
         liveness: { type: "string" },
         "log-level": { type: "string" },
         "log-format": { type: "string" },
@@ -257,7 +274,13 @@ export function parseFlags(argv: string[]): HubFlags {
       },
     }));
   } catch (err) {
-    throw new FlagError(`${(err as Error).message.split("\n")[0]} (see --help)`);
+    const first = (err as Error).message.split("\n")[0];
+    const unknown = first.match(/^Unknown option '(--?[^']+)'/)?.[1];
+    const guess = unknown ? didYouMean(unknown) : undefined;
+    if (unknown) {
+      throw new FlagError(`unknown flag ${unknown}${guess ? `: did you mean ${guess}?` : ""} (see --help)`);
+    }
+    throw new FlagError(`${first.replace(/\. To specify a positional argument.*$/, "")} (see --help)`);
   }
   const help = values.help === true;
   const version = values.version === true;
@@ -279,7 +302,16 @@ export function parseFlags(argv: string[]): HubFlags {
     }
     if (none) operators.length = 0;
   }
-  const logLevel = (values["log-level"] as string | undefined) ?? "info";
+  const kopfLevels = (["verbose", "debug", "quiet"] as const).filter((f) => values[f] === true);
+  if (kopfLevels.length > 1 || (kopfLevels.length && values["log-level"] !== undefined)) {
+    throw new FlagError(
+      `conflicting log levels: ${
+        [...kopfLevels.map((f) => `--${f}`), ...(values["log-level"] !== undefined ? ["--log-level"] : [])].join(", ")
+      }: give one`,
+    );
+  }
+  const kopfLevel = kopfLevels[0] === "quiet" ? "warn" : kopfLevels[0] ? "debug" : undefined;
+  const logLevel = (values["log-level"] as string | undefined) ?? kopfLevel ?? "info";
   if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
     throw new FlagError(`invalid --log-level "${logLevel}": choose one of ${LOG_LEVELS.join(", ")}`);
   }
@@ -335,7 +367,7 @@ export function parseFlags(argv: string[]): HubFlags {
     clusterDir,
     clusterSecrets,
     kubeconfigs: list(values.kubeconfig),
-    namespaces: list(values.namespace),
+    namespaces: allNamespaces(values),
     liveness: values.liveness === undefined ? undefined : parseLiveness(values.liveness as string),
     logLevel: logLevel as LogLevel,
     logFormat,
@@ -347,7 +379,46 @@ export function parseFlags(argv: string[]): HubFlags {
     limits,
     leaderElection,
     metricsServing: parseMetricsServing(values),
+    files: positionals,
+    standalone: values.standalone === true,
   };
+}
+
+/** `--namespace` (repeatable) or Kopf's `-A`/`--all-namespaces` (the default), not both. */
+function allNamespaces(values: Record<string, unknown>): string[] {
+  const namespaces = ((values.namespace as string[] | undefined) ?? []).flatMap((s) => s.split(","))
+    .map((s) => s.trim()).filter(Boolean);
+  if (values["all-namespaces"] === true && namespaces.length) {
+    throw new FlagError(`--all-namespaces contradicts --namespace ${namespaces.join(",")}: give one`);
+  }
+  return namespaces;
+}
+
+/** The known long flag closest to a misspelled one (edit distance ≤ 2, or a prefix either way), if any. */
+export function didYouMean(flag: string): string | undefined {
+  const name = flag.replace(/^-+/, "").split("=")[0];
+  // --help documents exactly the accepted flags (src/flags_test.ts checks it), in a sensible order.
+  const known = [...new Set([...helpText().matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1]))];
+  let best: { flag: string; score: number } | undefined;
+  for (const k of known) {
+    const score = k.startsWith(name) || name.startsWith(k) ? 1 : editDistance(name, k);
+    if (score <= 2 && (!best || score < best.score)) best = { flag: k, score };
+  }
+  return best ? `--${best.flag}` : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const next = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = row[j];
+      row[j] = next;
+    }
+  }
+  return row[b.length];
 }
 
 /** `--metrics-bind-address`, `--metrics-secure`, `--tls-cert-file`, `--tls-private-key-file` (see MetricsServingFlags). */

@@ -45,13 +45,13 @@ Deno.test("parseLiveness() accepts Kopf's form and rejects other schemes and jun
   assert.throws(() => parseLiveness("not a url"), FlagError);
 });
 
-/** Whether parseFlags() knows `--flag` (any error but "Unknown option" means it parsed the name). */
+/** Whether parseFlags() knows `--flag` (any error but "unknown flag" means it parsed the name). */
 function accepted(flag: string): boolean {
   try {
     parseFlags(["--clusters=a", flag]);
     return true;
   } catch (err) {
-    return !/Unknown option/.test((err as Error).message);
+    return !/unknown flag/.test((err as Error).message);
   }
 }
 
@@ -230,4 +230,32 @@ Deno.test("parseFlags() reads --cluster-dir and --cluster-secrets, and rejects a
   assert.throws(() => parseFlags(["--clusters", "all", "--cluster-dir", ""]), FlagError);
   assert.match(helpText(), /--cluster-dir DIR/);
   assert.match(helpText(), /--cluster-secrets NS/);
+});
+
+Deno.test("parseFlags() accepts Kopf's --standalone, -A/--all-namespaces and --verbose/--debug/--quiet", () => {
+  const f = parseFlags(["--clusters=a", "--standalone", "-A", "--quiet"]);
+  assert.equal(f.standalone, true);
+  assert.deepEqual(f.namespaces, [], "all namespaces");
+  assert.equal(f.logLevel, "warn");
+  assert.equal(parseFlags(["--clusters=a", "--verbose"]).logLevel, "debug");
+  assert.equal(parseFlags(["--clusters=a", "--debug"]).logLevel, "debug");
+  assert.equal(parseFlags(["--clusters=a", "--all-namespaces"]).standalone, false);
+  assert.throws(() => parseFlags(["--clusters=a", "-A", "-n", "x"]), /--all-namespaces contradicts --namespace x/);
+  assert.throws(() => parseFlags(["--clusters=a", "--quiet", "--log-level=debug"]), /conflicting log levels/);
+});
+
+Deno.test("parseFlags() answers a misspelled flag with a did-you-mean naming the right one", () => {
+  assert.throws(() => parseFlags(["--cluster", "prod"]), /unknown flag --cluster: did you mean --clusters\?/);
+  assert.throws(() => parseFlags(["--clusters=a", "--livenes=x"]), /did you mean --liveness\?/);
+  assert.throws(() => parseFlags(["--clusters=a", "--kubeconfg", "f"]), /did you mean --kubeconfig\?/);
+  assert.throws(
+    () => parseFlags(["--clusters=a", "--zzzzzzzzzz"]),
+    (e: Error) =>
+      e instanceof FlagError && /unknown flag --zzzzzzzzzz/.test(e.message) && !/did you mean/.test(e.message),
+  );
+});
+
+Deno.test("parseFlags() takes positional arguments as operator files, in order", () => {
+  assert.deepEqual(parseFlags(["--clusters=a", "a.ts", "--http2", "b.ts"]).files, ["a.ts", "b.ts"]);
+  assert.deepEqual(parseFlags(["--clusters=a"]).files, []);
 });

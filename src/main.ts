@@ -18,6 +18,7 @@ import {
 import { loadRegisteredClusters, type RegisteredClusters, SecretProvider } from "./hub/providers/mod.ts";
 import { type ClusterAccess, ConfigError, IN_CLUSTER, KubeClient } from "./kube/mod.ts";
 import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
+import { loadOperatorFiles, OperatorFileError } from "./sdk/mod.ts";
 import { granted, hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
 import { errorText, Logger } from "./util/mod.ts";
 
@@ -44,6 +45,13 @@ export async function main(argv: string[], options: { operators?: readonly Opera
     return 0;
   }
   const logger = new Logger({ level: flags.logLevel, format: flags.logFormat });
+  let fileOperators: Operator[];
+  try {
+    fileOperators = await loadOperatorFiles(flags.files, Deno.cwd());
+  } catch (err) {
+    if (err instanceof OperatorFileError) return usageError(err.message);
+    throw err;
+  }
 
   let selected: ClusterAccess[];
   let leaderElection: HubLeaderElection | undefined;
@@ -104,7 +112,11 @@ export async function main(argv: string[], options: { operators?: readonly Opera
   let hub: Hub;
   try {
     hub = new Hub({
-      operators: [...builtIns.map((name) => BUILT_IN_OPERATORS[name]()), ...(options.operators ?? [])],
+      operators: [
+        ...builtIns.map((name) => BUILT_IN_OPERATORS[name]()),
+        ...(options.operators ?? []),
+        ...fileOperators,
+      ],
       namespaces: flags.namespaces,
       limits: flags.limits,
       eventLevel: flags.eventLevel,

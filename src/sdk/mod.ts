@@ -1,6 +1,19 @@
 // Public surface of src/sdk: what an operator's code imports (define it, its typed client, conflict helpers).
 export { defineOperator, type OperatorDefinition, OperatorDefinitionError } from "./define_operator.ts";
 export {
+  defineHandlers,
+  FINALIZER,
+  type HandlerContext,
+  type HandlerFn,
+  type HandlersDefinition,
+  type HandlerSpec,
+  PermanentError,
+  TemporaryError,
+  type TimerSpec,
+} from "./handlers.ts";
+export { loadOperatorFiles, OperatorFileError } from "./operator_files.ts";
+export { type DiffItem, type HandlerOutcome, type HandlerState } from "./handler_state.ts";
+export {
   type ClusterConnection,
   type EventSink,
   type EventSubject,

@@ -1,0 +1,68 @@
+// Handler progress as it is persisted on the object (`status.handlers`), and the field diff update handlers see.
+
+/** One handler's persisted outcome: done, or failed for good (a PermanentError), never run again. */
+export interface HandlerOutcome {
+  /** True once the handler succeeded. */
+  done?: boolean;
+  /** The PermanentError's message, when it failed for good. */
+  failed?: string;
+}
+
+/**
+ * What `status.handlers` holds: the outcome of each create and delete handler by id, and the spec the
+ * update handlers last saw (a JSON string, as Kopf's `last-handled-configuration` annotation).
+ */
+export interface HandlerState {
+  create?: Record<string, HandlerOutcome>;
+  delete?: Record<string, HandlerOutcome>;
+  /** `JSON.stringify(spec)` when the create or update handlers last finished; only kept when update handlers exist. */
+  lastSpec?: string;
+}
+
+/** Where the state lives in `status`. The CRD's status schema must keep it (x-kubernetes-preserve-unknown-fields). */
+export const STATE_FIELD = "handlers";
+
+/** Reads the persisted state of an object's status (an empty state when absent or malformed). */
+export function stateOf(status: unknown): HandlerState {
+  const s = (status as Record<string, unknown> | undefined)?.[STATE_FIELD];
+  return s && typeof s === "object" && !Array.isArray(s) ? s as HandlerState : {};
+}
+
+/** True when the handler has an outcome (done or failed) in `phase`. */
+export function finished(state: HandlerState, phase: "create" | "delete", id: string): boolean {
+  const o = state[phase]?.[id];
+  return o?.done === true || typeof o?.failed === "string";
+}
+
+/** One difference between the old and the new object, Kopf's diff item: `add`, `change` or `remove` at a path. */
+export interface DiffItem {
+  op: "add" | "change" | "remove";
+  /** Dotted path, e.g. `spec.replicas`. */
+  path: string;
+  old: unknown;
+  new: unknown;
+}
+
+/** The differences between two JSON values, deepest first; arrays compare as wholes, as Kopf does. */
+export function diff(old: unknown, now: unknown, path = ""): DiffItem[] {
+  if (JSON.stringify(old) === JSON.stringify(now)) return [];
+  const isObj = (v: unknown) => v !== null && typeof v === "object" && !Array.isArray(v);
+  if (isObj(old) && isObj(now)) {
+    const a = old as Record<string, unknown>;
+    const b = now as Record<string, unknown>;
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+    return keys.flatMap((k) => diff(a[k], b[k], path ? `${path}.${k}` : k));
+  }
+  const op = old === undefined ? "add" : now === undefined ? "remove" : "change";
+  return [{ op, path, old, new: now }];
+}
+
+/** The value at a dotted path (`spec.replicas`), undefined when any step is missing. */
+export function valueAt(object: unknown, path: string): unknown {
+  let v: unknown = object;
+  for (const step of path.split(".")) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<string, unknown>)[step];
+  }
+  return v;
+}
