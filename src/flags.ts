@@ -138,7 +138,7 @@ export function helpText(): string {
     `  --operators a,b            built-in operators to run: ${
       Object.keys(BUILT_IN_OPERATORS).join(", ")
     }; \`none\` = none`,
-    "                             (default: all)",
+    "                             (default: uuid; the mirror operator is opt-in)",
     "  --http2                    offer HTTP/2 to the API servers (default: HTTP/1.1 keep-alive,",
     "                             about a third less CPU per request here; see README)",
     "",

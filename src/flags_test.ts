@@ -210,7 +210,10 @@ Deno.test("parseFlags() rejects an unknown --operators name, naming it and the v
   for (const bad of [["--operators", "nope"], ["--operators", "uuid,nope"], ["--operators", ""]]) {
     assert.throws(() => parseFlags(["--clusters=a", ...bad]), (err: unknown) => {
       assert.ok(err instanceof FlagError);
-      assert.match(err.message, /^invalid --operators "(nope)?": choose from uuid, comma-separated, or `none`$/);
+      assert.match(
+        err.message,
+        /^invalid --operators "(nope)?": choose from uuid, mirror, comma-separated, or `none`$/,
+      );
       return true;
     });
   }

@@ -16,7 +16,7 @@ import {
   type TlsPair,
 } from "./hub/mod.ts";
 import { type ClusterAccess, ConfigError, IN_CLUSTER, KubeClient, loadContexts } from "./kube/mod.ts";
-import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
+import { BUILT_IN_OPERATORS, DEFAULT_OPERATORS } from "./operators/mod.ts";
 import { granted, hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
 import { errorText, Logger } from "./util/mod.ts";
 
@@ -74,11 +74,14 @@ export async function main(argv: string[], options: { operators?: readonly Opera
     throw err;
   }
 
-  const builtIns = flags.operators ?? Object.keys(BUILT_IN_OPERATORS);
+  const builtIns = flags.operators ?? DEFAULT_OPERATORS;
   let hub: Hub;
   try {
     hub = new Hub({
-      operators: [...builtIns.map((name) => BUILT_IN_OPERATORS[name]()), ...(options.operators ?? [])],
+      operators: [
+        ...builtIns.map((name) => BUILT_IN_OPERATORS[name]({ homeCluster: home.name })),
+        ...(options.operators ?? []),
+      ],
       namespaces: flags.namespaces,
       limits: flags.limits,
       eventLevel: flags.eventLevel,
