@@ -218,3 +218,19 @@ Deno.test("parseFlags() rejects an unknown --operators name, naming it and the v
     });
   }
 });
+
+Deno.test("parseFlags() reads --mirror-orphan-on-unreachable-after in seconds (default 10 minutes) and rejects a non-positive value", () => {
+  assert.equal(parseFlags(["--clusters=a"]).mirrorOrphanOnUnreachableAfterMs, 600_000);
+  assert.equal(
+    parseFlags(["--clusters=a", "--mirror-orphan-on-unreachable-after", "2.5"]).mirrorOrphanOnUnreachableAfterMs,
+    2500,
+  );
+  for (const bad of ["0", "soon", ""]) {
+    assert.throws(
+      () => parseFlags(["--clusters=a", "--mirror-orphan-on-unreachable-after", bad]),
+      (err: unknown) =>
+        err instanceof FlagError &&
+        /invalid --mirror-orphan-on-unreachable-after .*positive number of seconds/.test(err.message),
+    );
+  }
+});

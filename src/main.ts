@@ -79,7 +79,12 @@ export async function main(argv: string[], options: { operators?: readonly Opera
   try {
     hub = new Hub({
       operators: [
-        ...builtIns.map((name) => BUILT_IN_OPERATORS[name]({ homeCluster: home.name })),
+        ...builtIns.map((name) =>
+          BUILT_IN_OPERATORS[name]({
+            homeCluster: home.name,
+            mirrorOrphanOnUnreachableAfterMs: flags.mirrorOrphanOnUnreachableAfterMs,
+          })
+        ),
         ...(options.operators ?? []),
       ],
       namespaces: flags.namespaces,
