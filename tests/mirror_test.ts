@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { localEndpoint, waitFor } from "./support/cluster_api.ts";
 import { HubProcess } from "./support/hub_process.ts";
-import { kubectl, kubectlOk, testNamespace } from "./support/mod.ts";
+import { killApiserver, kubectl, kubectlOk, startApiserver, testNamespace } from "./support/mod.ts";
 import { watchEvents } from "./support/watch_events.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
@@ -229,4 +229,46 @@ Deno.test("A ConfigMap in prod mirrored to staging and dev follows edits, is res
   assert.ok(all.some((e) => e.cluster === "staging" && e.name === "settings"), "the observers saw copies");
   const wrong = all.filter((e) => e.cluster === "prod" || (e.name === "devonly" && e.cluster === "staging"));
   assert.deepEqual(wrong, [], "copies written into clusters spec.clusters did not select");
+});
+
+Deno.test("With staging's apiserver killed -9, the Mirror shows staging Unreachable while dev keeps following the source, and staging is caught up once it returns", async () => {
+  const ns = await testNamespace("mirror-down");
+  const hub = HubProcess.start({ clusters: CLUSTERS, args: ["--operators", "mirror", "--home-cluster", "prod"] });
+  let staging = "up";
+  try {
+    await hub.waitReady();
+    await kubectlOk("prod", ["create", "configmap", "feed", "-n", ns.name, "--from-literal=v=1"]);
+    await kubectlOk("prod", ["apply", "-f", "-"], {
+      stdin: mirrorManifest(ns.name, "feed", "feed", ["staging", "dev"]),
+    });
+    await waitInSync(ns.name, "feed", "feed", { v: "1" }, ["staging", "dev"]);
+
+    await killApiserver("staging");
+    staging = "down";
+    await kubectlOk("prod", ["patch", "configmap", "feed", "-n", ns.name, "-p", '{"data":{"v":"2"}}']);
+    await waitFor(async () => {
+      const cm = await configMap("dev", ns.name, "feed");
+      return cm?.data?.v === "2";
+    }, "dev follows the source while staging is down");
+    const down = await waitFor(async () => {
+      const s = await mirrorStatus(ns.name, "feed");
+      const row = (c: string) => s.targets?.find((t: any) => t.cluster === c);
+      return row("staging")?.state === "Unreachable" && row("dev")?.state === "InSync" ? s : undefined;
+    }, "staging Unreachable, dev InSync");
+    assert.equal(down.synced, "1/2");
+    assert.equal(down.conditions[0].status, "False");
+    assert.ok(down.targets.find((t: any) => t.cluster === "staging").lastError, "the row names the error");
+
+    await startApiserver("staging");
+    staging = "up";
+    await waitInSync(ns.name, "feed", "feed", { v: "2" }, ["staging", "dev"]);
+  } catch (err) {
+    console.error(hub.logs.filter((l) => /"level":"(warn|error)"/.test(l)).slice(-30).join("\n"));
+    throw err;
+  } finally {
+    if (staging === "down") await startApiserver("staging");
+    await kubectl("prod", ["delete", "mirror", "--all", "-n", ns.name, "--timeout=60s"]);
+    await hub.stop("SIGTERM");
+    await ns.cleanup();
+  }
 });
