@@ -113,6 +113,16 @@ async function waitInSync(ns: string, mirror: string, name: string, data: Record
   }, `Mirror ${mirror} reads ${targets.length}/${targets.length} InSync at source resourceVersion ${sourceRv}`);
 }
 
+/** Sum of a counter's samples whose lines contain every one of `labels` (e.g. `cluster="dev"`). */
+async function counter(hub: HubProcess, name: string, labels: string[]): Promise<number> {
+  const text = (await hub.get("/metrics")).text;
+  return text.split("\n").filter((l) => l.startsWith(`${name}{`) && labels.every((x) => l.includes(x)))
+    .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+}
+
+const targetWrites = (hub: HubProcess, cluster: string) =>
+  counter(hub, "rest_client_requests_total", [`cluster="${cluster}"`, `method="PATCH"`]);
+
 Deno.test("A ConfigMap in prod mirrored to staging and dev follows edits, is restored after a hand edit and a delete, is never copied where spec.clusters does not select, and goes with its Mirror", async () => {
   const ns = await testNamespace("mirror");
   const observers = CLUSTERS.map((c) => new CopyObserver(c, ns.name));
@@ -138,13 +148,20 @@ Deno.test("A ConfigMap in prod mirrored to staging and dev follows edits, is res
     const printed = await kubectlOk("prod", ["get", "mirror", "settings", "-n", ns.name]);
     assert.match(printed, /ConfigMap\/settings\s+2\/2/, printed);
 
-    // Nothing changed: a look again (the status write's own watch event) writes no copy.
-    const rvBefore = (await configMap("dev", ns.name, "settings")).metadata.resourceVersion;
+    // Nothing changed: a reconcile woken by a touch of the Mirror writes no copy.
+    const writes0 = await Promise.all(["staging", "dev"].map((c) => targetWrites(hub, c)));
+    const reconciles = () =>
+      counter(hub, "controller_runtime_reconcile_total", ['controller="mirror"', 'cluster="prod"']);
+    const r0 = await reconciles();
+    await kubectlOk("prod", ["annotate", "mirror", "settings", "-n", ns.name, "touched=1"]);
+    await waitFor(async () => (await reconciles()) > r0, "a reconcile after the touch");
+    assert.deepEqual(await Promise.all(["staging", "dev"].map((c) => targetWrites(hub, c))), writes0, "0 writes");
 
-    // The source edited: both copies follow.
+    // The source edited: both copies follow, with one write per target.
     await kubectlOk("prod", ["patch", "configmap", "settings", "-n", ns.name, "-p", '{"data":{"color":"green"}}']);
     await waitInSync(ns.name, "settings", "settings", { color: "green" }, ["staging", "dev"]);
-    assert.notEqual((await configMap("dev", ns.name, "settings")).metadata.resourceVersion, rvBefore);
+    const writes1 = await Promise.all(["staging", "dev"].map((c) => targetWrites(hub, c)));
+    assert.deepEqual(writes1.map((w, i) => w - writes0[i]), [1, 1], "one write per target per source change");
 
     // A copy edited by hand in dev (a changed value and an extra key) and another deleted in staging: both restored.
     await kubectlOk("dev", [
