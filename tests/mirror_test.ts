@@ -289,3 +289,51 @@ Deno.test("With staging's apiserver killed -9, the Mirror shows staging Unreacha
     await ns.cleanup();
   }
 });
+
+Deno.test('A Secret mirrored with clusters ["*"] and a targetNamespace lands in every engaged cluster but the home one, in a namespace created for it', async () => {
+  const ns = await testNamespace("mirror-secret");
+  const target = `${ns.name}-copies`;
+  const hub = HubProcess.start({ clusters: CLUSTERS, args: ["--operators", "mirror", "--home-cluster", "prod"] });
+  try {
+    await hub.waitReady();
+    await kubectlOk("prod", ["create", "secret", "generic", "token", "-n", ns.name, "--from-literal=key=s3cret"]);
+    await kubectlOk("prod", ["apply", "-f", "-"], {
+      stdin: JSON.stringify({
+        apiVersion: "demo.operator/v1",
+        kind: "Mirror",
+        metadata: { name: "token", namespace: ns.name },
+        spec: { source: { kind: "Secret", name: "token" }, clusters: ["*"], targetNamespace: target },
+      }),
+    });
+    for (const c of ["staging", "dev"]) {
+      const secret = await waitFor(async () => {
+        const r = await kubectl(c, ["get", "secret", "token", "-n", target, "-o", "json", "--ignore-not-found"]);
+        return r.code === 0 && r.stdout.trim() ? JSON.parse(r.stdout) : undefined;
+      }, `${c}: the Secret copy in ${target}`);
+      assert.equal(atob(secret.data.key), "s3cret");
+      assert.equal(secret.type, "Opaque");
+    }
+    const status = await waitFor(async () => {
+      const s = await mirrorStatus(ns.name, "token");
+      return s.synced === "2/2" ? s : undefined;
+    }, "token 2/2");
+    assert.deepEqual(status.targets.map((t: any) => t.cluster), ["dev", "staging"], "every cluster but the home one");
+    const inProd = await kubectl("prod", ["get", "namespace", target, "--ignore-not-found", "-o", "name"]);
+    assert.equal(inProd.stdout.trim(), "", "nothing is written into the home cluster");
+    await kubectlOk("prod", ["delete", "mirror", "token", "-n", ns.name, "--timeout=60s"]);
+    for (const c of ["staging", "dev"]) {
+      const r = await kubectl(c, ["get", "secret", "token", "-n", target, "--ignore-not-found", "-o", "name"]);
+      assert.equal(r.stdout.trim(), "", `${c}: the copy went with the Mirror`);
+    }
+  } catch (err) {
+    console.error(hub.logs.filter((l) => /"level":"(warn|error)"/.test(l)).slice(-30).join("\n"));
+    throw err;
+  } finally {
+    await kubectl("prod", ["delete", "mirror", "--all", "-n", ns.name, "--timeout=60s"]);
+    await hub.stop("SIGTERM");
+    for (const c of ["staging", "dev"]) {
+      await kubectl(c, ["delete", "namespace", target, "--wait=false", "--ignore-not-found"]);
+    }
+    await ns.cleanup();
+  }
+});
