@@ -28,6 +28,8 @@ export interface HubFlags {
   homeCluster?: string;
   /** `--http2`: offer HTTP/2 to the API servers; HTTP/1.1 keep-alive otherwise. */
   http2: boolean;
+  /** `--mirror-orphan-on-unreachable-after SECONDS`: when a deleted Mirror's finalizer gives up on a target. */
+  mirrorOrphanOnUnreachableAfterMs: number;
   /** `--operators a,b`: the built-in operators to host; undefined = all, [] = none (`--operators none`). */
   operators?: string[];
   limits: HubLimits;
@@ -156,9 +158,12 @@ export function helpText(): string {
     `  --operators a,b            built-in operators to run: ${
       Object.keys(BUILT_IN_OPERATORS).join(", ")
     }; \`none\` = none`,
-    "                             (default: all)",
+    "                             (default: uuid; the mirror operator is opt-in)",
     "  --http2                    offer HTTP/2 to the API servers (default: HTTP/1.1 keep-alive,",
     "                             about a third less CPU per request here; see README)",
+    "  --mirror-orphan-on-unreachable-after SECONDS",
+    "                             a deleted Mirror's finalizer gives up on the copy in a target",
+    "                             unreachable this long, with a Warning Event (default 600)",
     "",
     "Leader election (off by default; replicas that do not lead keep watching but do not reconcile):",
     "  --leader-elect             elect one reconciling replica through a coordination.k8s.io/v1 Lease",
@@ -258,6 +263,7 @@ export function parseFlags(argv: string[]): HubFlags {
         "cluster-dir": { type: "string" },
         "cluster-secrets": { type: "string" },
         http2: { type: "boolean" },
+        "mirror-orphan-on-unreachable-after": { type: "string" },
         operators: { type: "string", multiple: true },
         "leader-elect": { type: "boolean" },
         "leader-elect-id": { type: "string" },
@@ -375,6 +381,7 @@ export function parseFlags(argv: string[]): HubFlags {
     serviceAccountRoot: values["service-account-dir"] as string | undefined,
     homeCluster,
     http2: values.http2 === true,
+    mirrorOrphanOnUnreachableAfterMs: positiveSeconds(values, "mirror-orphan-on-unreachable-after", 600_000),
     operators,
     limits,
     leaderElection,
@@ -468,6 +475,17 @@ export function parseBindAddress(raw: string): { hostname: string; port: number 
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** A flag of positive seconds, in ms; `fallbackMs` when absent. */
+function positiveSeconds(values: Record<string, unknown>, flag: string, fallbackMs: number): number {
+  const raw = values[flag] as string | undefined;
+  if (raw === undefined) return fallbackMs;
+  const n = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(n) || n <= 0) {
+    throw new FlagError(`invalid --${flag} "${raw}": must be a positive number of seconds`);
+  }
+  return Math.round(n * 1000);
+}
 
 function parseLeaderElection(values: Record<string, unknown>): LeaderElectionFlags {
   const seconds = (flag: string, fallbackMs: number): number => {

@@ -210,7 +210,10 @@ Deno.test("parseFlags() rejects an unknown --operators name, naming it and the v
   for (const bad of [["--operators", "nope"], ["--operators", "uuid,nope"], ["--operators", ""]]) {
     assert.throws(() => parseFlags(["--clusters=a", ...bad]), (err: unknown) => {
       assert.ok(err instanceof FlagError);
-      assert.match(err.message, /^invalid --operators "(nope)?": choose from uuid, comma-separated, or `none`$/);
+      assert.match(
+        err.message,
+        /^invalid --operators "(nope)?": choose from uuid, mirror, comma-separated, or `none`$/,
+      );
       return true;
     });
   }
@@ -258,4 +261,20 @@ Deno.test("parseFlags() answers a misspelled flag with a did-you-mean naming the
 Deno.test("parseFlags() takes positional arguments as operator files, in order", () => {
   assert.deepEqual(parseFlags(["--clusters=a", "a.ts", "--http2", "b.ts"]).files, ["a.ts", "b.ts"]);
   assert.deepEqual(parseFlags(["--clusters=a"]).files, []);
+});
+
+Deno.test("parseFlags() reads --mirror-orphan-on-unreachable-after in seconds (default 10 minutes) and rejects a non-positive value", () => {
+  assert.equal(parseFlags(["--clusters=a"]).mirrorOrphanOnUnreachableAfterMs, 600_000);
+  assert.equal(
+    parseFlags(["--clusters=a", "--mirror-orphan-on-unreachable-after", "2.5"]).mirrorOrphanOnUnreachableAfterMs,
+    2500,
+  );
+  for (const bad of ["0", "soon", ""]) {
+    assert.throws(
+      () => parseFlags(["--clusters=a", "--mirror-orphan-on-unreachable-after", bad]),
+      (err: unknown) =>
+        err instanceof FlagError &&
+        /invalid --mirror-orphan-on-unreachable-after .*positive number of seconds/.test(err.message),
+    );
+  }
 });

@@ -17,7 +17,7 @@ import {
 } from "./hub/mod.ts";
 import { loadRegisteredClusters, type RegisteredClusters, SecretProvider } from "./hub/providers/mod.ts";
 import { type ClusterAccess, ConfigError, IN_CLUSTER, KubeClient } from "./kube/mod.ts";
-import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
+import { BUILT_IN_OPERATORS, DEFAULT_OPERATORS } from "./operators/mod.ts";
 import { loadOperatorFiles, OperatorFileError } from "./sdk/mod.ts";
 import { granted, hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
 import { errorText, Logger } from "./util/mod.ts";
@@ -95,6 +95,8 @@ export async function main(argv: string[], options: { operators?: readonly Opera
       ? "--leader-elect"
       : flags.metricsServing
       ? "--metrics-bind-address"
+      : flags.operators?.includes("mirror")
+      ? "the mirror operator"
       : undefined;
     if (!home && needsHome) {
       throw new ConfigError(
@@ -108,12 +110,17 @@ export async function main(argv: string[], options: { operators?: readonly Opera
     throw err;
   }
 
-  const builtIns = flags.operators ?? Object.keys(BUILT_IN_OPERATORS);
+  const builtIns = flags.operators ?? DEFAULT_OPERATORS;
   let hub: Hub;
   try {
     hub = new Hub({
       operators: [
-        ...builtIns.map((name) => BUILT_IN_OPERATORS[name]()),
+        ...builtIns.map((name) =>
+          BUILT_IN_OPERATORS[name]({
+            homeCluster: home?.name ?? "",
+            mirrorOrphanOnUnreachableAfterMs: flags.mirrorOrphanOnUnreachableAfterMs,
+          })
+        ),
         ...(options.operators ?? []),
         ...fileOperators,
       ],

@@ -25,6 +25,7 @@ import {
   type Operator,
   permissionsFor,
   type ReconcileTarget,
+  type Request,
   Store,
   type StoredObject,
   trimObject,
@@ -46,6 +47,8 @@ export interface EngagedClusterOptions {
   onChange(cluster: string, operator: string, keys: string[]): void;
   /** Another engaged cluster, for reconcilers that reach across clusters. */
   lookup(cluster: string): EngagedCluster | undefined;
+  /** The names of every engaged cluster, for a reconcile's `clusters()`. */
+  clusterNames?(): string[];
   /** This cluster's API budget, spent by every request a reconciler makes. */
   apiBudget: TokenBucket;
   eventLevel?: EventLevel;
@@ -109,6 +112,8 @@ export class EngagedCluster {
   readonly #log: Logger;
   readonly #slots = new Map<string, Slot>();
   readonly #informers = new Map<string, Informer>();
+  /** The watches of operators' other watched resources (see WatchedResource), until they stop. */
+  readonly #otherRuns: Promise<void>[] = [];
 
   constructor(name: string, access: ClusterAccess, options: EngagedClusterOptions) {
     this.name = name;
@@ -161,7 +166,7 @@ export class EngagedCluster {
           operator,
           type,
           verbs: new Set(use?.verbs ?? []),
-          project: trimObject,
+          project: use?.project ?? trimObject,
           info,
           rediscover: async (s) => Object.assign(info, await discoverResource(this.#api, this.name, type, s)),
           events: this.#events(type),
@@ -170,11 +175,18 @@ export class EngagedCluster {
     };
   }
 
+  /** `operator`'s cached objects of its own resource in this cluster ([] for an operator it does not host). */
+  cachedObjects(operator: string): StoredObject[] {
+    const slot = this.#slots.get(operator);
+    return slot ? [...slot.informer.store.keys()].map((k) => slot.informer.store.get(k)!).filter(Boolean) : [];
+  }
+
   /** Pre-flight per operator, then watch until `signal` aborts; closes the client before settling. */
   async start(signal: AbortSignal): Promise<void> {
     try {
       await Promise.all([...this.#slots.values()].map((slot) => this.#run(slot, signal)));
       await Promise.all([...this.#informers.values()].map((i) => i.running));
+      await Promise.all(this.#otherRuns);
     } finally {
       this.#client.close();
     }
@@ -228,6 +240,7 @@ export class EngagedCluster {
         client,
         events,
         cluster: (name, signal) => this.#o.lookup(name)?.connection(op.name, signal),
+        clusters: () => this.#o.clusterNames?.() ?? [this.name],
       },
     };
   }
@@ -249,6 +262,7 @@ export class EngagedCluster {
     if (informer.running) {
       // Joining a watch that already runs: everything cached so far is new to this operator.
       if (informer.store.size) slot.changed([...informer.store.keys()]);
+      this.#watchOthers(slot, signal);
       return;
     }
     const op = slot.operator;
@@ -271,6 +285,56 @@ export class EngagedCluster {
       })
     ));
     informer.running = Promise.all(informer.watchers.map((w) => w.start(signal))).then(() => {});
+    this.#watchOthers(slot, signal);
+  }
+
+  /** The operator's other watched resources: each change is mapped to its own objects, queued in their cluster. */
+  #watchOthers(slot: Slot, signal: AbortSignal): void {
+    const op = slot.operator;
+    for (const w of op.watches ?? []) {
+      if (w.clusters && !w.clusters(this.name)) continue;
+      const store = new Store(metadataOnly);
+      const last = new Map<string, Request[]>();
+      const cached = (cluster: string) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? [];
+      const onChange = (keys: string[]) => {
+        const byCluster = new Map<string, Set<string>>();
+        for (const key of keys) {
+          const obj = store.get(key);
+          const before = last.get(key) ?? [];
+          let now: Request[] = [];
+          try {
+            now = obj ? w.map(obj, this.name, cached) : [];
+          } catch (err) {
+            this.#log.error("watch map function failed", { operator: op.name, key, error: err });
+          }
+          if (now.length) last.set(key, now);
+          else last.delete(key);
+          for (const r of [...before, ...now]) {
+            let set = byCluster.get(r.cluster);
+            if (!set) byCluster.set(r.cluster, set = new Set());
+            set.add(r.namespace ? `${r.namespace}/${r.name}` : r.name);
+          }
+        }
+        for (const [cluster, set] of byCluster) this.#o.onChange(cluster, op.name, [...set]);
+      };
+      const { group, version, plural } = w.type;
+      const query = w.labelSelector ? `?labelSelector=${encodeURIComponent(w.labelSelector)}` : "";
+      const scopes = this.#o.namespaces.length && w.type.namespaced !== false ? this.#o.namespaces : [undefined];
+      for (const namespace of scopes) {
+        const watcher = new Watcher({
+          path: resourcePath({ group, version, plural, namespace }) + query,
+          namespace,
+          client: this.#client,
+          store,
+          onChange,
+          clock: this.#clock,
+          logger: this.#log,
+          idleTimeoutMs: this.#o.idleTimeoutMs,
+          pageSize: this.#o.pageSize,
+        });
+        this.#otherRuns.push(watcher.start(signal));
+      }
+    }
   }
 
   /** Discovery and RBAC checks of one operator, retried with backoff until they pass or `signal` aborts. */
@@ -367,6 +431,16 @@ export class EngagedCluster {
       operators,
     };
   }
+}
+
+/** Keeps labels and annotations too, which map functions of watched resources read. */
+function metadataOnly(raw: Record<string, unknown>): StoredObject {
+  const out = trimObject(raw);
+  const m = (raw.metadata ?? {}) as Record<string, unknown>;
+  return {
+    ...out,
+    metadata: { ...out.metadata, labels: m.labels, annotations: m.annotations } as StoredObject["metadata"],
+  };
 }
 
 function sameType(a: ResourceType, b: ResourceType): boolean {

@@ -378,6 +378,7 @@ export class Hub {
         if (this.#leads(cluster)) this.#controller.enqueue(cluster, operator, keys);
       },
       lookup: (other) => this.#clusters.get(other)?.cluster,
+      clusterNames: () => [...this.#clusters.keys()],
       apiBudget: new TokenBucket(this.limits.clusterQps, this.limits.clusterBurst, { clock: this.#clock }),
       eventLevel: this.#o.eventLevel,
       idleTimeoutMs: this.limits.watchIdleTimeoutMs,

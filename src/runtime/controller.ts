@@ -20,6 +20,8 @@ export interface ReconcileTarget {
   readonly events: EventSink;
   /** Any engaged cluster by name, for the reconcile's `cluster(name)`; bound to the reconcile's signal. */
   cluster(name: string, signal: AbortSignal): ClusterConnection | undefined;
+  /** The names of every engaged cluster, for the reconcile's `clusters()`. Default: just this one's connections. */
+  clusters?(): string[];
 }
 
 export interface ControllerOptions {
@@ -157,6 +159,7 @@ export class Controller {
           client: target.client.withSignal(signal),
           events: target.events,
           cluster: (other) => target.cluster(other, signal),
+          clusters: () => target.clusters?.() ?? [],
           signal,
           get logger() {
             return logFor();

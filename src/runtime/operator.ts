@@ -1,7 +1,7 @@
 // The contract between the hub and an operator it hosts: which resource, what it does with it, how to reconcile.
 
 import type { PermissionCheck, ResourceType } from "../kube/mod.ts";
-import type { Reconciler } from "./reconciler.ts";
+import type { Reconciler, Request } from "./reconciler.ts";
 import type { Verb } from "./resource_client.ts";
 import type { Projection, StoredObject } from "./store.ts";
 
@@ -11,6 +11,29 @@ export interface ResourceUse {
   type: ResourceType;
   /** What the operator does with it. */
   verbs: readonly Verb[];
+  /** What its clients return of each object (e.g. a ConfigMap's `data`). Default: `trimObject`. */
+  project?: Projection;
+}
+
+/**
+ * Another resource watched in every engaged cluster, whose changes queue the operator's own objects,
+ * like controller-runtime's `Watches(type, EnqueueRequestsFromMapFunc(map))`.
+ *
+ * Guarantees: `map` runs on every add and change; on a delete the requests its last call returned
+ * for that object are queued again, so a deleted object still wakes what it was mapped to.
+ */
+export interface WatchedResource {
+  /** The resource (its `list` and `watch` are checked in pre-flight). */
+  type: ResourceType;
+  /** Only in the clusters this accepts (default every engaged cluster). */
+  clusters?(cluster: string): boolean;
+  /** Only objects with these labels are watched, e.g. `app=web`. */
+  labelSelector?: string;
+  /**
+   * The operator's objects to reconcile for a changed object seen in `cluster` (any cluster, `cached(c)` lists
+   * the operator's own cached objects in cluster `c`). Return [] for none.
+   */
+  map(object: StoredObject, cluster: string, cached: (cluster: string) => StoredObject[]): Request[];
 }
 
 /**
@@ -29,6 +52,8 @@ export interface Operator<T extends StoredObject = StoredObject> {
   readonly events: boolean;
   /** Other resources it reads or writes, in any engaged cluster. */
   readonly uses: readonly ResourceUse[];
+  /** Other resources whose changes queue its objects (see WatchedResource). */
+  readonly watches?: readonly WatchedResource[];
   /** What the cache keeps of each object. Default: `trimObject`. Operators of one resource with the same projection share one watch and cache. */
   readonly project?: Projection;
   /**
@@ -69,6 +94,7 @@ export function permissionsFor(
   addAll(operator.resource, ["list", "watch", ...operator.verbs], options.statusSubresource);
   if (operator.events) add(EVENTS, "create");
   for (const use of operator.uses) addAll(use.type, use.verbs, true);
+  for (const watch of operator.watches ?? []) addAll(watch.type, ["list", "watch"], true);
   return [...checks.values()].flatMap(({ check, namespaced }) =>
     namespaced && options.namespaces.length ? options.namespaces.map((namespace) => ({ ...check, namespace })) : [check]
   );

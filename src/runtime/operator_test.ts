@@ -47,3 +47,17 @@ Deno.test("permissionsFor() repeats namespaced checks per namespace and keeps cl
     "get namespaces *",
   ]);
 });
+
+Deno.test("permissionsFor() checks list and watch of every watched resource", () => {
+  const configMaps = { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps" };
+  const checks = permissionsFor(op([], { events: false, watches: [{ type: configMaps, map: () => [] }] }), {
+    statusSubresource: true,
+    namespaces: [],
+  });
+  assert.deepEqual(checks.map((c) => `${c.verb} ${c.resource}`), [
+    "list uuid",
+    "watch uuid",
+    "list configmaps",
+    "watch configmaps",
+  ]);
+});

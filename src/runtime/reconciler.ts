@@ -62,6 +62,8 @@ export interface ReconcileScope<T extends StoredObject = StoredObject> {
   readonly events: EventSink;
   /** Any engaged cluster by name (the request's own included); undefined when it is not engaged. */
   cluster(name: string): ClusterConnection | undefined;
+  /** The names of every engaged cluster (the request's own included); the hub always provides it. */
+  clusters?(): string[];
   /** Aborted when the reconcile times out or the hub shuts down; the client's calls use it. */
   readonly signal: AbortSignal;
   /** Logs with cluster, operator, namespace, name and reconcileId. */

@@ -10,6 +10,7 @@ import type {
   ResourceUse,
   StoredObject,
   Verb,
+  WatchedResource,
 } from "../runtime/mod.ts";
 
 /** Everything an operator declares; see {@link defineOperator}. */
@@ -24,6 +25,8 @@ export interface OperatorDefinition<T extends StoredObject = StoredObject> {
   events?: boolean;
   /** Other resources it reads or writes (`scope.cluster(name).client(type)`), with their verbs. */
   uses?: ResourceUse[];
+  /** Other resources whose changes queue its objects, mapped back to them (controller-runtime's `Watches`). */
+  watches?: readonly WatchedResource[];
   /** What the cache keeps of each object. Default: metadata identity, `spec` and `status`. */
   project?: Projection;
   /** False when a reconcile of the cached object would certainly do nothing, so it is not queued. */
@@ -97,6 +100,7 @@ export function defineOperator<T extends StoredObject = StoredObject>(definition
     verbs: [...(d.verbs ?? [])],
     events: d.events ?? false,
     uses: [...(d.uses ?? [])],
+    watches: [...(d.watches ?? [])],
     project: d.project,
     needsReconcile: d.needsReconcile,
     reconciler: { reconcile: (request, scope) => d.reconcile(request, scope) },

@@ -38,5 +38,13 @@ export {
   TerminalError,
   trimObject,
   type Verb,
+  type WatchedResource,
 } from "../runtime/mod.ts";
-export { type FailureState, isConflict, isNotFound, type ResourceType } from "../kube/mod.ts";
+export {
+  type FailureState,
+  failureStateOf,
+  httpStatusOf,
+  isConflict,
+  isNotFound,
+  type ResourceType,
+} from "../kube/mod.ts";

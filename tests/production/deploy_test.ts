@@ -49,7 +49,14 @@ Deno.test("deploy/'s ClusterRole grants exactly what a running hub's pre-flight 
   const role = one(docs, "Role", "operator-hub-leader-election");
   assert.equal(role.metadata.namespace, "operator-hub");
   requireClusters();
-  const seen = await observeHub(CONTEXT, ["--leader-elect", "--leader-elect-namespace", role.metadata.namespace]);
+  // Every built-in operator runs, so the ClusterRole covers the opt-in ones (`--operators uuid,mirror`) too.
+  const seen = await observeHub(CONTEXT, [
+    "--leader-elect",
+    "--leader-elect-namespace",
+    role.metadata.namespace,
+    "--operators",
+    "uuid,mirror",
+  ]);
   // The observed hub may have taken the Lease (when the namespace exists): leave none behind.
   await kubectl(CONTEXT, [
     "delete",
@@ -245,13 +252,23 @@ Deno.test("After a real apply, the API server grants the hub's ServiceAccount ex
     ["create", "leases.coordination.k8s.io", "operator-hub"],
     ["update", "leases.coordination.k8s.io", "operator-hub"],
     ["list", "secrets", "operator-hub"],
+    // The mirror operator: sources and copies in any namespace, Mirrors and their status, target namespaces.
+    ["get", "secrets", "some-namespace"],
+    ["patch", "configmaps", "some-namespace"],
+    ["delete", "configmaps", "some-namespace"],
+    ["patch", "mirrors.demo.operator", "some-namespace"],
+    ["patch", "mirrors.demo.operator/status", "some-namespace"],
+    ["create", "namespaces"],
   ];
   const no: [string, string, string?][] = [
     ["update", "uuid.demo.operator", "some-namespace"],
     ["delete", "uuid.demo.operator", "some-namespace"],
     ["create", "uuid.demo.operator", "some-namespace"],
     ["update", "uuid.demo.operator/status", "some-namespace"],
-    ["get", "secrets", "some-namespace"],
+    ["update", "secrets", "some-namespace"],
+    ["update", "mirrors.demo.operator", "some-namespace"],
+    ["delete", "mirrors.demo.operator", "some-namespace"],
+    ["delete", "namespaces"],
     ["list", "events", "some-namespace"],
     ["delete", "events", "some-namespace"],
     ["get", "leases.coordination.k8s.io", "kube-system"],
