@@ -123,8 +123,14 @@ Deno.test("cluster:add twice registers a fresh cluster through a Secret in the h
     const removed = await clusterTask("remove", [...cli, "--purge"]);
     assert.equal(removed.code, 0, removed.out);
     await hub.waitStatus((s) => !(target.name in s.clusters), HANG_GUARD_MS, "the removed cluster gone");
-    // Without kube-controller-manager (local clusters) a deleted namespace stays Terminating: allow only that.
-    const left = (await leftovers((a) => target.kubectl(a))).filter((l) => l !== "Namespace/operator-hub/Terminating");
+    // The private target runs no kube-controller-manager, so its deleted namespace stays Terminating: allow only that.
+    // A deleted CRD lingers while the apiserver removes its objects: wait for it (hang guard), then compare.
+    let left: string[] = [];
+    const deadlineLeft = Date.now() + HANG_GUARD_MS;
+    do {
+      left = (await leftovers((a) => target.kubectl(a))).filter((l) => l !== "Namespace/operator-hub/Terminating");
+      if (left.length) await new Promise((r) => setTimeout(r, 500));
+    } while (left.length && Date.now() < deadlineLeft);
     assert.deepEqual(left, []);
     assert.deepEqual(await leftovers((a) => kubectlOk("prod", a)), []);
     assert.equal((await kubectlOk("prod", ["get", "secrets", "-n", ns.name, "-o", "name"])).trim(), "");
