@@ -10,6 +10,9 @@ import { faultScenario, logLines, recordFigure, secondsSince, waitStatus } from 
 const lostOf = (m: Map<string, unknown>, created: string[]) =>
   created.filter((n) => !UUID_V4.test(String(m.get(n) ?? ""))).length;
 
+/** The apiserver's answer to a revoked token, never a bare "401" (which a port such as :40185 also contains). */
+const UNAUTHORIZED = /\bUnauthorized\b/;
+
 Deno.test("A token revoked at runtime shows the cluster unauthorized with one clear error per backoff step, the others continue, and rewriting the token file recovers it without a restart", async () => {
   const t1 = randomToken();
   const t2 = randomToken();
@@ -37,7 +40,7 @@ Deno.test("A token revoked at runtime shows the cluster unauthorized with one cl
   const revokedAt = performance.now();
   await f.restart();
   const unauthorized = await waitStatus(hub, "creds unauthorized", (x) => x.clusters.creds.state === "unauthorized");
-  assert.match(unauthorized.clusters.creds.lastError, /401|Unauthorized/);
+  assert.match(unauthorized.clusters.creds.lastError, UNAUTHORIZED);
   await fault.createUuids(ns, names("b", 5)); // made while the hub is locked out
   await prod.createUuids(ns, names("p", 5));
   await waitAllAssigned(prod, ns, 5, 15_000); // the others continue
@@ -50,7 +53,7 @@ Deno.test("A token revoked at runtime shows the cluster unauthorized with one cl
   // One clear error per backoff step: each failure line says what and when the next try is, and the next line
   // comes no sooner than that.
   const failures = logLines(hub, (l) => l.cluster === "creds" && (l.level === "warn" || l.level === "error"))
-    .filter((l) => /401|Unauthorized/.test(String(l.error)));
+    .filter((l) => UNAUTHORIZED.test(String(l.error)));
   assert.ok(failures.length >= 2, `at least two attempts while locked out (${failures.length})`);
   // Not a flood, whatever the machine's speed: no more error lines than list/watch attempts /status counted since
   // the revocation (+1 for an attempt logged after that snapshot).
