@@ -1,7 +1,9 @@
 // Measures registered clusters on the local apiservers: registration → watching, removal, rotation, churn, black hole.
 //
 //   OPERATOR_HUB_PORT_OFFSET=… deno run -A bench/registered_clusters.ts [--phases register,rotate,churn,blackhole]
-//                                                                      [--cycles 1000] [--out FILE]
+//     [--cycles 1000] [--rounds 2] [--idle-seconds 60] [--out FILE]
+//
+// The churn phase needs `--v8-flags=--expose-gc` (it compares memory after garbage collection).
 //
 // The hub runs in this process (the same wiring as src/main.ts: loadRegisteredClusters, Hub, SecretProvider), so its
 // timers, sockets and metric series can be counted exactly. Needs `deno task clusters:up` (prod, staging, dev).
@@ -41,6 +43,7 @@ const liveTimers = new Set<unknown>();
 }
 
 import { parseArgs } from "node:util";
+import v8 from "node:v8";
 import { stringify as toYaml } from "yaml";
 import { Hub } from "../src/hub/mod.ts";
 import { loadRegisteredClusters, SecretProvider } from "../src/hub/providers/mod.ts";
@@ -56,6 +59,8 @@ const { values } = parseArgs({
   options: {
     phases: { type: "string", default: "register,rotate,churn,blackhole" },
     cycles: { type: "string", default: "1000" },
+    "idle-seconds": { type: "string", default: "60" },
+    rounds: { type: "string", default: "2" },
     out: { type: "string" },
   },
 });
@@ -121,6 +126,52 @@ async function until(check: () => boolean, what: string, timeoutMs = 120_000, ev
   return (performance.now() - t0) / 1000;
 }
 
+const mib = (x: number) => Math.round(x / 1048576);
+
+/**
+ * glibc's allocator, through FFI (the bench runs with -A): `mallinfo2()` sums every arena, so `inUse` is what native
+ * code holds and `free` what glibc keeps without giving it back; `trim()` is `malloc_trim(0)`. Undefined elsewhere.
+ */
+const glibc = (() => {
+  try {
+    const lib = Deno.dlopen(
+      "libc.so.6",
+      {
+        mallinfo2: { parameters: [], result: { struct: Array(10).fill("usize") } },
+        malloc_trim: { parameters: ["usize"], result: "i32" },
+      } as const,
+    );
+    return {
+      info() {
+        const v = new BigUint64Array((lib.symbols.mallinfo2() as Uint8Array).buffer);
+        // arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks, fordblks, keepcost
+        return {
+          arena: mib(Number(v[0])),
+          mmapped: mib(Number(v[4])),
+          inUse: mib(Number(v[7])),
+          free: mib(Number(v[8])),
+        };
+      },
+      trim: () => lib.symbols.malloc_trim(0n),
+    };
+  } catch {
+    return undefined;
+  }
+})();
+
+/** Resident MiB by kind of mapping (/proc/self/smaps): the brk heap, anonymous mappings, files. */
+function mappedMiB(): Record<string, number> {
+  const out: Record<string, number> = { brk: 0, anon: 0, file: 0 };
+  let kind = "anon";
+  for (const line of Deno.readTextFileSync("/proc/self/smaps").split("\n")) {
+    const head = line.match(/^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/);
+    if (head) kind = head[1] === "[heap]" ? "brk" : head[1].startsWith("/") ? "file" : "anon";
+    else if (line.startsWith("Rss:")) out[kind] += Number(line.split(/\s+/)[1]) / 1024;
+  }
+  for (const k in out) out[k] = Math.round(out[k]);
+  return out;
+}
+
 const state = (name: string) => hub.health().clusters[name]?.state;
 const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -155,6 +206,14 @@ async function series(): Promise<string[]> {
 const adminCatalog = await loadContexts({ files: [KUBECONFIG_PATH] });
 const admin = new KubeClient(adminCatalog.select(["prod"])[0], { userAgent: "bench" });
 const fds = () => [...Deno.readDirSync("/proc/self/fd")].length;
+const sockets = () =>
+  [...Deno.readDirSync("/proc/self/fd")].filter((e) => {
+    try {
+      return Deno.readLinkSync(`/proc/self/fd/${e.name}`).startsWith("socket:");
+    } catch {
+      return false;
+    }
+  }).length;
 const stagingPort = Number(new URL(localEndpoint("staging").server).port);
 const staging = localEndpoint("staging");
 
@@ -328,7 +387,12 @@ try {
   }
 
   if (phases.has("churn")) {
+    const gc = (globalThis as { gc?: (options?: unknown) => void }).gc;
+    if (!gc) {
+      throw new Error("the churn phase compares memory after garbage collection: run with --v8-flags=--expose-gc");
+    }
     const cycles = Number(values.cycles);
+    const idleSeconds = Number(values["idle-seconds"]);
     const contexts = 20;
     const names = Array.from({ length: contexts }, (_, i) => `churn-${i}`);
     const texts = names.map((n, i) =>
@@ -342,26 +406,37 @@ try {
       await until(() => state(names[i]) === undefined, `${names[i]} gone`);
     };
     for (let i = 0; i < contexts; i++) await cycle(i); // warm-up: every code path loaded once
-    const sample = async () => {
-      await new Promise((r) => setTimeout(r, 3000));
-      // With --v8-flags=--expose-gc, collect first, so the heap figure is what is still referenced.
-      (globalThis as { gc?: () => void }).gc?.();
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    /**
+     * One memory sample. `regular` is an ordinary full GC (`gc()`); `full` is V8's last-resort GC, which also hands
+     * V8's pooled pages and unused young-generation space back to the OS: what V8's memory reducer does by itself
+     * once the process is idle (the `idle` row shows it happening without any forced GC).
+     */
+    const sample = async (collect: "none" | "regular" | "full") => {
+      if (collect === "regular") gc();
+      if (collect === "full") gc({ type: "major", execution: "sync", flavor: "last-resort" });
       const m = Deno.memoryUsage();
+      const space = (name: string) => mib(v8.getHeapSpaceStatistics().find((s) => s.space_name === name)!.space_size);
+      const g = glibc?.info();
       return {
-        rss: m.rss,
-        heap: m.heapUsed,
-        heapTotal: m.heapTotal,
+        rss: mib(m.rss),
+        heap_used: Math.round(m.heapUsed / 104857.6) / 10,
+        heap_total: mib(m.heapTotal),
+        new_space: space("new_space"),
+        old_space: space("old_space"),
+        ...mappedMiB(),
+        ...(g ? { glibc_in_use: g.inUse, glibc_free: g.free } : {}),
         fds: fds(),
+        sockets: sockets(),
         series: (await series()).length,
         timers: liveTimers.size,
       };
     };
-    const before = await sample();
-    const t0 = performance.now();
+    await sleep(3000);
+    const before = await sample("full");
     const trace = Deno.env.get("BENCH_TRACE_MEMORY")
       ? setInterval(() => {
         const m = Deno.memoryUsage();
-        const mib = (x: number) => Math.round(x / 1048576);
         say(
           `memory: rss ${mib(m.rss)} heapTotal ${mib(m.heapTotal)} heapUsed ${mib(m.heapUsed)} external ${
             mib(m.external)
@@ -369,44 +444,51 @@ try {
         );
       }, 10_000)
       : undefined;
-    await Promise.all(names.map(async (_, i) => {
-      for (let c = i; c < cycles; c += contexts) await cycle(i);
-    }));
-    const seconds = (performance.now() - t0) / 1000;
-    clearInterval(trace);
-    // V8 gives back heap it grew during the burst only after a while idle: sample again until RSS stops falling.
-    let after = await sample();
-    for (let i = 0; i < 6; i++) {
-      const next = await sample();
-      if (next.rss >= after.rss * 0.99) {
-        after = next;
-        break;
+    // Each round: the cycles, then an ordinary GC, then idle (V8's memory reducer shrinks the young generation and
+    // frees its pooled pages on its own, nothing forced), then a full GC. A second round shows whether what stays is
+    // a leak (it grows again) or a high-water mark (it is reused).
+    const rounds = [];
+    for (let r = 0; r < Number(values.rounds); r++) {
+      const t0 = performance.now();
+      await Promise.all(names.map(async (_, i) => {
+        for (let c = i; c < cycles; c += contexts) await cycle(i);
+      }));
+      const seconds = Math.round((performance.now() - t0) / 100) / 10;
+      await sleep(3000);
+      const afterGc = await sample("regular");
+      const idleRss: number[] = [];
+      for (let s = 0; s < idleSeconds; s += 5) {
+        await sleep(5000);
+        idleRss.push(mib(Deno.memoryUsage().rss));
       }
-      after = next;
+      const afterIdle = await sample("none");
+      const afterFull = await sample("full");
+      rounds.push({ seconds, after_gc: afterGc, after_idle: afterIdle, after_full_gc: afterFull, idle_rss: idleRss });
     }
+    clearInterval(trace);
+    // What glibc keeps free but resident (freed in the middle of its arenas): malloc_trim(0) returns it.
+    glibc?.trim();
+    const afterTrim = glibc ? await sample("none") : undefined;
+    const last = rounds[rounds.length - 1];
     const pct = (a: number, b: number) => Math.round(((a - b) / b) * 1000) / 10;
     results.churn = {
-      cycles,
+      cycles_per_round: cycles,
       contexts,
-      seconds: Math.round(seconds * 10) / 10,
-      rss_mib: {
-        before: Math.round(before.rss / 1048576),
-        after: Math.round(after.rss / 1048576),
-        pct: pct(after.rss, before.rss),
-      },
-      heap_used_mib: {
-        before: Math.round(before.heap / 1048576),
-        after: Math.round(after.heap / 1048576),
-        pct: pct(after.heap, before.heap),
-      },
-      heap_total_mib: { before: Math.round(before.heapTotal / 1048576), after: Math.round(after.heapTotal / 1048576) },
-      fds: { before: before.fds, after: after.fds, pct: pct(after.fds, before.fds) },
-      series: { before: before.series, after: after.series, pct: pct(after.series, before.series) },
-      timers: { before: before.timers, after: after.timers },
+      idle_seconds: idleSeconds,
+      rss_pct_after_full_gc: rounds.map((x) => pct(x.after_full_gc.rss, before.rss)),
+      rss_pct_after_idle: rounds.map((x) => pct(x.after_idle.rss, before.rss)),
+      rss_pct_after_gc: rounds.map((x) => pct(x.after_gc.rss, before.rss)),
+      ...(afterTrim ? { rss_pct_after_malloc_trim: pct(afterTrim.rss, before.rss) } : {}),
+      heap_used_pct: pct(last.after_full_gc.heap_used, before.heap_used),
+      fds_pct: pct(last.after_full_gc.fds, before.fds),
+      series_pct: pct(last.after_full_gc.series, before.series),
+      // MiB unless named otherwise.
+      before,
+      rounds,
+      ...(afterTrim ? { after_malloc_trim: afterTrim } : {}),
     };
     say(`churn: ${JSON.stringify(results.churn)}`);
   }
-
   if (phases.has("blackhole")) {
     const proxy = FaultProxy.start({ targetPort: stagingPort, mode: "blackhole" });
     const runs: Record<string, number[]> = { without: [], with: [] };

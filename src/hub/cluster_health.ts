@@ -49,3 +49,23 @@ export interface ClusterHealth {
   /** When it was registered, ISO-8601. */
   registeredAt?: string;
 }
+
+/**
+ * A cluster provider's own health: the `providers` entries of `/status` (`folder`, `secret`). It names what could not
+ * be used (a file, a Secret) and why, never the content or a credential.
+ */
+export interface ProviderHealth {
+  /** `watching` while its sources are read and watched; else its watch's state (e.g. `forbidden` on the Secrets). */
+  state: HealthState;
+  /** What it watches: folders and files, or `<cluster>:<namespace>` of the Secrets. */
+  watches: string[];
+  /** Clusters it offers that are served now. */
+  clusters: number;
+  /** Its watch's last failure (listing the folder, listing the Secrets), one line, or null. */
+  lastError: string | null;
+  /**
+   * Each source it could not use, with why: a file or Secret that does not parse or lacks its kubeconfig, a broken
+   * context, a name registered twice. `cluster` is set when the problem is one name's.
+   */
+  errors: { source: string; cluster?: string; error: string }[];
+}

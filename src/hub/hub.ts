@@ -4,7 +4,7 @@ import { type ClusterAccess, type FetchLike, KubeClient, type PermissionCheck } 
 import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../queue/mod.ts";
 import { Controller, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
 import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
-import type { ClusterHealth, OperatorHealth } from "./cluster_health.ts";
+import type { ClusterHealth, OperatorHealth, ProviderHealth } from "./cluster_health.ts";
 import { EngagedCluster } from "./engaged_cluster.ts";
 import { type LeaderElectionSnapshot, LeaderElector } from "./leader_election.ts";
 import { HubMetrics } from "./metrics.ts";
@@ -128,6 +128,8 @@ export interface HubHealth {
   controller: { inFlight: number; queued: number; wedged: boolean };
   /** Present with --leader-elect. `leader: false` is a healthy standby: it watches but does not reconcile. */
   leaderElection?: LeaderElectionSnapshot & { cluster: string };
+  /** The cluster providers at work (`folder`, `secret`), when a registry drives this hub (see `showProviders`). */
+  providers?: Record<string, ProviderHealth>;
 }
 
 /** Where an engaged cluster came from; echoed into its health entry. */
@@ -197,6 +199,7 @@ export class Hub {
   /** Whether this replica may reconcile: always without leader election, else while it holds the Lease. */
   #leading: boolean;
   #running: AbortSignal | undefined;
+  #providers: (() => Record<string, ProviderHealth>) | undefined;
 
   /** Builds a hub; nothing runs until `start`. Throws when two operators share a name. */
   constructor(options: HubOptions) {
@@ -330,8 +333,11 @@ export class Hub {
     this.#dropQueued(name);
     await e.done;
     this.metrics.forgetCluster(name);
+    // Its queue-depth entries too: a hub that sees many names come and go must not keep one per name ever seen.
+    for (const [prefix, s] of this.#series) if (s.cluster === name) this.#series.delete(prefix);
     this.#o.logger.info("cluster disengaged", { cluster: name });
   }
+
   /**
    * Shows `name` in health as `registering` with `problem.error` while it is not engaged (a name collision, a broken
    * kubeconfig, a selected name no provider has registered yet); `undefined` removes the entry. An engaged cluster
@@ -340,6 +346,11 @@ export class Hub {
   hold(name: string, problem: RegistrationProblem | undefined): void {
     if (problem) this.#problems.set(name, problem);
     else this.#problems.delete(name);
+  }
+
+  /** Adds the `providers` section to health: `read` is asked each time health is built. */
+  showProviders(read: () => Record<string, ProviderHealth>): void {
+    this.#providers = read;
   }
 
   /** Runs until `signal` aborts. */
@@ -507,6 +518,7 @@ export class Hub {
       ...(this.#elector
         ? { leaderElection: { ...this.#elector.snapshot(), cluster: this.#o.leaderElection!.cluster } }
         : {}),
+      ...(this.#providers ? { providers: this.#providers() } : {}),
     };
   }
 }

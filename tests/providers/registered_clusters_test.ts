@@ -133,7 +133,7 @@ Deno.test("A kubeconfig file dropped into --cluster-dir is served without a rest
   }
 });
 
-Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace registers a cluster named after it; a new token is swapped in, a broken Secret is an error on its name, deleting it disengages", async () => {
+Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace registers a cluster named after it; a new token is swapped in; a name shared with a file, a Secret without its key and one that does not parse are errors on its name and in /status' providers section (naming the Secret, never its content); deleting it disengages", async () => {
   requireClusters();
   await using ns = await testNamespace("secret-provider", { contexts: ["prod", "dev"] });
   await using dir = await tempDir("secret-provider");
@@ -147,13 +147,19 @@ Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace regis
       metadata: { name, namespace: ns.name, labels: { "sigs.k8s.io/multicluster-runtime-kubeconfig": "true" } },
       ...(kubeconfig === undefined ? {} : { data: { kubeconfig: btoa(kubeconfig) } }),
     });
+  const clusterDir = `${dir.path}/clusters`;
+  await Deno.mkdir(clusterDir);
   const hub = HubProcess.start({
     clusters: ["all"],
     kubeconfigs: [hubConfig],
-    args: ["--cluster-secrets", ns.name, "--cluster-dir", `${dir.path}/none`],
+    args: ["--cluster-secrets", ns.name, "--cluster-dir", clusterDir],
   });
   try {
     await hub.waitReady(HANG_GUARD_MS);
+    const providers = (await hub.get("/status")).body.providers;
+    assert.equal(providers.secret.state, "watching");
+    assert.deepEqual(providers.secret.watches, [`prod:${ns.name}`]);
+    assert.ok(providers.folder.watches.includes(clusterDir), JSON.stringify(providers.folder));
     await kubectlOk("prod", ["apply", "-f", "-"], {
       stdin: secret(kubeconfigFor("dev", "anything", await rotation.token())),
     });
@@ -181,9 +187,34 @@ Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace regis
     assert.equal(after.relists, before.relists);
     assert.equal(after.connectAttempts, before.connectAttempts);
 
+    // The same name from a file too: a collision, on the name's entry and in both providers' errors.
+    await dir.write(`clusters/${name}.yaml`, kubeconfigFor("dev", name));
+    const clash = await hub.waitStatus((s) => /name collision/.test(s.clusters[name]?.lastError ?? ""), HANG_GUARD_MS);
+    assert.match(clash.clusters[name].lastError, new RegExp(`folder [^ ]*/${name}\\.yaml, secret ${ns.name}/${name}`));
+    assert.deepEqual(clash.providers.secret.errors.map((e: { source: string }) => e.source), [`${ns.name}/${name}`]);
+    assert.match(clash.providers.folder.errors[0].error, /name collision/);
+    await Deno.remove(`${clusterDir}/${name}.yaml`);
+    await hub.waitStatus((s) => s.clusters[name]?.state === "watching", HANG_GUARD_MS, `${name} served again`);
+
     await kubectlOk("prod", ["replace", "-f", "-"], { stdin: secret(undefined) });
     const broken = await hub.waitStatus((s) => s.clusters[name]?.state === "registering", HANG_GUARD_MS);
     assert.match(broken.clusters[name].lastError, /has no data key "kubeconfig"/);
+    assert.deepEqual(broken.providers.secret.errors, [
+      { source: `${ns.name}/${name}`, cluster: name, error: broken.clusters[name].lastError },
+    ]);
+
+    // A kubeconfig that does not parse: named by its Secret, its content quoted nowhere.
+    const content = `token: not-shown-${crypto.randomUUID()}`;
+    await kubectlOk("prod", ["replace", "-f", "-"], { stdin: secret(`users: [${content}\n`) });
+    const unparsable = await hub.waitStatus(
+      (s) => /not valid YAML/.test(s.providers.secret.errors[0]?.error ?? ""),
+      HANG_GUARD_MS,
+      "the unparsable Secret reported",
+    );
+    assert.match(unparsable.providers.secret.errors[0].error, new RegExp(`secret ${ns.name}/${name}`));
+    assert.equal(unparsable.clusters[name].lastError, unparsable.providers.secret.errors[0].error);
+    const status = (await hub.get("/status")).text;
+    assert.ok(!status.includes(content.slice(7)), "the Secret's content is not in /status");
 
     await kubectlOk("prod", ["delete", "secret", name, "-n", ns.name]);
     await hub.waitStatus((s) => !(name in s.clusters), HANG_GUARD_MS, `${name} gone`);
@@ -195,7 +226,7 @@ Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace regis
   }
 });
 
-Deno.test("--clusters naming a context no source defines still exits 2 without --cluster-secrets, and waits as registering with it", async () => {
+Deno.test("--clusters naming a context no source defines still exits 2 without --cluster-secrets, and waits as registering with it; Secrets the hub may not list show as a forbidden provider in /status", async () => {
   requireClusters();
   await using dir = await tempDir("selection");
   const hubConfig = await dir.write("hub.yaml", kubeconfigFor("prod", "prod"));
@@ -203,17 +234,42 @@ Deno.test("--clusters naming a context no source defines still exits 2 without -
   assert.equal(exit.code, 2, exit.stderr);
   assert.match(exit.stderr, /unknown context "ghost" in --clusters; known contexts: prod/);
   await using ns = await testNamespace("selection", { contexts: ["prod"] });
+  // An identity with what the Uuid operator needs and no access to Secrets (the namespaced Role left out).
+  const role = `${ns.name}-no-secrets`;
+  await kubectlOk("prod", ["create", "serviceaccount", "hub", "-n", ns.name]);
+  await kubectlOk("prod", [
+    "create",
+    "clusterrole",
+    role,
+    "--verb=get,list,watch,create,update,patch",
+    "--resource=uuid.demo.operator,uuid.demo.operator/status,events",
+  ]);
+  await kubectlOk("prod", [
+    "create",
+    "clusterrolebinding",
+    role,
+    `--clusterrole=${role}`,
+    `--serviceaccount=${ns.name}:hub`,
+  ]);
+  const token = (await kubectlOk("prod", ["create", "token", "hub", "-n", ns.name, "--duration=1h"])).trim();
   const hub = HubProcess.start({
     clusters: ["prod", "ghost"],
-    kubeconfigs: [hubConfig],
+    kubeconfigs: [await dir.write("restricted.yaml", kubeconfigFor("prod", "prod", token))],
     args: ["--cluster-secrets", ns.name],
   });
   try {
-    const s = await hub.waitStatus((s) => s.clusters.prod?.state === "watching" && s.clusters.ghost, HANG_GUARD_MS);
+    const s = await hub.waitStatus(
+      (s) => s.clusters.prod?.state === "watching" && s.clusters.ghost && s.providers?.secret?.state === "forbidden",
+      HANG_GUARD_MS,
+      "prod watching and the Secret provider forbidden",
+    );
     assert.equal(s.clusters.ghost.state, "registering");
     assert.match(s.clusters.ghost.lastError, /selected by --clusters but no provider registers it yet/);
     assert.equal(s.ready, false);
+    assert.match(s.providers.secret.lastError, /secrets is forbidden/);
+    assert.ok(!JSON.stringify(s).includes(token), "no token in /status");
   } finally {
     await hub.stop();
+    await kubectl("prod", ["delete", `clusterrolebinding/${role}`, `clusterrole/${role}`, "--ignore-not-found"]);
   }
 });

@@ -44,11 +44,21 @@ export class FolderProvider {
   readonly #known = new Map<string, Known>();
   #scanning: Promise<void> | undefined;
   #again = false;
+  /** Why the folder could not be listed at the last read, if it could not. */
+  #listError: string | null = null;
 
   constructor(options: FolderProviderOptions) {
     this.#o = options;
     this.#dir = options.dir === undefined ? undefined : resolve(options.dir);
     this.#files = [...new Set((options.files ?? []).map((f) => resolve(f)))];
+    const watches = [...(this.#dir ? [this.#dir] : []), ...this.#files];
+    if (watches.length > 0) {
+      options.registry.attach("folder", () => ({
+        state: this.#listError ? "unreachable" : "watching",
+        watches,
+        lastError: this.#listError,
+      }));
+    }
   }
 
   /** Every file read so far. */
@@ -83,6 +93,7 @@ export class FolderProvider {
         // kube's loader words the reason exactly as at start-up before (e.g. the --allow-read to add).
         if (options.strict) await loadContexts({ files: [path] });
         this.#o.logger.error("cannot read kubeconfig file", { file: path, error: errorText(err) });
+        this.#o.registry.unusable("folder", path, `cannot read kubeconfig ${path}: ${errorText(err)}`);
         continue;
       }
       await this.#read(path, text, options.strict === true);
@@ -156,11 +167,16 @@ export class FolderProvider {
         out.push(join(this.#dir, e.name));
       }
     } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return [];
+      if (err instanceof Deno.errors.NotFound) {
+        this.#listError = null;
+        return [];
+      }
       if (strict) throw new ConfigError(`cannot list --cluster-dir ${this.#dir}: ${errorText(err)}`, { cause: err });
       this.#o.logger.error("cannot list the cluster folder", { dir: this.#dir, error: errorText(err) });
+      this.#listError = `cannot list --cluster-dir ${this.#dir}: ${errorText(err)}`;
       return [...this.#known.keys()].filter((f) => dirname(f) === this.#dir);
     }
+    this.#listError = null;
     return out.sort();
   }
 
@@ -176,8 +192,17 @@ export class FolderProvider {
         file: basename(path),
         error: errorText(err),
       });
+      const kept = this.#known.get(path)?.names ?? [];
+      this.#o.registry.unusable(
+        "folder",
+        path,
+        `${errorText(err)}; ${
+          kept.length ? `still serving what it registered before (${kept.join(", ")})` : "nothing registered from it"
+        }`,
+      );
       return;
     }
+    this.#o.registry.unusable("folder", path, undefined);
     const offers: ClusterOffer[] = doc.contexts.map((c) => ({
       name: c.name,
       access: c.access,
@@ -190,6 +215,7 @@ export class FolderProvider {
   }
 
   #forget(path: string): void {
+    this.#o.registry.unusable("folder", path, undefined);
     if (!this.#known.delete(path)) return;
     this.#o.registry.withdraw("folder", path);
   }

@@ -3,6 +3,7 @@
 import client from "prom-client";
 import type { ClusterAccess } from "../../kube/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
+import type { ProviderHealth } from "../cluster_health.ts";
 import type { ClusterRegistration, RegistrationProblem } from "../hub.ts";
 import { SwappableAccess } from "./swappable_access.ts";
 
@@ -31,6 +32,15 @@ export interface EngageTarget {
   engage(name: string, access: ClusterAccess, registration: ClusterRegistration): Promise<void>;
   disengage(name: string): Promise<void>;
   hold(name: string, problem: RegistrationProblem | undefined): void;
+  /** Shows the providers' own health (the Hub's `providers` section of /status). */
+  showProviders?(read: () => Record<string, ProviderHealth>): void;
+}
+
+/** What a provider says about its own watch, asked whenever /status is built. */
+export interface ProviderWatch {
+  state: ProviderHealth["state"];
+  watches: string[];
+  lastError: string | null;
 }
 
 export interface ClusterRegistryOptions {
@@ -101,6 +111,10 @@ export class ClusterRegistry {
   readonly #held = new Set<string>();
   readonly #dirty = new Set<string>();
   readonly #syncing = new Map<string, Promise<void>>();
+  /** Each provider's own watch, as it reports it. */
+  readonly #watches = new Map<ProviderName, () => ProviderWatch>();
+  /** `provider\0source` → why that source offers nothing (a file that does not parse, a Secret that cannot be read). */
+  readonly #unusable = new Map<string, { provider: ProviderName; source: string; error: string }>();
   #idleWaiters: (() => void)[] = [];
   #stopped = false;
 
@@ -115,7 +129,54 @@ export class ClusterRegistry {
   /** Starts driving `target`: everything offered so far is synced now, later offers as they come. */
   connect(target: EngageTarget): void {
     this.#target = target;
+    target.showProviders?.(() => this.providerHealth());
     this.#pump();
+  }
+
+  /** Makes `provider` appear in `providerHealth()`, its watch described by `watch`. */
+  attach(provider: ProviderName, watch: () => ProviderWatch): void {
+    this.#watches.set(provider, watch);
+  }
+
+  /**
+   * Records that `source` cannot be used at all (its text does not parse, it cannot be read), or clears it with
+   * `undefined`. What it offered before stays as it was; the error is shown in its provider's health entry.
+   */
+  unusable(provider: ProviderName, source: string, error: string | undefined): void {
+    const key = `${provider}\u0000${source}`;
+    if (error === undefined) this.#unusable.delete(key);
+    else this.#unusable.set(key, { provider, source, error });
+  }
+
+  /**
+   * Every attached provider's health: its watch, the clusters it serves, and each of its sources that cannot be used
+   * (unusable sources, broken offers, names it shares with another source). Messages name sources, never content.
+   */
+  providerHealth(): Record<string, ProviderHealth> {
+    const out: Record<string, ProviderHealth> = {};
+    const entry = (p: ProviderName) => out[p];
+    for (const p of PROVIDERS) {
+      const w = this.#watches.get(p);
+      if (w) out[p] = { ...w(), clusters: 0, errors: [] };
+    }
+    for (const s of this.#served.values()) if (entry(s.provider)) entry(s.provider).clusters++;
+    for (const u of this.#unusable.values()) entry(u.provider)?.errors.push({ source: u.source, error: u.error });
+    for (const s of this.#sources.values()) {
+      const e = entry(s.provider);
+      if (!e) continue;
+      for (const [name, o] of s.offers) {
+        if (o.error || !o.access) {
+          e.errors.push({ source: s.source, cluster: name, error: o.error ?? `cluster "${name}" is not usable` });
+        } else if ((this.#claims.get(name)?.size ?? 0) > 1) {
+          const want = this.#desired(name);
+          if (want.kind === "hold") e.errors.push({ source: s.source, cluster: name, error: want.problem.error });
+        }
+      }
+    }
+    for (const e of Object.values(out)) {
+      e.errors.sort((a, b) => a.source.localeCompare(b.source) || (a.cluster ?? "").localeCompare(b.cluster ?? ""));
+    }
+    return out;
   }
 
   /**

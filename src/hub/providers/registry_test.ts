@@ -160,3 +160,36 @@ Deno.test("ClusterRegistry stops syncing once stopped", async () => {
   await r.idle();
   assert.ok(target.calls.length === 0, target.calls.join(", "));
 });
+
+Deno.test("ClusterRegistry's provider health names each unusable source, broken offer and collision, and counts the clusters served", async () => {
+  const target = new RecordingTarget();
+  let shown: (() => Record<string, unknown>) | undefined;
+  const r = new ClusterRegistry({ selection: "all", logger });
+  r.connect(Object.assign(target, { showProviders: (read: () => Record<string, unknown>) => shown = read }));
+  r.attach("folder", () => ({ state: "watching", watches: ["/c"], lastError: null }));
+  r.attach("secret", () => ({ state: "forbidden", watches: ["hub:ns"], lastError: "secrets is forbidden" }));
+  r.offer("folder", "/c/a.yaml", [offer("a"), offer("dup")]);
+  r.offer("secret", "ns/dup", [offer("dup", "t2", "e2")]);
+  r.offer("secret", "ns/bad", [{ name: "bad", error: "no data key", endpointDigest: "", credentialsDigest: "" }]);
+  r.unusable("folder", "/c/broken.yaml", "invalid kubeconfig /c/broken.yaml: not valid YAML (line 1)");
+  await r.idle();
+  const health = r.providerHealth();
+  assert.deepEqual(shown?.(), health, "connect() hands the target the same view");
+  assert.equal(health.folder.clusters, 1);
+  assert.deepEqual(health.folder.errors.map((e) => [e.source, e.cluster]), [
+    ["/c/a.yaml", "dup"],
+    ["/c/broken.yaml", undefined],
+  ]);
+  assert.match(health.folder.errors[0].error, /name collision: cluster "dup" is registered 2 times/);
+  assert.deepEqual(health.secret.errors.map((e) => [e.source, e.cluster, e.error.slice(0, 14)]), [
+    ["ns/bad", "bad", "no data key"],
+    ["ns/dup", "dup", "name collision"],
+  ]);
+  assert.equal(health.secret.state, "forbidden");
+  assert.equal(health.secret.lastError, "secrets is forbidden");
+  r.unusable("folder", "/c/broken.yaml", undefined);
+  r.withdraw("secret", "ns/dup");
+  await r.idle();
+  assert.deepEqual(r.providerHealth().folder.errors, []);
+  assert.equal(r.providerHealth().folder.clusters, 2);
+});

@@ -64,14 +64,20 @@ export class SecretProvider {
       store: this.#store,
       onChange: (keys) => {
         for (const key of keys) {
-          this.#changed(key).catch((err) =>
-            log.error("cannot read a cluster Secret", { secret: key, error: errorText(err) })
-          );
+          this.#changed(key).catch((err) => {
+            log.error("cannot read a cluster Secret", { secret: key, error: errorText(err) });
+            this.#o.registry.unusable("secret", key, `cannot read Secret ${key}: ${errorText(err)}`);
+          });
         }
       },
       clock,
       logger: log,
       idleTimeoutMs: options.idleTimeoutMs,
+    });
+    const watches = [`${options.home.name}:${options.namespace}`];
+    options.registry.attach("secret", () => {
+      const s = this.#watcher.snapshot();
+      return { state: s.phase, watches, lastError: s.lastError };
     });
   }
 
@@ -93,6 +99,7 @@ export class SecretProvider {
     const obj = this.#store.get(key);
     const name = key.slice(key.indexOf("/") + 1);
     const source = `${this.#o.namespace}/${name}`;
+    this.#o.registry.unusable("secret", key, undefined);
     if (!obj) {
       this.#digests.delete(key);
       this.#o.registry.withdraw("secret", source);
