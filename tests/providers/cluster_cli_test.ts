@@ -1,6 +1,7 @@
 // End-to-end: `deno task cluster:add` / `cluster:remove` against a fresh apiserver and the hub's cluster (prod).
 
 import assert from "node:assert/strict";
+import { parse as parseYaml } from "yaml";
 import { UUID_V4 } from "../support/cluster_api.ts";
 import { HubProcess } from "../support/hub_process.ts";
 import {
@@ -165,4 +166,65 @@ Deno.test("cluster:add without --hub-context plans a kubeconfig file in the clus
   const written = await Deno.stat(`${dir.path}/dev-copy.yaml`).catch(() => undefined);
   assert.equal(written, undefined, "a dry run writes no file");
   assert.ok(!r.out.includes(localEndpoint("dev").token), "no credential printed");
+});
+
+/** kubectl with only `kubeconfig` (a registration file), as the hub would use it. */
+async function kubectlAs(kubeconfig: string, args: string[]): Promise<{ code: number; out: string }> {
+  const out = await new Deno.Command("kubectl", {
+    args: [`--kubeconfig=${kubeconfig}`, ...args],
+    stdin: "null",
+    signal: AbortSignal.timeout(HANG_GUARD_MS),
+  }).output();
+  const d = new TextDecoder();
+  return { code: out.code, out: d.decode(out.stdout) + d.decode(out.stderr) };
+}
+
+Deno.test("cluster:add --non-expiring registers a local cluster with a service-account-token Secret's token (no expiry), and cluster:remove --purge revokes it and leaves nothing labelled", async () => {
+  requireClusters();
+  await using dir = await tempDir("cluster-cli-non-expiring");
+  const name = `dev-${crypto.randomUUID().slice(0, 8)}`;
+  const cli = ["--kubeconfig", KUBECONFIG_PATH, "--context", "dev", "--name", name, "--cluster-dir", dir.path];
+  const dev = (args: string[]) => kubectlOk("dev", args);
+  assert.deepEqual(await leftovers(dev), [], "nothing of an earlier cluster:add in dev");
+  const added = await clusterTask("add", [...cli, "--non-expiring"]);
+  assert.equal(added.code, 0, added.out);
+  // The dev cluster's kube-controller-manager runs the token controller, which fills the Secret.
+  assert.match(added.out, /applied Secret operator-hub\/operator-hub-token \(non-expiring token, new\)/);
+  assert.ok(!added.out.includes("TokenRequest") && !/bound to it/.test(added.out), added.out);
+  const file = `${dir.path}/${name}.yaml`;
+  assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
+  const doc = parseYaml(await Deno.readTextFile(file));
+  assert.equal(doc["current-context"], name);
+  const token: string = doc.users[0].user.token;
+  assert.ok(!added.out.includes(token), "the token is not printed");
+  const claims = JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
+  assert.equal(claims.exp, undefined, "a token Secret's token does not expire");
+  assert.equal(claims["kubernetes.io/serviceaccount/secret.name"], "operator-hub-token");
+
+  const who = await kubectlAs(file, ["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"]);
+  assert.equal(who.out.trim(), "system:serviceaccount:operator-hub:operator-hub", who.out);
+  const list = await kubectlAs(file, ["get", "uuid", "-A", "-o", "name"]);
+  assert.equal(list.code, 0, `the least-privilege identity may list Uuids: ${list.out}`);
+
+  const removed = await clusterTask("remove", [...cli, "--purge"]);
+  assert.equal(removed.code, 0, removed.out);
+  assert.equal(await Deno.stat(file).catch(() => undefined), undefined, "the registration file is gone");
+  // Hang guard on the namespace's deletion (dev runs the namespace controller): then nothing of ours is left.
+  let left: string[] = [];
+  const deadline = Date.now() + HANG_GUARD_MS;
+  do {
+    left = await leftovers(dev);
+    if (left.length) await new Promise((r) => setTimeout(r, 500));
+  } while (left.length && Date.now() < deadline);
+  assert.deepEqual(left, []);
+  // The same kubeconfig again: its token died with its Secret. The apiserver caches a token's successful
+  // authentication for 10 s, so the answer turns Unauthorized within that (the deadline is a hang guard).
+  await Deno.writeTextFile(`${dir.path}/revoked.yaml`, JSON.stringify(doc), { mode: 0o600 });
+  let revoked = await kubectlAs(`${dir.path}/revoked.yaml`, ["get", "uuid", "-A"]);
+  while (!/Unauthorized|must be logged in/.test(revoked.out) && Date.now() < deadline + HANG_GUARD_MS) {
+    await new Promise((r) => setTimeout(r, 500));
+    revoked = await kubectlAs(`${dir.path}/revoked.yaml`, ["get", "uuid", "-A"]);
+  }
+  assert.notEqual(revoked.code, 0);
+  assert.match(revoked.out, /Unauthorized|must be logged in/);
 });
