@@ -22,6 +22,7 @@ import {
   EventRecorder,
   type EventSink,
   KubeResourceClient,
+  objectMeta,
   type Operator,
   permissionsFor,
   type ReconcileTarget,
@@ -435,12 +436,7 @@ export class EngagedCluster {
 
 /** Keeps labels and annotations too, which map functions of watched resources read. */
 function metadataOnly(raw: Record<string, unknown>): StoredObject {
-  const out = trimObject(raw);
-  const m = (raw.metadata ?? {}) as Record<string, unknown>;
-  return {
-    ...out,
-    metadata: { ...out.metadata, labels: m.labels, annotations: m.annotations } as StoredObject["metadata"],
-  };
+  return { ...trimObject(raw), metadata: objectMeta(raw, { labels: true }) };
 }
 
 function sameType(a: ResourceType, b: ResourceType): boolean {

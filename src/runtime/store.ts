@@ -14,6 +14,10 @@ export interface ObjectMeta {
   generation?: number;
   /** Set once the object is being deleted. */
   deletionTimestamp?: string;
+  /** Kept only by projections that ask for them (see `objectMeta`). */
+  labels?: Record<string, string>;
+  /** Kept only by projections that ask for them (see `objectMeta`). */
+  annotations?: Record<string, string>;
 }
 
 /** A stored object: metadata plus whatever the operator's projection keeps. */
@@ -32,6 +36,18 @@ export type Projection = (raw: Record<string, unknown>) => StoredObject;
  * `status` as they are. managedFields, annotations and labels are dropped.
  */
 export function trimObject(raw: Record<string, unknown>): StoredObject {
+  const out: StoredObject = { metadata: objectMeta(raw) };
+  if (raw.spec !== undefined) out.spec = raw.spec;
+  if (raw.status !== undefined) out.status = raw.status;
+  return out;
+}
+
+/**
+ * The metadata every projection keeps: name, namespace, uid, resourceVersion, generation and deletionTimestamp;
+ * with `labels: true`, the labels and annotations too (for projections that select or compare on them). The one
+ * place a raw object's metadata is trimmed: managedFields, ownerReferences and the rest are dropped.
+ */
+export function objectMeta(raw: Record<string, unknown>, options: { labels?: boolean } = {}): ObjectMeta {
   const m = (raw.metadata ?? {}) as Record<string, unknown>;
   const metadata: ObjectMeta = {
     name: String(m.name ?? ""),
@@ -41,10 +57,11 @@ export function trimObject(raw: Record<string, unknown>): StoredObject {
     generation: m.generation as number | undefined,
   };
   if (m.deletionTimestamp) metadata.deletionTimestamp = String(m.deletionTimestamp);
-  const out: StoredObject = { metadata };
-  if (raw.spec !== undefined) out.spec = raw.spec;
-  if (raw.status !== undefined) out.status = raw.status;
-  return out;
+  if (options.labels) {
+    metadata.labels = m.labels as Record<string, string> | undefined;
+    metadata.annotations = m.annotations as Record<string, string> | undefined;
+  }
+  return metadata;
 }
 
 /** `namespace/name`, or `name` for cluster-scoped objects. */

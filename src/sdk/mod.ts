@@ -22,6 +22,7 @@ export {
   type ListOptions,
   type NewObject,
   type ObjectMeta,
+  objectMeta,
   type ObjectRef,
   type Operator,
   type PatchType,

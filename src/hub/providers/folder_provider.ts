@@ -46,6 +46,8 @@ export class FolderProvider {
   #again = false;
   /** Why the folder could not be listed at the last read, if it could not. */
   #listError: string | null = null;
+  /** Why a folder is re-read on a timer only (no file events), if so. */
+  #watchError: string | null = null;
 
   constructor(options: FolderProviderOptions) {
     this.#o = options;
@@ -56,7 +58,7 @@ export class FolderProvider {
       options.registry.attach("folder", () => ({
         state: this.#listError ? "unreachable" : "watching",
         watches,
-        lastError: this.#listError,
+        lastError: this.#listError ?? this.#watchError,
       }));
     }
   }
@@ -127,6 +129,8 @@ export class FolderProvider {
         // A folder that does not exist yet is picked up by the periodic re-read once it does.
         if (!(err instanceof Deno.errors.NotFound)) {
           this.#o.logger.warn("cannot watch folder; re-reading it periodically", { dir: d, error: errorText(err) });
+          // E.g. fs.inotify.max_user_instances used up: changes are still seen, only later.
+          this.#watchError = `cannot watch ${d} (${errorText(err)}); re-reading it every ${resyncMs / 1000} s instead`;
         }
       }
     }

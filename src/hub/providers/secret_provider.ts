@@ -1,7 +1,14 @@
 // The Secret provider: labelled kubeconfig Secrets in one namespace of the home cluster (multicluster-runtime's convention).
 
 import { type ClusterAccess, KubeClient, parseKubeconfigText } from "../../kube/mod.ts";
-import { type ListWatchClient, Store, type StoredObject, Watcher, type WatchSnapshot } from "../../runtime/mod.ts";
+import {
+  type ListWatchClient,
+  objectMeta,
+  Store,
+  type StoredObject,
+  Watcher,
+  type WatchSnapshot,
+} from "../../runtime/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
 import type { ClusterOffer, ClusterRegistry } from "./registry.ts";
 
@@ -154,16 +161,8 @@ export class SecretProvider {
 
 /** Keeps the Secret's identity and its decoded kubeconfig, nothing else. */
 function project(raw: Record<string, unknown>): StoredObject {
-  const m = (raw.metadata ?? {}) as Record<string, unknown>;
   const data = (raw.data ?? {}) as Record<string, unknown>;
-  const out: StoredObject = {
-    metadata: {
-      name: String(m.name ?? ""),
-      namespace: m.namespace as string | undefined,
-      uid: m.uid as string | undefined,
-      resourceVersion: m.resourceVersion as string | undefined,
-    },
-  };
+  const out: StoredObject = { metadata: objectMeta(raw) };
   const b64 = data[KUBECONFIG_SECRET_KEY];
   if (typeof b64 === "string") {
     try {

@@ -1,6 +1,6 @@
 // What a Mirror's copy looks like: the labels and annotations that name its source, and the compare-before-write rule.
 
-import type { NewObject, StoredObject } from "../../sdk/mod.ts";
+import { type NewObject, objectMeta, type StoredObject } from "../../sdk/mod.ts";
 
 /** Every copy carries this label (value MIRROR_LABEL_VALUE); the hub never touches an object without it. */
 export const MIRROR_LABEL = "operator-hub.dev/mirror";
@@ -21,17 +21,7 @@ const CONTENT = ["data", "binaryData", "type", "immutable"] as const;
 
 /** Keeps what a copy is compared on: name, labels, annotations and the copied fields (and resourceVersion). */
 export function projectContent(raw: Record<string, unknown>): StoredObject {
-  const m = (raw.metadata ?? {}) as Record<string, unknown>;
-  const out: StoredObject = {
-    metadata: {
-      name: String(m.name ?? ""),
-      namespace: m.namespace as string | undefined,
-      uid: m.uid as string | undefined,
-      resourceVersion: m.resourceVersion as string | undefined,
-      labels: m.labels,
-      annotations: m.annotations,
-    } as StoredObject["metadata"],
-  };
+  const out: StoredObject = { metadata: objectMeta(raw, { labels: true }) };
   for (const field of CONTENT) if (raw[field] !== undefined) out[field] = raw[field];
   return out;
 }
