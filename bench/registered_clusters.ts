@@ -1,7 +1,8 @@
 // Measures registered clusters on the local apiservers: registration → watching, removal, rotation, churn, black hole.
 //
 //   OPERATOR_HUB_PORT_OFFSET=… deno run -A bench/registered_clusters.ts [--phases register,rotate,churn,blackhole]
-//     [--cycles 1000] [--rounds 2] [--idle-seconds 60] [--churn-via auto|folder|secret] [--out FILE]
+//     [--cycles 1000] [--rounds 2] [--idle-seconds 60] [--churn-via auto|folder|secret]
+//     [--heap-snapshots DIR] [--out FILE]
 //
 // The churn phase needs `--v8-flags=--expose-gc` (it compares memory after garbage collection).
 //
@@ -62,6 +63,7 @@ const { values } = parseArgs({
     "idle-seconds": { type: "string", default: "60" },
     rounds: { type: "string", default: "2" },
     "churn-via": { type: "string", default: "auto" },
+    "heap-snapshots": { type: "string" },
     out: { type: "string" },
   },
 });
@@ -454,6 +456,7 @@ try {
     };
     await sleep(3000);
     const before = await sample("full");
+    if (values["heap-snapshots"]) v8.writeHeapSnapshot(`${values["heap-snapshots"]}/round-0.heapsnapshot`);
     const trace = Deno.env.get("BENCH_TRACE_MEMORY")
       ? setInterval(() => {
         const m = Deno.memoryUsage();
@@ -483,6 +486,8 @@ try {
       }
       const afterIdle = await sample("none");
       const afterFull = await sample("full");
+      // After the sample (writing a snapshot costs native memory): diff them to see what a round left behind.
+      if (values["heap-snapshots"]) v8.writeHeapSnapshot(`${values["heap-snapshots"]}/round-${r + 1}.heapsnapshot`);
       rounds.push({ seconds, after_gc: afterGc, after_idle: afterIdle, after_full_gc: afterFull, idle_rss: idleRss });
     }
     clearInterval(trace);
