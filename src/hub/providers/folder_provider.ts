@@ -31,7 +31,7 @@ interface Known {
  * Guarantees: a `*.yaml` file added to the folder (or a `--kubeconfig` file that appears) is offered, context by
  * context; a file removed is withdrawn; a changed file is re-read and offered again, so the registry can tell a
  * credentials-only change from a server change. A file that stops parsing keeps its last good offers (an editor
- * mid-write must not disengage anything) and is logged. Names starting with `.` are skipped (Kubernetes' `..data`
+ * mid-write must not disengage anything), is logged and named in the `providers.folder` section of /status. Names starting with `.` are skipped (Kubernetes' `..data`
  * links in a mounted Secret), and the folder is not searched recursively.
  *
  * Assumptions: inotify-style events may be coalesced or lost, so every file is also re-read every `resyncMs`; a file

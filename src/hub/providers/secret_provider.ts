@@ -36,7 +36,8 @@ export interface SecretProviderOptions {
  * after the Secret, reached through the kubeconfig under data key `kubeconfig` (its `current-context`, or its only
  * context); deleting the Secret or removing the label withdraws it; a changed Secret is re-read, so a new token for
  * the same server is swapped in place. A Secret without the key, or whose kubeconfig is broken, shows the error on
- * that name's /status entry. List and watch are the hub's own (relist on 410, backoff, idle watchdog) and need only
+ * that name's /status entry and in the `providers.secret` section; the list/watch's own failure (e.g. no permission
+ * on Secrets) is that section's `state` and `lastError`. List and watch are the hub's own (relist on 410, backoff, idle watchdog) and need only
  * get/list/watch on Secrets in that namespace.
  */
 export class SecretProvider {
