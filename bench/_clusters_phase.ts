@@ -8,6 +8,9 @@
 import { HubProcess, runTaskPermissions } from "../tests/support/hub_process.ts";
 import { ClusterApi, localEndpoint, UUID_V4 } from "../tests/support/cluster_api.ts";
 import { runTaskV8Flags, sleep } from "./_hub.ts";
+import { log } from "./_run.ts";
+import { round, summarize } from "./_stats.ts";
+import type { PhaseContext } from "./_user_phases.ts";
 import { cpuMs, memoryMb } from "./_proc.ts";
 import { ensureTenantNamespaces, type Tenant, tenantKubeconfig, tenants } from "./_tenants.ts";
 
@@ -130,4 +133,117 @@ export async function prepareTenants(n: number, apiservers: string[], log?: (l: 
     `clusters: ${n} tenant namespaces ready (${made} created in ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
   );
   return list;
+}
+
+/** What `bench/idle_watches.ts` printed for one mode. */
+interface FloorRun {
+  mode: string;
+  watches: number;
+  rss_before_mib: number;
+  rss_after_mib: number;
+  deno_idle_watch_mib_per_cluster: number;
+}
+
+/** Runs the bare script in its own process (nothing of the hub loaded) and returns its JSON line. */
+async function floorRun(n: number, mode: string): Promise<FloorRun> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("./idle_watches.ts", import.meta.url).pathname,
+      "--n",
+      String(n),
+      "--mode",
+      mode,
+      "--json",
+    ],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout).trim();
+  if (out.code !== 0) throw new Error(`bench/idle_watches.ts --mode ${mode} exited with ${out.code}: ${text}`);
+  return JSON.parse(text.split("\n").pop()!);
+}
+
+/**
+ * The phase: a 3-cluster hub (baseline), 1,000 clusters (ready, RSS, idle CPU, a Uuid's latency in #1,000), 5,000
+ * clusters (ready), and the bare script's floor at 1,000 watches. Writes the issue's five keys into `ctx.out`.
+ */
+export async function clustersPhase(ctx: PhaseContext): Promise<void> {
+  const [mid, big] = ctx.cfg.quick ? [300, 1000] : [1000, 5000];
+  const all = await prepareTenants(big, ctx.names, log);
+  const base = await clustersRun(all, 3, { log });
+  const at1000 = await clustersRun(all, mid, { log, idleMs: 30_000, latency: true });
+  const at5000 = await clustersRun(all, big, { log, readyTimeoutMs: 600_000 });
+  const floors = [await floorRun(mid, "tls"), await floorRun(mid, "fetch")];
+  for (const f of floors) log(`clusters: bare ${f.mode}: ${f.deno_idle_watch_mib_per_cluster} MiB per idle watch`);
+  const perCluster = (at1000.rssMib - base.rssMib) / (mid - 3);
+  const floor = Math.min(...floors.map((f) => f.deno_idle_watch_mib_per_cluster));
+  ctx.out.clusters_1000_ready_s = round(at1000.readySeconds, 2);
+  ctx.out.clusters_5000_ready_s = round(at5000.readySeconds, 2);
+  ctx.out.rss_mib_per_idle_cluster = round(perCluster, 4);
+  ctx.out.idle_cpu_pct_1000 = round(at1000.idleCpuPct!, 3);
+  ctx.out.deno_idle_watch_mib_per_cluster = round(floor, 4);
+  ctx.out.clusters = {
+    sizes: [3, mid, big],
+    runs: [base, at1000, at5000],
+    uuid_latency_in_last_cluster_s: round(at1000.uuidLatencySeconds!, 3),
+    floor_runs: floors,
+    rss_per_idle_cluster_over_floor: round(perCluster / floor, 2),
+  };
+  const one = (v: number) => summarize([v]);
+  ctx.rows.push(
+    {
+      key: "clusters_1000_ready_s",
+      label: `clusters_1000_ready_s (${mid} namespaced clusters, spawn → /readyz)`,
+      s: one(at1000.readySeconds),
+      unit: "s",
+      target: "≤ 10",
+      met: at1000.readySeconds <= 10,
+      digits: 2,
+    },
+    {
+      key: "clusters_5000_ready_s",
+      label: `clusters_5000_ready_s (${big} clusters all watching)`,
+      s: one(at5000.readySeconds),
+      unit: "s",
+      target: "≤ 60",
+      met: at5000.readySeconds <= 60,
+      digits: 2,
+    },
+    {
+      key: "rss_mib_per_idle_cluster",
+      label: `rss_mib_per_idle_cluster ((RSS at ${mid} − RSS at 3) / ${mid - 3})`,
+      s: one(perCluster),
+      unit: "MiB",
+      target: `≤ 0.1, or ≤ 1.5 × floor = ${round(1.5 * floor, 3)}`,
+      met: perCluster <= Math.max(0.1, 1.5 * floor),
+      digits: 4,
+    },
+    {
+      key: "idle_cpu_pct_1000",
+      label: `idle_cpu_pct_1000 (hub CPU over 30 s idle, ${mid} clusters)`,
+      s: one(at1000.idleCpuPct!),
+      unit: "% core",
+      target: "≤ 0.2",
+      met: at1000.idleCpuPct! <= 0.2,
+      digits: 3,
+    },
+    {
+      key: "deno_idle_watch_mib_per_cluster",
+      label: `deno_idle_watch_mib_per_cluster (bare Deno.startTls watch, ${mid} of them)`,
+      s: one(floor),
+      unit: "MiB",
+      digits: 4,
+    },
+    {
+      key: "uuid_latency_last_cluster_s",
+      label: `Uuid in cluster #${mid} → UUID while the others idle`,
+      s: one(at1000.uuidLatencySeconds!),
+      unit: "s",
+      target: "≤ 1",
+      met: at1000.uuidLatencySeconds! <= 1,
+      digits: 3,
+    },
+  );
 }

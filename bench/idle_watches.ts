@@ -1,7 +1,7 @@
 // The floor: Deno's own resident memory for one idle TLS watch, measured with nothing of the hub loaded.
 //
 //   OPERATOR_HUB_PORT_OFFSET=… deno run -A bench/idle_watches.ts [--n 1000] [--mode tls|fetch|fetch-shared]
-//                                                                [--buffer 16384] [--json]
+//                                                                [--buffer 4096] [--json]
 //
 // Opens `n` watches of empty namespaces' Uuids (the bench's tenant namespaces, round-robin over prod, staging and dev)
 // and keeps them idle, each on its own connection: `tls` is Deno.connect + Deno.startTls with the CA, one pending
@@ -19,7 +19,7 @@ const { values } = parseArgs({
   options: {
     n: { type: "string", default: "1000" },
     mode: { type: "string", default: "tls" },
-    buffer: { type: "string", default: "16384" },
+    buffer: { type: "string", default: "4096" },
     settle: { type: "string", default: "10000" },
     json: { type: "boolean", default: false },
   },

@@ -8,6 +8,7 @@ import {
   type FetchLike,
   KubeClient,
   missingPermissions,
+  missingPermissionsIn,
   type PermissionCheck,
   type ResourceInfo,
   resourcePath,
@@ -31,7 +32,7 @@ import {
   trimObject,
   Watcher,
 } from "../runtime/mod.ts";
-import { Backoff, type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
+import { Backoff, type Clock, errorText, type Logger, type Semaphore, SystemClock } from "../util/mod.ts";
 import { type Informer, type Slot, slotsHealth } from "./_cluster_slot.ts";
 import type { ClusterHealth } from "./cluster_health.ts";
 
@@ -50,6 +51,11 @@ export interface EngagedClusterOptions {
   lookup(cluster: string): EngagedCluster | undefined;
   /** The names of every engaged cluster, for a reconcile's `clusters()`. */
   clusterNames?(): string[];
+  /**
+   * Shared by every cluster of the hub: each pre-flight attempt (discovery and RBAC checks, the first requests, with
+   * the TLS handshake) holds a permit, so thousands of clusters engaged at once reach their API servers in waves.
+   */
+  preflightGate?: Semaphore;
   /** This cluster's API budget, spent by every request a reconciler makes. */
   apiBudget: TokenBucket;
   eventLevel?: EventLevel;
@@ -327,13 +333,18 @@ export class EngagedCluster {
       p.attempts++;
       if (p.state === "registering") p.state = "connecting"; // registered until the first attempt
 
+      let release: (() => void) | undefined;
       try {
+        release = await this.#o.preflightGate?.acquire(signal);
         Object.assign(slot.info, await discoverResource(this.#api, this.name, op.resource, signal));
         const checks = [
           ...permissionsFor(op, { statusSubresource: slot.info.statusSubresource, namespaces: this.#namespaces }),
           ...(this.#o.extraPermissions ?? []),
         ];
-        const missing = await missingPermissions(this.#client, checks, signal);
+        // A namespaced cluster asks for its namespace's rules once instead of one review per check.
+        const missing = this.#scope
+          ? await missingPermissionsIn(this.#client, this.#scope, checks, signal)
+          : await missingPermissions(this.#client, checks, signal);
         if (missing.length === 0) return true;
         p.state = "forbidden";
         p.missing = missing.map(describePermission);
@@ -344,6 +355,8 @@ export class EngagedCluster {
         p.missing = [];
         p.error = errorText(err);
         retryAfterMs = retryAfterMsOf(err);
+      } finally {
+        release?.();
       }
       // A server that says when to come back (429/503 Retry-After while it starts) is believed, within bounds.
       const delay = retryAfterMs === undefined
