@@ -30,6 +30,11 @@ export interface ClustersRun {
 export interface ClustersRunOptions {
   /** Wait this long after ready before sampling RSS. Default 15 s. */
   settleMs?: number;
+  /**
+   * Then wait until RSS held within 2 % for this long (V8's memory reducer runs its GCs a minute or two after the
+   * start-up burst, shrinking the heap), at most 4 minutes; 0 samples at once. Default 0.
+   */
+  stableMs?: number;
   /** Measure idle CPU over this long (0: skip). Default 0. */
   idleMs?: number;
   /** Create a Uuid in the last cluster and time its UUID. Default false. */
@@ -59,13 +64,7 @@ export async function clustersRun(all: Tenant[], n: number, options: ClustersRun
   try {
     const readySeconds = await waitReady(hub, spawnedAt, options.readyTimeoutMs ?? 300_000);
     options.log?.(`clusters: ${n} ready in ${readySeconds.toFixed(2)} s`);
-    await sleep(options.settleMs ?? 15_000);
-    const samples: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      samples.push(memoryMb(hub.pid).rss);
-      await sleep(200);
-    }
-    const rssMib = samples.sort((a, b) => a - b)[2];
+    const rssMib = await settledRss(hub.pid, options.settleMs ?? 15_000, options.stableMs ?? 0);
     const out: ClustersRun = { clusters: n, readySeconds, rssMib };
     if (options.idleMs) {
       const c0 = cpuMs(hub.pid), t0 = performance.now();
@@ -86,7 +85,26 @@ export async function clustersRun(all: Tenant[], n: number, options: ClustersRun
   }
 }
 
-/** Polls /readyz every 50 ms; seconds from spawn to the first 200. */
+/** RSS after `settleMs`, then once it held within 2 % for `stableMs` (median of 5 samples 200 ms apart), MiB. */
+async function settledRss(pid: number, settleMs: number, stableMs: number): Promise<number> {
+  await sleep(settleMs);
+  const window: number[] = [];
+  const deadline = performance.now() + 240_000;
+  while (stableMs > 0 && performance.now() < deadline) {
+    window.push(memoryMb(pid).rss);
+    if (window.length > stableMs / 5000) window.shift();
+    if (window.length >= stableMs / 5000 && Math.max(...window) <= Math.min(...window) * 1.02) break;
+    await sleep(5000);
+  }
+  const samples: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    samples.push(memoryMb(pid).rss);
+    await sleep(200);
+  }
+  return samples.sort((a, b) => a - b)[2];
+}
+
+/** Polls /readyz every 250 ms (each answer walks every cluster's health); seconds from spawn to the first 200. */
 async function waitReady(hub: HubProcess, spawnedAt: number, timeoutMs: number): Promise<number> {
   while (performance.now() - spawnedAt < timeoutMs) {
     if (hub.exited) throw new Error(`hub exited with ${hub.exited.code}\n${hub.tail()}`);
@@ -95,7 +113,7 @@ async function waitReady(hub: HubProcess, spawnedAt: number, timeoutMs: number):
       await res.body?.cancel();
       if (res.status === 200) return (performance.now() - spawnedAt) / 1000;
     } catch { /* not listening yet */ }
-    await sleep(50);
+    await sleep(250);
   }
   const s = await hub.get("/status").catch(() => undefined);
   const states: Record<string, number> = {};
@@ -172,9 +190,16 @@ async function floorRun(n: number, mode: string): Promise<FloorRun> {
 export async function clustersPhase(ctx: PhaseContext): Promise<void> {
   const [mid, big] = ctx.cfg.quick ? [300, 1000] : [1000, 5000];
   const all = await prepareTenants(big, ctx.names, log);
-  const base = await clustersRun(all, 3, { log });
-  const at1000 = await clustersRun(all, mid, { log, idleMs: 30_000, latency: true });
-  const at5000 = await clustersRun(all, big, { log, readyTimeoutMs: 600_000 });
+  // V8's memory reducer shrinks the heap one to two minutes after the start-up burst: RSS is read after it.
+  const base = await clustersRun(all, 3, { log, settleMs: 30_000, stableMs: 30_000 });
+  const at1000 = await clustersRun(all, mid, {
+    log,
+    settleMs: 90_000,
+    stableMs: 30_000,
+    idleMs: 30_000,
+    latency: true,
+  });
+  const at5000 = await clustersRun(all, big, { log, settleMs: 10_000, readyTimeoutMs: 600_000 });
   const floors = [await floorRun(mid, "tls"), await floorRun(mid, "fetch")];
   for (const f of floors) log(`clusters: bare ${f.mode}: ${f.deno_idle_watch_mib_per_cluster} MiB per idle watch`);
   const perCluster = (at1000.rssMib - base.rssMib) / (mid - 3);

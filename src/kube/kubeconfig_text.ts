@@ -53,19 +53,29 @@ export async function parseKubeconfigText(text: string, options: KubeconfigTextO
   const path = label.startsWith("/") ? label : `/${label}`;
   const relabel = (m: string) => label === path ? m : m.split(path).join(label);
   let catalog;
+  let parsed: unknown;
   try {
+    // Parsed once here (a kubeconfig of thousands of contexts takes seconds to parse), handed to the loader as is.
+    let documents: Map<string, unknown> | undefined;
+    try {
+      documents = new Map([[path, parseYaml(text)]]);
+      parsed = documents.get(path);
+    } catch {
+      // Not YAML: the loader parses again and words the error (position only, never the text).
+    }
     catalog = await loadContexts({
       files: [path],
       cwd: "/",
       env: options.env,
       execTimeoutMs: options.execTimeoutMs,
+      documents,
       readTextFile: (p) => p === path ? Promise.resolve(text) : Promise.reject(new Deno.errors.NotFound(p)),
     });
   } catch (err) {
     if (err instanceof ConfigError) throw new ConfigError(relabel(err.message), { cause: err });
     throw err;
   }
-  const doc = record(parseYaml(text)) ?? {};
+  const doc = record(parsed) ?? {};
   const named = (list: unknown, name: unknown) =>
     Array.isArray(list) ? list.map(record).find((e) => e !== undefined && e.name === name) : undefined;
   const rawContexts = Array.isArray(doc.contexts) ? doc.contexts.map(record) : [];
