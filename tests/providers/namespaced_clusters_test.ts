@@ -12,9 +12,17 @@ import { apiserverCa, apiserverUrl, kubectlOk, requireClusters, testNamespace } 
 const CONTEXT = "dev";
 const ROOT = new URL("../..", import.meta.url).pathname;
 
-/** deploy/cluster/namespaced (ServiceAccount, Role, RoleBinding) applied in `namespace`; a token of its identity. */
-async function roleOnlyToken(namespace: string): Promise<string> {
-  await kubectlOk(CONTEXT, ["apply", "-n", namespace, "-k", `${ROOT}deploy/cluster/namespaced`]);
+/**
+ * deploy/cluster/namespaced (ServiceAccount, Role, RoleBinding) applied in `namespace`, its Role without the rules
+ * `drop` matches; a token of its identity.
+ */
+async function roleOnlyToken(namespace: string, drop?: (rule: any) => boolean): Promise<string> {
+  const built = await kubectlOk(CONTEXT, ["kustomize", `${ROOT}deploy/cluster/namespaced`]);
+  const docs = YAML.parseAllDocuments(built).map((d) => d.toJS());
+  for (const d of docs) if (d.kind === "Role" && drop) d.rules = d.rules.filter((r: any) => !drop(r));
+  await kubectlOk(CONTEXT, ["apply", "-n", namespace, "-f", "-"], {
+    stdin: docs.map((d) => YAML.stringify(d)).join("---\n"),
+  });
   return (await kubectlOk(CONTEXT, ["create", "token", "operator-hub", "-n", namespace, "--duration=10m"])).trim();
 }
 
@@ -24,7 +32,7 @@ function context(name: string, user: string, namespace: string, scoped = true): 
   return { name, context: { cluster: "shared", user, namespace, ...(extensions ? { extensions } : {}) } };
 }
 
-Deno.test("Two namespaced contexts on one API server, each with only a Role, reconcile only their own namespace's Uuids; the same context without the opt-in is forbidden cluster-wide", async () => {
+Deno.test("Two namespaced contexts on one API server, each with only a Role, reconcile only their own namespace's Uuids; the same context without the opt-in is forbidden cluster-wide, and a Role without events is forbidden naming just that", async () => {
   requireClusters();
   const a = await testNamespace("tenant-a", { contexts: [CONTEXT] });
   const b = await testNamespace("tenant-b", { contexts: [CONTEXT] });
@@ -46,11 +54,13 @@ Deno.test("Two namespaced contexts on one API server, each with only a Role, rec
         users: [
           { name: "tenant-a", user: { token: await roleOnlyToken(a.name) } },
           { name: "tenant-b", user: { token: await roleOnlyToken(b.name) } },
+          { name: "tenant-c", user: { token: await roleOnlyToken(other.name, (r) => r.resources.includes("events")) } },
         ],
         contexts: [
           context("tenant-a", "tenant-a", a.name),
           context("tenant-b", "tenant-b", b.name),
           context("tenant-a-wide", "tenant-a", a.name, false),
+          context("tenant-c", "tenant-c", other.name),
         ],
       }),
     );
@@ -66,16 +76,16 @@ Deno.test("Two namespaced contexts on one API server, each with only a Role, rec
     await api.createUuids(b.name, ["b-0", "b-1", "b-2"]);
     await api.createUuids(other.name, ["x-0"]);
     hub = HubProcess.start({
-      clusters: ["tenant-a", "tenant-b", "tenant-a-wide"],
+      clusters: ["tenant-a", "tenant-b", "tenant-a-wide", "tenant-c"],
       kubeconfigs: [file],
       args: ["--operators", "uuid"],
     });
     const status = await hub.waitStatus(
       (s) =>
         s.clusters["tenant-a"]?.state === "watching" && s.clusters["tenant-b"]?.state === "watching" &&
-        s.clusters["tenant-a-wide"]?.state === "forbidden",
+        s.clusters["tenant-a-wide"]?.state === "forbidden" && s.clusters["tenant-c"]?.state === "forbidden",
       60_000,
-      "both tenants watching, the wide context forbidden",
+      "both tenants watching, the wide context and the Role without events forbidden",
     );
     await waitAllAssigned(api, a.name, 2);
     await waitAllAssigned(api, b.name, 3);
@@ -94,6 +104,10 @@ Deno.test("Two namespaced contexts on one API server, each with only a Role, rec
       wide.missingPermissions.includes(describePermission({ verb: "list", group: "demo.operator", resource: "uuid" })),
       JSON.stringify(wide.missingPermissions),
     );
+    // A namespaced cluster's rules review does not hide a missing right: exactly the removed one is named.
+    assert.deepEqual(status.clusters["tenant-c"].missingPermissions, [
+      describePermission({ verb: "create", group: "", resource: "events", namespace: other.name }),
+    ]);
     // Nobody serves the third namespace: its Uuid, created before the hub started, is still untouched.
     const untouched = await api.uuidsOf(other.name);
     assert.equal(untouched.size, 1);
