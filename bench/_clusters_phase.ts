@@ -192,11 +192,12 @@ export async function clustersPhase(ctx: PhaseContext): Promise<void> {
   const all = await prepareTenants(big, ctx.names, log);
   // V8's memory reducer shrinks the heap one to two minutes after the start-up burst: RSS is read after it.
   const base = await clustersRun(all, 3, { log, settleMs: 30_000, stableMs: 30_000 });
+  // Idle CPU over a minute once that is over (its GCs take seconds of CPU on a busy machine, once).
   const at1000 = await clustersRun(all, mid, {
     log,
-    settleMs: 90_000,
+    settleMs: 150_000,
     stableMs: 30_000,
-    idleMs: 30_000,
+    idleMs: 60_000,
     latency: true,
   });
   const at5000 = await clustersRun(all, big, { log, settleMs: 10_000, readyTimeoutMs: 600_000 });
@@ -247,7 +248,7 @@ export async function clustersPhase(ctx: PhaseContext): Promise<void> {
     },
     {
       key: "idle_cpu_pct_1000",
-      label: `idle_cpu_pct_1000 (hub CPU over 30 s idle, ${mid} clusters)`,
+      label: `idle_cpu_pct_1000 (hub CPU over 60 s idle, ${mid} clusters)`,
       s: one(at1000.idleCpuPct!),
       unit: "% core",
       target: "≤ 0.2",
