@@ -52,6 +52,7 @@ import { percentile, round, summarize } from "./_stats.ts";
 import { lineChart } from "./_svg.ts";
 import { figure, type FigureInfo, json, markdown, type Row, shapeOf } from "./_report.ts";
 import { backlogPhase, type Comparison, comparisonTable, kubectlPhase, type PhaseContext } from "./_user_phases.ts";
+import { clustersPhase } from "./_clusters_phase.ts";
 import { bestCeiling, type Disturbance, type RunKind, steadyRun, type ThroughputRun } from "./_throughput.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -803,6 +804,8 @@ async function main(): Promise<void> {
     if (cfg.phases.has("backlog")) await backlogPhase(ctx);
     await flush();
     if (cfg.phases.has("kubectl")) await kubectlPhase(ctx);
+    await flush();
+    if (cfg.phases.has("clusters")) await clustersPhase(ctx);
   } finally {
     cl.forEach((c) => c.close());
   }

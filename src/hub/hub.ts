@@ -3,7 +3,7 @@
 import { type ClusterAccess, type FetchLike, KubeClient, type PermissionCheck } from "../kube/mod.ts";
 import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../queue/mod.ts";
 import { Controller, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
-import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
+import { type Clock, type Logger, Semaphore, SystemClock } from "../util/mod.ts";
 import type { ClusterHealth, OperatorHealth, ProviderHealth } from "./cluster_health.ts";
 import { EngagedCluster } from "./engaged_cluster.ts";
 import { type LeaderElectionSnapshot, LeaderElector } from "./leader_election.ts";
@@ -31,6 +31,8 @@ export interface HubLimits {
   drainTimeoutMs: number;
   /** Per-item retry backoff cap. Default 5 minutes. */
   maxRetryDelayMs: number;
+  /** Clusters running their pre-flight (discovery, RBAC checks) at once; the rest wait their turn. Default 128. */
+  preflightConcurrency: number;
 }
 
 /**
@@ -53,6 +55,7 @@ export const DEFAULT_LIMITS: HubLimits = {
   requestTimeoutMs: 30_000,
   drainTimeoutMs: 10_000,
   maxRetryDelayMs: 300_000,
+  preflightConcurrency: 128,
 };
 
 /** How to build a Hub; only `logger` is required. */
@@ -200,12 +203,15 @@ export class Hub {
   #leading: boolean;
   #running: AbortSignal | undefined;
   #providers: (() => Record<string, ProviderHealth>) | undefined;
+  /** Bounds the clusters in pre-flight at once (see HubLimits.preflightConcurrency). */
+  readonly #preflightGate: Semaphore;
 
   /** Builds a hub; nothing runs until `start`. Throws when two operators share a name. */
   constructor(options: HubOptions) {
     this.#o = options;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#clock = options.clock ?? new SystemClock();
+    this.#preflightGate = new Semaphore(this.limits.preflightConcurrency);
     this.metrics = new HubMetrics(() => this.health().clusters);
     const m = this.metrics;
     for (const op of options.operators ?? []) this.register(op);
@@ -390,6 +396,7 @@ export class Hub {
       },
       lookup: (other) => this.#clusters.get(other)?.cluster,
       clusterNames: () => [...this.#clusters.keys()],
+      preflightGate: this.#preflightGate,
       apiBudget: new TokenBucket(this.limits.clusterQps, this.limits.clusterBurst, { clock: this.#clock }),
       eventLevel: this.#o.eventLevel,
       idleTimeoutMs: this.limits.watchIdleTimeoutMs,

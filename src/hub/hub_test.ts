@@ -137,7 +137,8 @@ async function started(options: { leaderElection?: boolean } = {}) {
   await t.hub.engage("one", t.one);
   await t.hub.engage("two", t.two);
   const running = t.hub.start(t.stop.signal);
-  await t.clock.advance(500);
+  // Pre-flight requests go one after another: give each its own turn of microtasks.
+  for (let i = 0; i < 10; i++) await t.clock.advance(50);
   const finish = async () => {
     t.stop.abort();
     await t.clock.advance(20_000);

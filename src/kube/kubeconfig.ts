@@ -5,6 +5,7 @@ import type { Cluster as KnCluster, User as KnUser } from "@kubernetes/client-no
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { dataField, envGetter, type EnvSource, fileField, isHttpUrl, record, safeUrl, str } from "./_fields.ts";
+import { contextNamespaceScope } from "./_context_scope.ts";
 import { KubeconfigAccess } from "./_kubeconfig_access.ts";
 import { fsReason } from "./_token_file.ts";
 import type { ClusterAccess } from "./cluster_access.ts";
@@ -27,6 +28,8 @@ export interface LoadContextsOptions {
   execTimeoutMs?: number;
   /** Reads a kubeconfig file's text. Default `Deno.readTextFile`; kubeconfig_text.ts passes text held in memory. */
   readTextFile?: (path: string) => Promise<string>;
+  /** Documents already parsed, by path, used as they are (kubeconfig_text.ts parses its text only once). */
+  documents?: ReadonlyMap<string, unknown>;
 }
 
 /** The contexts known from every loaded kubeconfig, with first-file-wins precedence. */
@@ -92,7 +95,9 @@ export async function loadContexts(options: LoadContextsOptions = {}): Promise<C
   const users = new Map<string, Entry>();
   const loaded: string[] = [];
   for (const path of [...new Set(paths)]) {
-    const doc = await readKubeconfig(path, options.readTextFile);
+    const doc = options.documents?.has(path)
+      ? checkKubeconfig(path, options.documents.get(path))
+      : await readKubeconfig(path, options.readTextFile);
     loaded.push(path);
     addEntries(contexts, doc.contexts, path);
     addEntries(clusters, doc.clusters, path);
@@ -224,6 +229,7 @@ class Catalog implements ContextCatalog {
       server: cluster.server,
       source: ctxEntry.file,
       namespace: str(ctx.namespace),
+      namespaceScope: contextNamespaceScope(where, ctx),
       proxyUrl: cluster.proxyUrl,
       cluster,
       user,
@@ -347,6 +353,10 @@ async function readKubeconfig(
       }`,
     );
   }
+  return checkKubeconfig(path, doc);
+}
+
+function checkKubeconfig(path: string, doc: unknown): KubeconfigDoc {
   if (doc === null || doc === undefined) return { contexts: [], clusters: [], users: [] };
   const r = record(doc);
   if (!r) throw new ConfigError(`invalid kubeconfig ${path}: expected a mapping with clusters, users and contexts`);

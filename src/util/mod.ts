@@ -2,3 +2,4 @@
 export * from "./clock.ts";
 export * from "./backoff.ts";
 export * from "./logger.ts";
+export * from "./semaphore.ts";
