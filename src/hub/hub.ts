@@ -11,11 +11,14 @@ import { HubMetrics } from "./metrics.ts";
 
 /** Tunables; every one has a default a newcomer never needs to change. */
 export interface HubLimits {
-  /** Reconciles running at once, across all clusters. Default 16. */
+  /**
+   * Reconciles running at once, across all clusters. Default: 16 per engaged cluster (what the peers run per
+   * cluster), at most 256; a value given is kept whatever the number of clusters.
+   */
   concurrency: number;
-  /** Process-wide reconciles per second. Default 500. */
+  /** Process-wide reconciles per second. Default: 500 per engaged cluster; a value given is kept as is. */
   qps: number;
-  /** Process-wide reconcile burst. Default 1000. */
+  /** Process-wide reconcile burst. Default: 1000 per engaged cluster; a value given is kept as is. */
   burst: number;
   /** Each cluster's API requests per second from reconcilers. Default 200. */
   clusterQps: number;
@@ -34,12 +37,15 @@ export interface HubLimits {
 }
 
 /**
- * The limits a Hub uses for every one not given in `HubOptions.limits`.
+ * The limits a Hub uses for every one not given in `HubOptions.limits`. `concurrency`, `qps` and `burst` here are
+ * per engaged cluster: a hub not given them scales them with the clusters it serves (concurrency at most
+ * `MAX_SCALED_CONCURRENCY`). Each API server is protected by its own `clusterQps`/`clusterBurst`, which need no
+ * scaling; the process-wide reconcile limits only bound the hub's own work, so they grow with the clusters.
  *
  * @example
  * ```ts
  * import { DEFAULT_LIMITS } from "./hub.ts";
- * console.log(DEFAULT_LIMITS.concurrency); // 16
+ * console.log(DEFAULT_LIMITS.concurrency); // 16 (per engaged cluster)
  * ```
  */
 export const DEFAULT_LIMITS: HubLimits = {
@@ -54,6 +60,9 @@ export const DEFAULT_LIMITS: HubLimits = {
   drainTimeoutMs: 10_000,
   maxRetryDelayMs: 300_000,
 };
+
+/** The most reconciles a hub runs at once when `concurrency` scales with the clusters (not given). */
+export const MAX_SCALED_CONCURRENCY = 256;
 
 /** How to build a Hub; only `logger` is required. */
 export interface HubOptions {
@@ -178,8 +187,14 @@ export class Hub {
    * @ignore
    */
   readonly metrics: HubMetrics;
-  /** The limits in effect: DEFAULT_LIMITS with the options' overrides. */
+  /**
+   * The limits in effect: the options' overrides, else DEFAULT_LIMITS, with `concurrency`, `qps` and `burst` scaled
+   * by the clusters engaged now when not given (updated in place as clusters come and go).
+   */
   readonly limits: HubLimits;
+  /** The limits that scale with the clusters (those the options did not give). */
+  readonly #scaled: ("concurrency" | "qps" | "burst")[];
+  readonly #budget: TokenBucket;
   readonly #o: HubOptions;
   readonly #clock: Clock;
   readonly #queue: FairWorkQueue;
@@ -202,7 +217,9 @@ export class Hub {
   constructor(options: HubOptions) {
     this.#o = options;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.#scaled = (["concurrency", "qps", "burst"] as const).filter((k) => options.limits?.[k] === undefined);
     this.#clock = options.clock ?? new SystemClock();
+    this.#budget = new TokenBucket(this.limits.qps, this.limits.burst, { clock: this.#clock });
     this.metrics = new HubMetrics(() => this.health().clusters);
     const m = this.metrics;
     for (const op of options.operators ?? []) this.register(op);
@@ -230,7 +247,7 @@ export class Hub {
       queue: this.#queue,
       target: (cluster, operator) => this.#target(cluster, operator),
       concurrency: this.limits.concurrency,
-      budget: new TokenBucket(this.limits.qps, this.limits.burst, { clock: this.#clock }),
+      budget: this.#budget,
       reconcileTimeoutMs: this.limits.reconcileTimeoutMs,
       drainTimeoutMs: this.limits.drainTimeoutMs,
       clock: this.#clock,
@@ -326,6 +343,7 @@ export class Hub {
     const e = this.#clusters.get(name);
     if (!e) return;
     this.#clusters.delete(name);
+    this.#scale();
     e.abort.abort();
     this.#dropQueued(name);
     await e.done;
@@ -393,7 +411,25 @@ export class Hub {
       this.#o.logger.error("engaged cluster stopped unexpectedly", { cluster: name, error: err });
     }).finally(() => parent.removeEventListener("abort", onParent));
     this.#clusters.set(name, { cluster, abort, done });
+    this.#scale();
     this.#o.logger.info("cluster engaged", { cluster: name, server: access.server });
+  }
+
+  /** Sizes the limits not given in the options to the clusters engaged now (at least one). */
+  #scale(): void {
+    if (this.#scaled.length === 0) return;
+    const n = Math.max(1, this.#clusters.size);
+    for (const k of this.#scaled) {
+      this.limits[k] = k === "concurrency"
+        ? Math.min(MAX_SCALED_CONCURRENCY, DEFAULT_LIMITS.concurrency * n)
+        : DEFAULT_LIMITS[k] * n;
+    }
+    if (this.#controller.concurrency !== this.limits.concurrency) {
+      this.#controller.setConcurrency(this.limits.concurrency);
+    }
+    if (this.#budget.qps !== this.limits.qps || this.#budget.burst !== this.limits.burst) {
+      this.#budget.setRate(this.limits.qps, this.limits.burst);
+    }
   }
 
   #target(cluster: string, operator: string): ReconcileTarget | undefined {

@@ -196,6 +196,40 @@ Deno.test("Hub.disengage() closes the cluster's watches and drops it from health
   }
 });
 
+Deno.test("Hub scales the reconcile concurrency and budget it was not given with the clusters engaged", async () => {
+  const t = await started();
+  try {
+    const { concurrency, qps, burst, clusterQps } = t.hub.limits;
+    assert.deepEqual({ concurrency, qps, burst, clusterQps }, {
+      concurrency: 32,
+      qps: 1000,
+      burst: 2000,
+      clusterQps: 200,
+    });
+    const gone = t.hub.disengage("one");
+    await t.clock.advance(100);
+    await gone;
+    assert.deepEqual([t.hub.limits.concurrency, t.hub.limits.qps, t.hub.limits.burst], [16, 500, 1000]);
+  } finally {
+    await t.finish();
+  }
+  const [one, two] = [new ScriptedCluster("one"), new ScriptedCluster("two")];
+  const given = new Hub({
+    logger: silentLogger(),
+    clock: new VirtualClock(0),
+    fetch: transport([one, two]),
+    limits: { concurrency: 5, qps: 7 },
+  });
+  const stop = new AbortController();
+  const running = given.start(stop.signal);
+  await given.engage("one", one);
+  await given.engage("two", two);
+  assert.deepEqual([given.limits.concurrency, given.limits.qps, given.limits.burst], [5, 7, 2000], "given limits stay");
+  stop.abort();
+  await Promise.all([given.disengage("one"), given.disengage("two")]);
+  await running;
+});
+
 Deno.test("Hub.register() refuses a second operator of the same name and any operator once running", async () => {
   const t = setup();
   assert.throws(() => t.hub.register(recordingOperator("uuid", UUIDS, [])), /already registered/);
