@@ -95,7 +95,7 @@ interface NumberFlag {
 
 /** Defaults --help explains, rather than one fixed number: those that scale with the clusters, and why. */
 const DEFAULT_TEXT: Partial<Record<keyof HubLimits, string>> = {
-  concurrency: `16 per cluster engaged, at most ${MAX_SCALED_CONCURRENCY}: a backlog drains in every cluster at once`,
+  concurrency: `8 per cluster engaged, at most ${MAX_SCALED_CONCURRENCY}: a backlog drains in every cluster at once`,
   qps: "500 per cluster engaged: it bounds the hub's own work, not an API server's",
   burst: "1000 per cluster engaged",
   clusterQps: "200: this limit protects each API server",

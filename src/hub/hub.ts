@@ -12,8 +12,8 @@ import { HubMetrics } from "./metrics.ts";
 /** Tunables; every one has a default a newcomer never needs to change. */
 export interface HubLimits {
   /**
-   * Reconciles running at once, across all clusters. Default: 16 per engaged cluster (what the peers run per
-   * cluster), at most 256; a value given is kept whatever the number of clusters.
+   * Reconciles running at once, across all clusters. Default: 8 per engaged cluster, at most 256 (on a 3-cluster
+   * backlog 16 per cluster drained no faster and held 16 MB more); a value given is kept whatever the clusters.
    */
   concurrency: number;
   /** Process-wide reconciles per second. Default: 500 per engaged cluster; a value given is kept as is. */
@@ -45,11 +45,11 @@ export interface HubLimits {
  * @example
  * ```ts
  * import { DEFAULT_LIMITS } from "./hub.ts";
- * console.log(DEFAULT_LIMITS.concurrency); // 16 (per engaged cluster)
+ * console.log(DEFAULT_LIMITS.concurrency); // 8 (per engaged cluster)
  * ```
  */
 export const DEFAULT_LIMITS: HubLimits = {
-  concurrency: 16,
+  concurrency: 8,
   qps: 500,
   burst: 1000,
   clusterQps: 200,

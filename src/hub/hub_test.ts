@@ -201,7 +201,7 @@ Deno.test("Hub scales the reconcile concurrency and budget it was not given with
   try {
     const { concurrency, qps, burst, clusterQps } = t.hub.limits;
     assert.deepEqual({ concurrency, qps, burst, clusterQps }, {
-      concurrency: 32,
+      concurrency: 16,
       qps: 1000,
       burst: 2000,
       clusterQps: 200,
@@ -209,7 +209,7 @@ Deno.test("Hub scales the reconcile concurrency and budget it was not given with
     const gone = t.hub.disengage("one");
     await t.clock.advance(100);
     await gone;
-    assert.deepEqual([t.hub.limits.concurrency, t.hub.limits.qps, t.hub.limits.burst], [16, 500, 1000]);
+    assert.deepEqual([t.hub.limits.concurrency, t.hub.limits.qps, t.hub.limits.burst], [8, 500, 1000]);
   } finally {
     await t.finish();
   }
