@@ -1,7 +1,7 @@
 // Command-line flags of the hub: parsing, validation and --help. Pure: main.ts passes Deno.args in.
 
 import { parseArgs } from "node:util";
-import { DEFAULT_LIMITS, type HubLimits, MAX_SCALED_CONCURRENCY } from "./hub/mod.ts";
+import { CONCURRENCY_PER_CLUSTER, DEFAULT_LIMITS, type HubLimits, MAX_SCALED_CONCURRENCY } from "./hub/mod.ts";
 import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
 import { LOG_LEVELS, type LogFormat, type LogLevel } from "./util/mod.ts";
 
@@ -95,7 +95,7 @@ interface NumberFlag {
 
 /** Defaults --help explains, rather than one fixed number: those that scale with the clusters, and why. */
 const DEFAULT_TEXT: Partial<Record<keyof HubLimits, string>> = {
-  concurrency: `8 per cluster engaged, at most ${MAX_SCALED_CONCURRENCY}: a backlog drains in every cluster at once`,
+  concurrency: `16, or ${CONCURRENCY_PER_CLUSTER} per cluster engaged beyond four, at most ${MAX_SCALED_CONCURRENCY}`,
   qps: "500 per cluster engaged: it bounds the hub's own work, not an API server's",
   burst: "1000 per cluster engaged",
   clusterQps: "200: this limit protects each API server",

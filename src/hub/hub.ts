@@ -12,8 +12,9 @@ import { HubMetrics } from "./metrics.ts";
 /** Tunables; every one has a default a newcomer never needs to change. */
 export interface HubLimits {
   /**
-   * Reconciles running at once, across all clusters. Default: 8 per engaged cluster, at most 256 (on a 3-cluster
-   * backlog 16 per cluster drained no faster and held 16 MB more); a value given is kept whatever the clusters.
+   * Reconciles running at once, across all clusters. Default 16, and 4 per engaged cluster beyond four clusters, at
+   * most 256 (on a 3-cluster backlog 24 and 48 drained no faster than 16 and held 4 and 18 MB more); a value given is
+   * kept whatever the clusters.
    */
   concurrency: number;
   /** Process-wide reconciles per second. Default: 500 per engaged cluster; a value given is kept as is. */
@@ -37,19 +38,19 @@ export interface HubLimits {
 }
 
 /**
- * The limits a Hub uses for every one not given in `HubOptions.limits`. `concurrency`, `qps` and `burst` here are
- * per engaged cluster: a hub not given them scales them with the clusters it serves (concurrency at most
- * `MAX_SCALED_CONCURRENCY`). Each API server is protected by its own `clusterQps`/`clusterBurst`, which need no
+ * The limits a Hub uses for every one not given in `HubOptions.limits`. A hub not given `concurrency`, `qps` or
+ * `burst` scales them with the clusters it serves: `qps` and `burst` here are per engaged cluster; `concurrency` is
+ * the floor, raised by `CONCURRENCY_PER_CLUSTER` per engaged cluster up to `MAX_SCALED_CONCURRENCY`. Each API server is protected by its own `clusterQps`/`clusterBurst`, which need no
  * scaling; the process-wide reconcile limits only bound the hub's own work, so they grow with the clusters.
  *
  * @example
  * ```ts
  * import { DEFAULT_LIMITS } from "./hub.ts";
- * console.log(DEFAULT_LIMITS.concurrency); // 8 (per engaged cluster)
+ * console.log(DEFAULT_LIMITS.concurrency); // 16
  * ```
  */
 export const DEFAULT_LIMITS: HubLimits = {
-  concurrency: 8,
+  concurrency: 16,
   qps: 500,
   burst: 1000,
   clusterQps: 200,
@@ -60,6 +61,9 @@ export const DEFAULT_LIMITS: HubLimits = {
   drainTimeoutMs: 10_000,
   maxRetryDelayMs: 300_000,
 };
+
+/** Reconciles at once per engaged cluster when `concurrency` scales with the clusters (not given), above 16. */
+export const CONCURRENCY_PER_CLUSTER = 4;
 
 /** The most reconciles a hub runs at once when `concurrency` scales with the clusters (not given). */
 export const MAX_SCALED_CONCURRENCY = 256;
@@ -421,7 +425,7 @@ export class Hub {
     const n = Math.max(1, this.#clusters.size);
     for (const k of this.#scaled) {
       this.limits[k] = k === "concurrency"
-        ? Math.min(MAX_SCALED_CONCURRENCY, DEFAULT_LIMITS.concurrency * n)
+        ? Math.min(MAX_SCALED_CONCURRENCY, Math.max(DEFAULT_LIMITS.concurrency, CONCURRENCY_PER_CLUSTER * n))
         : DEFAULT_LIMITS[k] * n;
     }
     if (this.#controller.concurrency !== this.limits.concurrency) {

@@ -209,24 +209,26 @@ Deno.test("Hub scales the reconcile concurrency and budget it was not given with
     const gone = t.hub.disengage("one");
     await t.clock.advance(100);
     await gone;
-    assert.deepEqual([t.hub.limits.concurrency, t.hub.limits.qps, t.hub.limits.burst], [8, 500, 1000]);
+    assert.deepEqual([t.hub.limits.concurrency, t.hub.limits.qps, t.hub.limits.burst], [16, 500, 1000]);
   } finally {
     await t.finish();
   }
-  const [one, two] = [new ScriptedCluster("one"), new ScriptedCluster("two")];
+  // Six clusters: 4 reconciles at once per cluster above the floor of 16; a limit given (qps) stays as given.
+  const six = ["c1", "c2", "c3", "c4", "c5", "c6"].map((name) => new ScriptedCluster(name));
   const given = new Hub({
     logger: silentLogger(),
     clock: new VirtualClock(0),
-    fetch: transport([one, two]),
-    limits: { concurrency: 5, qps: 7 },
+    fetch: transport(six),
+    limits: { qps: 7 },
   });
   const stop = new AbortController();
   const running = given.start(stop.signal);
-  await given.engage("one", one);
-  await given.engage("two", two);
-  assert.deepEqual([given.limits.concurrency, given.limits.qps, given.limits.burst], [5, 7, 2000], "given limits stay");
+  for (const c of six) await given.engage(c.name, c);
+  assert.deepEqual([given.limits.concurrency, given.limits.qps, given.limits.burst], [24, 7, 6000]);
+  for (const c of six.slice(3)) await given.disengage(c.name);
+  assert.deepEqual([given.limits.concurrency, given.limits.qps, given.limits.burst], [16, 7, 3000]);
   stop.abort();
-  await Promise.all([given.disengage("one"), given.disengage("two")]);
+  await Promise.all(six.slice(0, 3).map((c) => given.disengage(c.name)));
   await running;
 });
 
