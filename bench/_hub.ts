@@ -28,7 +28,8 @@ export class BenchHub {
 
   /**
    * Spawns the hub on `clusters`, watching only `namespaces`, with extra hub flags and extra flags
-   * for `deno run` itself (e.g. --cpu-prof), which the run task's permission flags are joined with.
+   * for `deno run` itself (e.g. --cpu-prof), which the run task's permission flags are joined with; `entry` runs
+   * another script than src/main.ts (relative to the repository root: an A/B baseline copy, bench/ab.ts).
    */
   static start(
     clusters: string[],
@@ -36,11 +37,13 @@ export class BenchHub {
     args: string[] = [],
     denoFlags: string[] = [],
     env: Record<string, string> = {},
+    entry?: string,
   ): BenchHub {
     const spawnedAt = performance.now();
     const proc = HubProcess.start({
       clusters,
       env,
+      entry,
       args: [...namespaces.flatMap((n) => ["--namespace", n]), ...args],
       permissions: [...runTaskPermissions(), ...runTaskV8Flags(), ...denoFlags],
     });

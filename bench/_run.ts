@@ -32,6 +32,10 @@ export interface Config {
   ceilingConcurrencies: number[];
   /** CRD shapes the backlog and kubectl phases run on. */
   shapes: Shape[];
+  /** The hub's script instead of src/main.ts, relative to the repository root (bench/ab.ts's baseline). */
+  hubEntry?: string;
+  /** Leaves the hub's --concurrency at its own default instead of passing `concurrency` (bench/ab.ts). */
+  hubDefaultConcurrency?: boolean;
 }
 
 /** The Uuid CRD's shape: with the status subresource (crds/uuid.yaml), or the seed article's (no subresource). */
@@ -109,7 +113,8 @@ export async function snapshot(cl: BenchCluster[], hub?: BenchHub): Promise<Snap
 
 /** The hub under test on `names`, watching `ns`, with the run's --concurrency, extra flags and Deno flags. */
 export function startBenchHub(cfg: Config, names: string[], ns: string): BenchHub {
-  return BenchHub.start(names, [ns], ["--concurrency", String(cfg.concurrency), ...cfg.hubArgs], cfg.denoFlags);
+  const args = [...(cfg.hubDefaultConcurrency ? [] : ["--concurrency", String(cfg.concurrency)]), ...cfg.hubArgs];
+  return BenchHub.start(names, [ns], args, cfg.denoFlags, {}, cfg.hubEntry);
 }
 
 /** An operator under test (the hub, or the kube-rs peer), seen from outside. */

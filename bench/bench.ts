@@ -60,7 +60,8 @@ const ROOT = new URL("..", import.meta.url).pathname;
 const USAGE = `Usage: deno task bench [options]
   --clusters N            clusters to use, from the running local ones (default 3)
   --objects M             objects per cluster in the throughput phase (default 1000)
-  --concurrency C         hub --concurrency and the ceiling's concurrent status writes (default 16)
+  --concurrency C         hub --concurrency (default: the hub's own) and the ceiling's concurrent
+                          status writes in the throughput phase (default 16)
   --create-concurrency K  concurrent creates per cluster, same for hub and ceiling (default C)
   --reps R                repetitions per figure, at least 3 for the report (default 3)
   --idle-objects K        objects per idle-latency repetition (default 20)
@@ -157,6 +158,8 @@ function parseConfig(argv: string[]): Config {
     backlogObjects: int("backlog-objects", quick ? 200 : 500),
     ceilingConcurrencies: [...new Set(levels)],
     shapes,
+    // The hub's own default (it scales with the clusters) unless --concurrency is given.
+    hubDefaultConcurrency: values.concurrency === undefined,
   };
 }
 

@@ -3,7 +3,9 @@
 // and over HTTP/1.1, and node:https (used only for insecure-skip-tls-verify). Rounds alternate so a
 // noisy machine hits every transport alike; the table shows medians.
 //
-// Usage: deno run -A bench/transport_probe.ts [--objects N] [--rounds R] [--concurrency C]
+// Usage: deno run -A bench/transport_probe.ts [--objects N] [--rounds R] [--concurrency C] [--base DIR] [--only-base]
+// --base DIR adds the default transport of another checkout (e.g. `git archive HEAD | tar -x -C DIR`) as a
+// baseline, alternating with this one in the same process; --only-base compares just those two.
 
 import https from "node:https";
 import process from "node:process";
@@ -13,7 +15,13 @@ import { localEndpoint } from "../tests/support/cluster_api.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
-  options: { objects: { type: "string" }, rounds: { type: "string" }, concurrency: { type: "string" } },
+  options: {
+    objects: { type: "string" },
+    rounds: { type: "string" },
+    concurrency: { type: "string" },
+    base: { type: "string" },
+    "only-base": { type: "boolean" },
+  },
 });
 const N = Number(values.objects ?? 1000);
 const ROUNDS = Number(values.rounds ?? 3);
@@ -51,6 +59,7 @@ const transports: Record<string, Patch> = {
   "KubeClient default (own HTTP/1.1 sockets)": async (path, body) => {
     await h1.request("PATCH", path, { body, contentType: MERGE, discardBody: true });
   },
+  ...(await baseline()),
   "KubeClient --http2 (Deno fetch, HTTP/2)": async (path, body) => {
     await h2.request("PATCH", path, { body, contentType: MERGE, discardBody: true });
   },
@@ -81,6 +90,24 @@ const transports: Record<string, Patch> = {
       req.end(body);
     }),
 };
+
+/** The default transport of the checkout in --base, loaded from there. */
+async function baseline(): Promise<Record<string, Patch>> {
+  if (!values.base) return {};
+  const dir = new URL(values.base.replace(/\/?$/, "/"), `file://${Deno.cwd()}/`);
+  const base = await import(new URL("src/kube/mod.ts", dir).href) as { KubeClient: typeof KubeClient };
+  const client = new base.KubeClient(access);
+  return {
+    [`KubeClient default from ${values.base}`]: async (path, body) => {
+      await client.request("PATCH", path, { body, contentType: MERGE, discardBody: true });
+    },
+  };
+}
+
+if (values["only-base"]) {
+  if (!values.base) throw new Error("--only-base needs --base DIR");
+  for (const k of Object.keys(transports).slice(2)) delete transports[k];
+}
 
 try {
   await h1.request("POST", "/api/v1/namespaces", { body: { metadata: { name: ns } } });

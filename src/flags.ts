@@ -1,7 +1,7 @@
 // Command-line flags of the hub: parsing, validation and --help. Pure: main.ts passes Deno.args in.
 
 import { parseArgs } from "node:util";
-import { DEFAULT_LIMITS, type HubLimits } from "./hub/mod.ts";
+import { CONCURRENCY_PER_CLUSTER, DEFAULT_LIMITS, type HubLimits, MAX_SCALED_CONCURRENCY } from "./hub/mod.ts";
 import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
 import { LOG_LEVELS, type LogFormat, type LogLevel } from "./util/mod.ts";
 
@@ -32,7 +32,8 @@ export interface HubFlags {
   mirrorOrphanOnUnreachableAfterMs: number;
   /** `--operators a,b`: the built-in operators to host; undefined = all, [] = none (`--operators none`). */
   operators?: string[];
-  limits: HubLimits;
+  /** The limits given on the command line; the hub fills in the rest (some scale with the clusters). */
+  limits: Partial<HubLimits>;
   leaderElection: LeaderElectionFlags;
   /** `--cluster-dir DIR`: a folder of kubeconfig files, watched. Default: `./clusters` unless --kubeconfig is given. */
   clusterDir?: string;
@@ -92,6 +93,14 @@ interface NumberFlag {
   help: string;
 }
 
+/** Defaults --help explains, rather than one fixed number: those that scale with the clusters, and why. */
+const DEFAULT_TEXT: Partial<Record<keyof HubLimits, string>> = {
+  concurrency: `16, or ${CONCURRENCY_PER_CLUSTER} per cluster engaged beyond four, at most ${MAX_SCALED_CONCURRENCY}`,
+  qps: "500 per cluster engaged: it bounds the hub's own work, not an API server's",
+  burst: "1000 per cluster engaged",
+  clusterQps: "200: this limit protects each API server",
+};
+
 const NUMBER_FLAGS: Record<string, NumberFlag> = {
   "concurrency": { key: "concurrency", scale: 1, integer: true, help: "reconciles running at once, all clusters" },
   "qps": { key: "qps", scale: 1, integer: false, help: "process-wide reconciles per second" },
@@ -128,7 +137,7 @@ const NUMBER_FLAGS: Record<string, NumberFlag> = {
 export function helpText(): string {
   const d = DEFAULT_LIMITS;
   const num = Object.entries(NUMBER_FLAGS).map(([flag, f]) =>
-    `  --${flag.padEnd(22)} ${f.help} (default ${d[f.key] / f.scale})`
+    `  --${flag.padEnd(22)} ${f.help} (default ${DEFAULT_TEXT[f.key] ?? d[f.key] / f.scale})`
   );
   return [
     "operator-hub: runs Kubernetes operators (built in: the Uuid operator) across many clusters from one process.",
@@ -332,7 +341,7 @@ export function parseFlags(argv: string[]): HubFlags {
     ? "Warning"
     : undefined;
   if (!normalizedEvent) throw new FlagError(`invalid --event-level "${eventLevel}": choose Normal or Warning`);
-  const limits: HubLimits = { ...DEFAULT_LIMITS };
+  const limits: Partial<HubLimits> = {};
   for (const [flag, f] of Object.entries(NUMBER_FLAGS)) {
     const raw = values[flag] as string | undefined;
     if (raw === undefined) continue;

@@ -191,7 +191,7 @@ export async function main(argv: string[], options: { operators?: readonly Opera
     reviewClient = new KubeClient(reviewHome, {
       logger: logger.child({ cluster: reviewHome.name }),
       userAgent: "operator-hub/access-review",
-      requestTimeoutMs: flags.limits.requestTimeoutMs,
+      requestTimeoutMs: hub.limits.requestTimeoutMs,
       http2: flags.http2,
     });
     try {

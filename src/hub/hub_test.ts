@@ -197,6 +197,42 @@ Deno.test("Hub.disengage() closes the cluster's watches and drops it from health
   }
 });
 
+Deno.test("Hub scales the reconcile concurrency and budget it was not given with the clusters engaged", async () => {
+  const t = await started();
+  try {
+    const { concurrency, qps, burst, clusterQps } = t.hub.limits;
+    assert.deepEqual({ concurrency, qps, burst, clusterQps }, {
+      concurrency: 16,
+      qps: 1000,
+      burst: 2000,
+      clusterQps: 200,
+    });
+    const gone = t.hub.disengage("one");
+    await t.clock.advance(100);
+    await gone;
+    assert.deepEqual([t.hub.limits.concurrency, t.hub.limits.qps, t.hub.limits.burst], [16, 500, 1000]);
+  } finally {
+    await t.finish();
+  }
+  // Six clusters: 4 reconciles at once per cluster above the floor of 16; a limit given (qps) stays as given.
+  const six = ["c1", "c2", "c3", "c4", "c5", "c6"].map((name) => new ScriptedCluster(name));
+  const given = new Hub({
+    logger: silentLogger(),
+    clock: new VirtualClock(0),
+    fetch: transport(six),
+    limits: { qps: 7 },
+  });
+  const stop = new AbortController();
+  const running = given.start(stop.signal);
+  for (const c of six) await given.engage(c.name, c);
+  assert.deepEqual([given.limits.concurrency, given.limits.qps, given.limits.burst], [24, 7, 6000]);
+  for (const c of six.slice(3)) await given.disengage(c.name);
+  assert.deepEqual([given.limits.concurrency, given.limits.qps, given.limits.burst], [16, 7, 3000]);
+  stop.abort();
+  await Promise.all(six.slice(0, 3).map((c) => given.disengage(c.name)));
+  await running;
+});
+
 Deno.test("Hub.register() refuses a second operator of the same name and any operator once running", async () => {
   const t = setup();
   assert.throws(() => t.hub.register(recordingOperator("uuid", UUIDS, [])), /already registered/);

@@ -88,11 +88,11 @@ export interface TokenBucketOptions {
  * Assumptions: the clock never goes backwards by much; a backwards jump only delays tokens.
  */
 export class TokenBucket {
-  readonly qps: number;
-  readonly burst: number;
+  #qps: number;
+  #burst: number;
   readonly #clock: Clock;
   /** Milliseconds between tokens. */
-  readonly #interval: number;
+  #interval: number;
   /**
    * The time at which the bucket would be full again if nothing else were taken (the "theoretical
    * arrival time" of GCRA). A take at `now` is allowed once `now >= tat + interval - burst * interval`.
@@ -100,14 +100,35 @@ export class TokenBucket {
   #tat = -Infinity;
 
   constructor(qps: number, burst: number, options: TokenBucketOptions = {}) {
-    if (!(qps > 0)) throw new RangeError(`cannot create TokenBucket: qps must be positive, got ${qps}`);
-    if (!(burst >= 1) || !Number.isInteger(burst)) {
-      throw new RangeError(`cannot create TokenBucket: burst must be an integer of at least 1, got ${burst}`);
-    }
-    this.qps = qps;
-    this.burst = burst;
+    checkRate(qps, burst, "create TokenBucket");
+    this.#qps = qps;
+    this.#burst = burst;
     this.#clock = options.clock ?? new SystemClock();
     this.#interval = qps === Infinity ? 0 : 1000 / qps;
+  }
+
+  /** Tokens per second. */
+  get qps(): number {
+    return this.#qps;
+  }
+
+  /** Tokens the bucket holds when full. */
+  get burst(): number {
+    return this.#burst;
+  }
+
+  /**
+   * Changes the rate and the burst (the hub scales its reconcile budget with the clusters engaged). Tokens already
+   * taken keep their count and come back at the new rate; a larger burst is available at once.
+   */
+  setRate(qps: number, burst: number): void {
+    checkRate(qps, burst, "change TokenBucket's rate");
+    const now = this.#clock.now();
+    const taken = this.#interval === 0 || this.#tat === -Infinity ? 0 : Math.max(0, this.#tat - now) / this.#interval;
+    this.#qps = qps;
+    this.#burst = burst;
+    this.#interval = qps === Infinity ? 0 : 1000 / qps;
+    this.#tat = taken > 0 ? now + taken * this.#interval : -Infinity;
   }
 
   /** Reserves one token and returns how many milliseconds to wait before using it (0 when available now). */
@@ -149,6 +170,13 @@ export class TokenBucket {
     if (this.#interval === 0) return Infinity;
     const now = this.#clock.now();
     return this.burst - Math.max(0, this.#tat - now) / this.#interval;
+  }
+}
+
+function checkRate(qps: number, burst: number, what: string): void {
+  if (!(qps > 0)) throw new RangeError(`cannot ${what}: qps must be positive, got ${qps}`);
+  if (!(burst >= 1) || !Number.isInteger(burst)) {
+    throw new RangeError(`cannot ${what}: burst must be an integer of at least 1, got ${burst}`);
   }
 }
 

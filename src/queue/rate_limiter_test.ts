@@ -222,3 +222,17 @@ Deno.test("defaultControllerRateLimiter() with a global bucket shares it across 
   firstFailures(l, "prod", 100);
   assert.deepEqual(firstFailures(l, "dev", 2), [100, 200]);
 });
+
+Deno.test("TokenBucket.setRate() keeps the tokens already taken and refills them at the new rate", async () => {
+  const clock = new VirtualClock();
+  const b = new TokenBucket(10, 2, { clock });
+  assert.deepEqual([b.take(), b.take(), b.take()], [0, 0, 100]);
+  // Three taken: of a burst of 5 two are left, then one every 10 ms.
+  b.setRate(100, 5);
+  assert.deepEqual([b.qps, b.burst], [100, 5]);
+  assert.deepEqual([b.take(), b.take(), b.take()], [0, 0, 10]);
+  await clock.advance(60_000);
+  assert.equal(b.available(), 5);
+  assert.deepEqual([b.take(), b.take(), b.take(), b.take(), b.take(), b.take()], [0, 0, 0, 0, 0, 10]);
+  assert.throws(() => b.setRate(0, 1), /cannot change TokenBucket's rate: qps must be positive, got 0/);
+});

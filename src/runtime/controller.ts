@@ -31,7 +31,7 @@ export interface ControllerOptions {
    * or while this replica may not reconcile there (the key is then forgotten).
    */
   target(cluster: string, operator: string): ReconcileTarget | undefined;
-  /** Reconciles running at once across all clusters. Default 16. */
+  /** Reconciles running at once across all clusters, until `setConcurrency` changes it. Default 16. */
   concurrency?: number;
   /** Process-wide reconcile rate budget shared by every cluster. */
   budget?: TokenBucket;
@@ -64,11 +64,35 @@ export class Controller {
   #lastCompletedAt: number;
   /** The signals of the reconciles running now; aborted together when the drain deadline passes. */
   readonly #running = new Set<AbortController>();
+  /** Workers wanted; a worker whose number is at or above it exits before taking its next key. */
+  #concurrency: number;
+  /** The workers alive now by number, each with what retires it (aborts its wait for a key). */
+  readonly #workers = new Map<number, AbortController>();
+  #spawn: ((n: number) => void) | undefined;
 
   constructor(options: ControllerOptions) {
     this.#o = options;
     this.#clock = options.clock ?? new SystemClock();
     this.#lastCompletedAt = this.#clock.now();
+    this.#concurrency = options.concurrency ?? 16;
+  }
+
+  /** Reconciles allowed at once now. */
+  get concurrency(): number {
+    return this.#concurrency;
+  }
+
+  /**
+   * Changes how many reconciles run at once (the hub scales it with the clusters engaged). More workers start at
+   * once; when lowered, the extra workers finish the reconcile they hold, if any, and take no new key.
+   */
+  setConcurrency(n: number): void {
+    if (!(n >= 1) || !Number.isInteger(n)) {
+      throw new RangeError(`cannot set the controller's concurrency: a whole number of at least 1 is needed, got ${n}`);
+    }
+    this.#concurrency = n;
+    for (const [id, retire] of this.#workers) if (id >= n) retire.abort();
+    this.#spawn?.(n);
   }
 
   /** Queues `namespace/name` (or `name`) cache keys of one operator in one cluster. */
@@ -103,18 +127,43 @@ export class Controller {
     };
     if (signal.aborted) onStop();
     else signal.addEventListener("abort", onStop, { once: true });
+    const workers = new Set<Promise<void>>();
+    const spawn = (n: number) => {
+      for (let id = 0; id < n && !signal.aborted; id++) {
+        if (this.#workers.has(id)) continue;
+        const retire = new AbortController();
+        this.#workers.set(id, retire);
+        const w: Promise<void> = this.#worker(id, signal, retire.signal).finally(() => {
+          this.#workers.delete(id);
+          workers.delete(w);
+          // Retired, then wanted again before it noticed: start its successor.
+          if (id < this.#concurrency) spawn(this.#concurrency);
+        });
+        workers.add(w);
+      }
+    };
+    this.#spawn = spawn;
+    const retireAll = () => {
+      for (const retire of this.#workers.values()) retire.abort();
+    };
+    signal.addEventListener("abort", retireAll, { once: true });
     try {
-      await Promise.all(Array.from({ length: this.#o.concurrency ?? 16 }, () => this.#worker(signal)));
+      spawn(this.#concurrency);
+      while (workers.size > 0) await Promise.all(workers);
     } finally {
+      this.#spawn = undefined;
+      signal.removeEventListener("abort", retireAll);
       signal.removeEventListener("abort", onStop);
       drain?.cancel();
     }
   }
 
-  async #worker(signal: AbortSignal): Promise<void> {
+  /** `retire` aborts on shutdown too (it then only ends the wait for a key; `signal` stops the rest). */
+  async #worker(id: number, signal: AbortSignal, retire: AbortSignal): Promise<void> {
     const { queue } = this.#o;
-    while (!signal.aborted) {
-      const key = await queue.get(signal);
+    // Workers numbered at or above the concurrency leave (after the key they hold), so numbers stay below it.
+    while (!signal.aborted && !retire.aborted && id < this.#concurrency) {
+      const key = await queue.get(retire);
       if (key === undefined) return;
       try {
         if (this.#o.budget && !(await this.#o.budget.wait(signal))) return;

@@ -149,3 +149,46 @@ Deno.test("Controller.start() lets an in-flight reconcile finish on shutdown, wi
   assert.equal(finished, true);
   assert.equal(settled, true);
 });
+
+Deno.test("Controller.setConcurrency() starts more workers at once and, lowered, lets the extra ones finish and leave", async () => {
+  const waiting: (() => void)[] = [];
+  let running = 0;
+  let most = 0;
+  const t = setup(() => {
+    most = Math.max(most, ++running);
+    return new Promise<void>((resolve) => waiting.push(() => (running--, resolve())));
+  }, { concurrency: 2, timeoutMs: 1_000_000 });
+  t.controller.enqueue("a", "op", ["ns/1", "ns/2", "ns/3", "ns/4", "ns/5", "ns/6"]);
+  await t.clock.advance(1);
+  assert.equal(running, 2);
+  t.controller.setConcurrency(4);
+  await t.clock.advance(1);
+  assert.equal(running, 4, "two more workers took keys at once");
+  t.controller.setConcurrency(1);
+  for (const finish of waiting.splice(0)) finish();
+  await t.clock.advance(1);
+  assert.equal(running, 1, "only one worker takes a new key once lowered");
+  for (const finish of waiting.splice(0)) finish();
+  await t.clock.advance(1);
+  assert.equal(running, 1);
+  assert.equal(most, 4);
+  assert.throws(() => t.controller.setConcurrency(0), /a whole number of at least 1 is needed, got 0/);
+  for (const finish of waiting.splice(0)) finish();
+  await t.clock.advance(1);
+  assert.equal(t.outcomes.length, 6);
+  // Workers idle in the queue when it is lowered leave too: three wait, two are retired, one key at a time runs.
+  t.controller.setConcurrency(3);
+  await t.clock.advance(1);
+  t.controller.setConcurrency(1);
+  await t.clock.advance(1);
+  t.controller.enqueue("b", "op", ["ns/7", "ns/8", "ns/9"]);
+  await t.clock.advance(1);
+  assert.equal(running, 1);
+  for (let i = 0; i < 3; i++) {
+    for (const finish of waiting.splice(0)) finish();
+    await t.clock.advance(1);
+  }
+  t.stop.abort();
+  await t.done;
+  assert.equal(t.outcomes.length, 9);
+});
