@@ -75,7 +75,11 @@ Deno.test("A kubeconfig file dropped into --cluster-dir is served without a rest
   await Deno.mkdir(clusterDir);
   const hubConfig = await dir.write("hub.yaml", kubeconfigFor("prod", "prod"));
   const rotation = await extraToken("staging", ns.name);
-  const hub = HubProcess.start({ clusters: ["all"], kubeconfigs: [hubConfig], args: ["--cluster-dir", clusterDir] });
+  const hub = HubProcess.start({
+    clusters: ["all"],
+    kubeconfigs: [hubConfig],
+    args: ["--cluster-dir", clusterDir, "--namespace", ns.name],
+  });
   try {
     await hub.waitReady(HANG_GUARD_MS);
     const name = alias("dropped");
@@ -150,7 +154,7 @@ Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace regis
   const hub = HubProcess.start({
     clusters: ["all"],
     kubeconfigs: [hubConfig],
-    args: ["--cluster-secrets", ns.name, "--cluster-dir", `${dir.path}/none`],
+    args: ["--cluster-secrets", ns.name, "--cluster-dir", `${dir.path}/none`, "--namespace", ns.name],
   });
   try {
     await hub.waitReady(HANG_GUARD_MS);
@@ -206,7 +210,7 @@ Deno.test("--clusters naming a context no source defines still exits 2 without -
   const hub = HubProcess.start({
     clusters: ["prod", "ghost"],
     kubeconfigs: [hubConfig],
-    args: ["--cluster-secrets", ns.name],
+    args: ["--cluster-secrets", ns.name, "--namespace", ns.name],
   });
   try {
     const s = await hub.waitStatus((s) => s.clusters.prod?.state === "watching" && s.clusters.ghost, HANG_GUARD_MS);
