@@ -26,7 +26,6 @@ const SERIAL_FILES: Readonly<Record<string, string>> = {
   "tests/hub_e2e_test.ts":
     "counts the apiservers' Uuid writes cluster-wide (apiserver_request_total) and swaps dev's Uuid CRD for the seed one",
   "tests/foundation_test.ts": "swaps dev's Uuid CRD for the seed one (no status subresource) and back",
-  "tests/uuid_stability_test.ts": "counts the apiservers' Uuid writes cluster-wide in prod and staging",
   "tests/kopf_handlers_test.ts": "counts the apiservers' Uuid writes cluster-wide in prod, staging and dev",
   "tests/production/leader_election_test.ts": "counts the apiservers' Uuid writes cluster-wide in prod and staging",
   "tests/production/metrics_test.ts": "counts the apiservers' Uuid writes cluster-wide in prod, staging and dev",
