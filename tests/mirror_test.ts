@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { localEndpoint, waitFor } from "./support/cluster_api.ts";
 import { HubProcess } from "./support/hub_process.ts";
-import { killApiserver, kubectl, kubectlOk, startApiserver, testNamespace } from "./support/mod.ts";
+import { FaultApiserver, kubeconfigText, tempDir } from "./support/fault_cluster.ts";
+import { kubectl, kubectlOk, testNamespace } from "./support/mod.ts";
 import { watchEvents } from "./support/watch_events.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
@@ -81,6 +82,9 @@ async function configMap(context: string, ns: string, name: string): Promise<any
   return r.stdout.trim() ? JSON.parse(r.stdout) : undefined;
 }
 
+/** Reads a ConfigMap of one cluster (by the hub's name for it), or undefined when there is none. */
+type ConfigMapReader = (cluster: string, ns: string, name: string) => Promise<any | undefined>;
+
 async function mirrorStatus(ns: string, name: string): Promise<any> {
   return JSON.parse(await kubectlOk("prod", ["get", "mirror", name, "-n", ns, "-o", "json"])).status ?? {};
 }
@@ -95,10 +99,17 @@ function mirrorManifest(ns: string, name: string, source: string, clusters: stri
 }
 
 /** Waits until every cluster in `targets` holds the copy of `name` with `data`, and the Mirror reads all in sync. */
-async function waitInSync(ns: string, mirror: string, name: string, data: Record<string, string>, targets: string[]) {
+async function waitInSync(
+  ns: string,
+  mirror: string,
+  name: string,
+  data: Record<string, string>,
+  targets: string[],
+  read: ConfigMapReader = configMap,
+) {
   for (const c of targets) {
     await waitFor(async () => {
-      const cm = await configMap(c, ns, name);
+      const cm = await read(c, ns, name);
       return cm && JSON.stringify(cm.data) === JSON.stringify(data) ? cm : undefined;
     }, `${c}: copy of ${name} holds ${JSON.stringify(data)}`);
   }
@@ -249,19 +260,39 @@ Deno.test("A ConfigMap in prod mirrored to staging and dev follows edits, is res
 });
 
 Deno.test("With staging's apiserver killed -9, the Mirror shows staging Unreachable while dev keeps following the source, and staging is caught up once it returns", async () => {
-  const ns = await testNamespace("mirror-down");
-  const hub = HubProcess.start({ clusters: CLUSTERS, args: ["--operators", "mirror", "--home-cluster", "prod"] });
-  let staging = "up";
+  // The hub's "staging" here is a private apiserver (tests/support/fault_cluster.ts: the same binary and flags): the
+  // shared staging's would fail every test file running at the same time while it is down.
+  const ns = await testNamespace("mirror-down", { contexts: ["prod", "dev"] });
+  const dir = await tempDir("mirror-down");
+  const staging = await FaultApiserver.start({ name: "mirror-staging" });
+  await staging.kubectl(["create", "namespace", ns.name]);
+  const local = (c: string) => {
+    const e = localEndpoint(c);
+    return { name: c, server: e.server, caPem: e.caPem, user: { token: e.token } };
+  };
+  const kubeconfig = await dir.write(
+    "kubeconfig.yaml",
+    kubeconfigText([local("prod"), staging.context("staging"), local("dev")]),
+  );
+  const read: ConfigMapReader = async (cluster, namespace, name) => {
+    if (cluster !== "staging") return await configMap(cluster, namespace, name);
+    const out = await staging.kubectl(["get", "configmap", name, "-n", namespace, "-o", "json", "--ignore-not-found"]);
+    return out.trim() ? JSON.parse(out) : undefined;
+  };
+  const hub = HubProcess.start({
+    clusters: CLUSTERS,
+    kubeconfigs: [kubeconfig],
+    args: ["--operators", "mirror", "--home-cluster", "prod"],
+  });
   try {
     await hub.waitReady();
     await kubectlOk("prod", ["create", "configmap", "feed", "-n", ns.name, "--from-literal=v=1"]);
     await kubectlOk("prod", ["apply", "-f", "-"], {
       stdin: mirrorManifest(ns.name, "feed", "feed", ["staging", "dev"]),
     });
-    await waitInSync(ns.name, "feed", "feed", { v: "1" }, ["staging", "dev"]);
+    await waitInSync(ns.name, "feed", "feed", { v: "1" }, ["staging", "dev"], read);
 
-    await killApiserver("staging");
-    staging = "down";
+    await staging.kill();
     await kubectlOk("prod", ["patch", "configmap", "feed", "-n", ns.name, "-p", '{"data":{"v":"2"}}']);
     await waitFor(async () => {
       const cm = await configMap("dev", ns.name, "feed");
@@ -276,16 +307,16 @@ Deno.test("With staging's apiserver killed -9, the Mirror shows staging Unreacha
     assert.equal(down.conditions[0].status, "False");
     assert.ok(down.targets.find((t: any) => t.cluster === "staging").lastError, "the row names the error");
 
-    await startApiserver("staging");
-    staging = "up";
-    await waitInSync(ns.name, "feed", "feed", { v: "2" }, ["staging", "dev"]);
+    await staging.restart();
+    await waitInSync(ns.name, "feed", "feed", { v: "2" }, ["staging", "dev"], read);
   } catch (err) {
     console.error(hub.logs.filter((l) => /"level":"(warn|error)"/.test(l)).slice(-30).join("\n"));
     throw err;
   } finally {
-    if (staging === "down") await startApiserver("staging");
     await kubectl("prod", ["delete", "mirror", "--all", "-n", ns.name, "--timeout=60s"]);
     await hub.stop("SIGTERM");
+    await staging.destroy();
+    await dir.remove();
     await ns.cleanup();
   }
 });

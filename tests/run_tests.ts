@@ -2,8 +2,42 @@
 //
 // Usage: deno task test [deno test args, e.g. --filter "fairness"] [-- files...]
 // Set KEEP_CLUSTERS=1 to leave the clusters running afterwards (faster reruns).
+//
+// Without arguments the suite runs in two groups, each ending with deno's own summary line:
+// 1. the parallel group: every test file but SERIAL_FILES, `deno test --parallel` with DENO_JOBS files at a time
+//    (default DEFAULT_JOBS; set DENO_JOBS to override, DENO_JOBS=1 runs them one by one). Most tests wait on
+//    apiservers, backoffs and hubs, not on the CPU.
+// 2. the serial group: SERIAL_FILES, one file at a time, with nothing else running against the local clusters.
+// The last line adds both up: "X passed, Y failed". With arguments, the one `deno test` run they describe runs as
+// before (one file at a time).
+//
+// Guarantees: a file in the parallel group shares prod, staging, dev and their etcd with other files, so it touches
+// only what it owns there: its own test namespaces (hubs run with --namespace), uniquely named cluster-scoped objects,
+// private apiservers (tests/support/fault_cluster.ts) and free ports. A file that must have the shared clusters to
+// itself is listed in SERIAL_FILES with the reason.
 
 const root = new URL("..", import.meta.url).pathname;
+
+/** Files per `deno test --parallel` batch when DENO_JOBS is not set. */
+const DEFAULT_JOBS = 3;
+
+/** Test files that need the shared local clusters (or their etcd) to themselves, with the reason. */
+const SERIAL_FILES: Readonly<Record<string, string>> = {
+  "tests/hub_e2e_test.ts":
+    "counts the apiservers' Uuid writes cluster-wide (apiserver_request_total) and swaps dev's Uuid CRD for the seed one",
+  "tests/foundation_test.ts": "swaps dev's Uuid CRD for the seed one (no status subresource) and back",
+  "tests/kopf_handlers_test.ts": "counts the apiservers' Uuid writes cluster-wide in prod, staging and dev",
+  "tests/production/leader_election_test.ts": "counts the apiservers' Uuid writes cluster-wide in prod and staging",
+  "tests/production/metrics_test.ts": "counts the apiservers' Uuid writes cluster-wide in prod, staging and dev",
+  "tests/faults/gone_test.ts": "compacts the shared etcd up to now: continue tokens of every cluster expire",
+  "tests/faults/kopf_gone_test.ts": "compacts the shared etcd up to now: continue tokens of every cluster expire",
+  "tests/faults/rbac_test.ts":
+    "its hub serves every namespace of prod: with --namespace the pre-flight reviews it checks would be namespaced",
+  "tests/kube/controller_manager_test.ts":
+    "kills a local controller manager and runs clusters:up, which rewrites the state file and clusters/local.yaml",
+  "tests/production/deploy_test.ts":
+    "runs a hub with every built-in operator on all of dev's namespaces: the cluster-wide requests are what it checks",
+};
 
 async function run(cmd: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
   const child = new Deno.Command(cmd[0], {
@@ -22,6 +56,65 @@ async function run(cmd: string[], env: Record<string, string> = {}): Promise<{ c
   }
   const { code } = await child.status;
   return { code, out };
+}
+
+/** One `deno test` run's counts from its summary line; a run without one (a crash) counts as one failure. */
+interface Tally {
+  passed: number;
+  failed: number;
+  ok: boolean;
+}
+
+async function denoTest(args: string[], env: Record<string, string> = {}): Promise<Tally> {
+  const result = await run([deno, "test", "--allow-all", "--no-check=remote", ...args], env);
+  const m = result.out.match(/(\d+) passed[^|\n]*\| (\d+) failed/);
+  const passed = m ? Number(m[1]) : 0;
+  const failed = m ? Number(m[2]) : 1;
+  return { passed, failed, ok: result.code === 0 && failed === 0 && m !== null };
+}
+
+/** deno test's own rule for a test module's name: `test.ts`, `*_test.ts`, `*.test.ts` (and .tsx/.mts/.js/.mjs/.jsx). */
+const TEST_MODULE = /(^|[_.])test\.(ts|tsx|mts|js|mjs|jsx)$/;
+
+/** Every test module under `dirs` (repository-relative, sorted), as `deno test src/ tests/` finds them. */
+function testModules(dirs: string[]): string[] {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of Deno.readDirSync(`${root}${dir}`)) {
+      const path = `${dir}${entry.name}`;
+      if (entry.isDirectory) walk(`${path}/`);
+      else if (entry.isFile && TEST_MODULE.test(entry.name)) found.push(path);
+    }
+  };
+  for (const dir of dirs) walk(dir);
+  return found.sort();
+}
+
+/** The parallel group, then the serial group (see the file comment). */
+async function runGroups(): Promise<Tally> {
+  const serial = Object.keys(SERIAL_FILES);
+  const all = testModules(["src/", "tests/"]);
+  const missing = serial.filter((f) => !all.includes(f));
+  if (missing.length > 0) {
+    console.error(`deno task test: SERIAL_FILES names files that are not test modules: ${missing.join(", ")}`);
+    return { passed: 0, failed: 1, ok: false };
+  }
+  // The files are named one by one: deno test's --ignore does not take them out of `src/ tests/` reliably.
+  const parallelFiles = all.filter((f) => !serial.includes(f));
+  const jobs = Deno.env.get("DENO_JOBS") ?? String(DEFAULT_JOBS);
+  if (!/^[1-9]\d*$/.test(jobs)) {
+    console.error(`deno task test: invalid DENO_JOBS "${jobs}": expected a whole number of files at a time, e.g. 3`);
+    return { passed: 0, failed: 1, ok: false };
+  }
+  console.log(`\n== parallel group: ${parallelFiles.length} test files, ${jobs} at a time (DENO_JOBS)`);
+  const parallel = await denoTest(["--parallel", ...parallelFiles], { DENO_JOBS: jobs });
+  console.log(`\n== serial group: ${serial.length} files that need the local clusters to themselves, one at a time`);
+  const alone = await denoTest(serial);
+  return {
+    passed: parallel.passed + alone.passed,
+    failed: parallel.failed + alone.failed,
+    ok: parallel.ok && alone.ok,
+  };
 }
 
 const deno = Deno.execPath();
@@ -46,13 +139,9 @@ try {
     console.error("deno task test: the local clusters did not start; see the output above");
     console.log("0 passed, 1 failed");
   } else {
-    const args = Deno.args.length ? Deno.args : ["src/", "tests/"];
-    const result = await run([deno, "test", "--allow-all", "--no-check=remote", ...args]);
-    const m = result.out.match(/(\d+) passed[^|\n]*\| (\d+) failed/);
-    const passed = m ? Number(m[1]) : 0;
-    const failed = m ? Number(m[2]) : 1;
-    console.log(`\n${passed} passed, ${failed} failed`);
-    exit = result.code === 0 && failed === 0 && passed > 0 ? 0 : 1;
+    const tally = Deno.args.length ? await denoTest(Deno.args) : await runGroups();
+    console.log(`\n${tally.passed} passed, ${tally.failed} failed`);
+    exit = tally.ok && tally.passed > 0 ? 0 : 1;
   }
 } finally {
   stopping = true;

@@ -41,7 +41,7 @@ Deno.test("The example Greeting operator reconciles in prod, staging and dev bes
   await Promise.all(CLUSTERS.map(installCrd));
   const ns = await testNamespace("sdk-example");
   const apis = CLUSTERS.map((c) => localApi(c));
-  let hub = HubProcess.start({ clusters: CLUSTERS, entry: ENTRY });
+  let hub = HubProcess.start({ clusters: CLUSTERS, entry: ENTRY, args: ["--namespace", ns.name] });
   try {
     await hub.waitReady();
     const status = (await hub.get("/status")).body;
@@ -92,7 +92,7 @@ Deno.test("The example Greeting operator reconciles in prod, staging and dev bes
 
     // A new hub while dev still lacks the CRD: dev never completes the greeting list, so it is not ready.
     await hub.stop("SIGTERM");
-    hub = HubProcess.start({ clusters: CLUSTERS, entry: ENTRY });
+    hub = HubProcess.start({ clusters: CLUSTERS, entry: ENTRY, args: ["--namespace", ns.name] });
     await hub.waitStatus((s) => operatorState(s, "dev", "greeting") === "missing-crd", 60_000, "missing-crd at start");
     await hub.waitStatus(
       (s) => ["prod", "staging"].every((c) => s.clusters[c].state === "watching"),

@@ -1,11 +1,14 @@
 // End-to-end: a UUID, once written, never changes: across restarts, SIGKILL mid-burst and two hubs at once.
+//
+// Every test here counts the Uuid writes an apiserver saw (apiserver_request_total, cluster-wide), so each runs on
+// private kube-apiservers of its own (tests/support/fault_cluster.ts: the same binary and flags as the local clusters,
+// on their etcd): no other test file running at the same time can write there.
 
 import assert from "node:assert/strict";
 import { HubProcess } from "./support/hub_process.ts";
-import { testNamespace } from "./support/mod.ts";
+import { FaultApiserver } from "./support/fault_cluster.ts";
 import {
   type ClusterApi,
-  localApi,
   names,
   UUID_V4,
   type UuidObserver,
@@ -13,10 +16,29 @@ import {
   waitFor,
 } from "./support/cluster_api.ts";
 
+/** A private apiserver named `name`, with a namespace `ns` in it, and an admin client; `destroy` removes them all. */
+async function privateCluster(name: string, ns: string): Promise<{ f: FaultApiserver; api: ClusterApi }> {
+  const f = await FaultApiserver.start({ name });
+  const api = f.api();
+  try {
+    await api.createNamespace(ns);
+  } catch (err) {
+    api.close();
+    await f.destroy();
+    throw err;
+  }
+  return { f, api };
+}
+
+/** Starts the hub on private apiservers `fs`, through their admin kubeconfigs. */
+function hubOn(fs: FaultApiserver[]): HubProcess {
+  return HubProcess.start({ clusters: fs.map((f) => f.name), kubeconfigs: fs.map((f) => f.adminKubeconfig) });
+}
+
 const waitAllAssigned = (api: ClusterApi, namespace: string, count: number, timeoutMs = 120_000) =>
   waitAllAssignedIn(api, namespace, count, timeoutMs);
 
-/** The hub under test on prod, one fresh namespace, and an independent watch of every UUID it shows. */
+/** The hub under test on a private "prod", one fresh namespace, and an independent watch of every UUID it shows. */
 interface OnProd {
   ns: string;
   api: ClusterApi;
@@ -27,26 +49,25 @@ interface OnProd {
   restart(): HubProcess;
 }
 
-/** Runs `fn` with a hub on prod and tears everything down afterwards, whatever happened. */
+/** Runs `fn` with a hub on a private "prod" and tears everything down afterwards, whatever happened. */
 async function onProd(kind: string, fn: (t: OnProd) => Promise<void>): Promise<void> {
-  const ns = await testNamespace(kind);
-  const api = localApi("prod");
-  const history = api.observe(ns.name);
-  let hub = HubProcess.start({ clusters: ["prod"] });
+  const ns = kind;
+  const { f, api } = await privateCluster(`${kind}-prod`, ns);
+  const history = api.observe(ns);
+  let hub = hubOn([f]);
   try {
     await fn({
-      ns: ns.name,
+      ns,
       api,
       history,
       hub: () => hub,
-      restart: () => (hub = HubProcess.start({ clusters: ["prod"] })),
+      restart: () => (hub = hubOn([f])),
     });
   } finally {
     await hub.kill();
     await history.stop();
-    await api.deleteAllUuids(ns.name);
     api.close();
-    await ns.cleanup();
+    await f.destroy();
   }
 }
 
@@ -106,17 +127,28 @@ function seriesSum(text: string, name: string, labels: Record<string, string>): 
 }
 
 Deno.test("Two hubs on the same clusters at once write each UUID once and never overwrite one", async () => {
-  const ns = await testNamespace("twohubs");
-  const clusters = ["prod", "staging"];
-  const apis = clusters.map((c) => localApi(c));
-  const histories = apis.map((a) => a.observe(ns.name));
-  const hubs = [HubProcess.start({ clusters }), HubProcess.start({ clusters })];
+  const ns = "twohubs";
+  const started = await Promise.allSettled(["twohubs-prod", "twohubs-staging"].map((c) => privateCluster(c, ns)));
+  const privates = started.flatMap((r) => r.status === "fulfilled" ? [r.value] : []);
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) {
+    for (const p of privates) {
+      p.api.close();
+      await p.f.destroy();
+    }
+    throw failed.reason;
+  }
+  const fs = privates.map((p) => p.f);
+  const clusters = fs.map((f) => f.name);
+  const apis = privates.map((p) => p.api);
+  const histories = apis.map((a) => a.observe(ns));
+  const hubs = [hubOn(fs), hubOn(fs)];
   try {
     await Promise.all(hubs.map((h) => h.waitReady()));
     const okBefore = await Promise.all(apis.map((a) => a.uuidWrites(true)));
     const allBefore = await Promise.all(apis.map((a) => a.uuidWrites()));
-    await Promise.all(apis.map((a) => a.createUuids(ns.name, names("t", 100))));
-    await Promise.all(apis.map((a) => waitAllAssigned(a, ns.name, 100)));
+    await Promise.all(apis.map((a) => a.createUuids(ns, names("t", 100))));
+    await Promise.all(apis.map((a) => waitAllAssigned(a, ns, 100)));
     await new Promise((r) => setTimeout(r, 1500));
     for (const [i, h] of histories.entries()) assert.deepEqual(h.changed(), [], clusters[i]);
     const okAfter = await Promise.all(apis.map((a) => a.uuidWrites(true)));
@@ -143,9 +175,8 @@ Deno.test("Two hubs on the same clusters at once write each UUID once and never 
   } finally {
     await Promise.all(hubs.map((h) => h.kill()));
     await Promise.all(histories.map((h) => h.stop()));
-    await Promise.all(apis.map((a) => a.deleteAllUuids(ns.name)));
     apis.forEach((a) => a.close());
-    await ns.cleanup();
+    await Promise.all(fs.map((f) => f.destroy()));
   }
 });
 

@@ -10,7 +10,7 @@ Deno.test("A cluster without the Uuid CRD, at start or deleted at runtime, shows
   await using s = await faultScenario("nocrd", { apiserver: { installCrds: false } });
   const { f, api, ns } = s;
   const kubeconfig = await s.kubeconfig([f.context("nocrd")]);
-  const hub = s.startHub(["prod", "nocrd"], { extraKubeconfigs: [kubeconfig], label: "crd-missing" });
+  const hub = s.startHub(["prod", "nocrd"], { extraKubeconfigs: [kubeconfig], namespaces: [ns], label: "crd-missing" });
 
   const first = await waitStatus(hub, "missing-crd", (x) => x.clusters.nocrd.state === "missing-crd", 20_000);
   const firstAt = performance.now();

@@ -64,6 +64,7 @@ Deno.test("No credential appears in the hub's log, /status or /metrics, at debug
   ];
   const hub = startHub(["prod", ...contexts], {
     extraKubeconfigs: [kubeconfig],
+    namespaces: ["sec-ns"],
     args: ["--log-level", "debug", "--request-timeout", "3"],
   });
   const secrets = [
@@ -106,7 +107,7 @@ Deno.test("No credential appears in the hub's log, /status or /metrics, at debug
 
 Deno.test("The health server listens only on the --liveness address and answers nothing but GET and HEAD", async () => {
   await using cleanup = new Cleanup();
-  const hub = startHub(["prod"]);
+  const hub = startHub(["prod"], { namespaces: ["security-health-ns"] });
   cleanup.defer(() => finishHub(hub, "security-health-server"));
   await hub.waitReady(60_000);
   // 127.0.0.2 is loopback too, but not the address --liveness named.

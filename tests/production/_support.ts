@@ -5,7 +5,7 @@
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import YAML from "yaml";
 import { localEndpoint } from "../support/cluster_api.ts";
-import { apiserverCa, apiserverUrl, kubectl, kubectlOk } from "../support/mod.ts";
+import { apiserverCa, apiserverUrl, kubectl, KubectlError, kubectlOk } from "../support/mod.ts";
 import { watchEvents } from "../support/watch_events.ts";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
@@ -66,10 +66,20 @@ export function readYamlDocs(path: string): any[] {
 
 const RBAC_KINDS = new Set(["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]);
 
-/** Applies deploy/'s RBAC objects (and its Namespace) to a cluster for real; idempotent. The CRD is left alone. */
+/**
+ * Applies deploy/'s RBAC objects (and its Namespace) to a cluster for real; idempotent. The CRD is left alone.
+ *
+ * Test files running at the same time apply the same objects: when another one created an object between kubectl's
+ * read and its create (AlreadyExists), the apply is run once more, now as an update of what exists.
+ */
 export async function applyDeployRbac(context: string): Promise<string> {
   const docs = (await kustomize("deploy")).filter((d) => RBAC_KINDS.has(d.kind));
-  return await kubectlOk(context, ["apply", "-f", "-"], { stdin: docs.map((d) => YAML.stringify(d)).join("---\n") });
+  const args = ["apply", "-f", "-"];
+  const stdin = docs.map((d) => YAML.stringify(d)).join("---\n");
+  const first = await kubectl(context, args, { stdin });
+  if (first.code === 0) return first.stdout;
+  if (!/AlreadyExists|already exists/.test(first.stderr)) throw new KubectlError(context, args, first);
+  return await kubectlOk(context, args, { stdin });
 }
 
 /** The ClusterRole's rules from deploy/. */

@@ -16,6 +16,12 @@ import {
   waitProbe,
 } from "./_protected_support.ts";
 
+/**
+ * The namespace the hubs without a test namespace watch in prod: one no test creates, so that they never write to
+ * objects of test files running at the same time.
+ */
+const IDLE_NAMESPACE = "protected-port-idle";
+
 Deno.test("The protected port answers 401 without a valid token, 403 to a ServiceAccount without the right, 200 to one bound to get /metrics and /status and to the local admin token, over HTTPS from files; the probes name only states, even with a cluster down and one forbidden", async () => {
   const ns = await testNamespace("protected", { contexts: ["prod"] });
   const dir = await tempDir("protected");
@@ -169,8 +175,8 @@ Deno.test("The protected port answers 401 without a valid token, 403 to a Servic
 });
 
 Deno.test("Without certificate files the protected port serves a self-signed certificate, and --metrics-secure=false serves the same checks over plain HTTP", async () => {
-  const selfSigned = startProtectedHub({ clusters: ["prod"] });
-  const plain = startProtectedHub({ clusters: ["prod"], secure: false });
+  const selfSigned = startProtectedHub({ clusters: ["prod"], args: ["--namespace", IDLE_NAMESPACE] });
+  const plain = startProtectedHub({ clusters: ["prod"], secure: false, args: ["--namespace", IDLE_NAMESPACE] });
   const admin = adminToken("prod");
   try {
     for (const h of [selfSigned, plain]) await waitProbe(h.hub, (s) => s === 200, "ready");
@@ -203,7 +209,12 @@ Deno.test("Under exactly the compile task's permissions the protected port start
     [MOUNT_DIR]: `${dir.path}/clusters`,
     [SERVICE_ACCOUNT_DIR]: `${dir.path}/sa`,
   });
-  const { hub, url } = startProtectedHub({ clusters: ["prod"], kubeconfigs: [kubeconfig], permissions });
+  const { hub, url } = startProtectedHub({
+    clusters: ["prod"],
+    kubeconfigs: [kubeconfig],
+    permissions,
+    args: ["--namespace", IDLE_NAMESPACE],
+  });
   try {
     await waitProbe(hub, (s) => s === 200, "ready");
     assert.equal(await servedCommonName("127.0.0.1", Number(new URL(url).port)), "operator-hub");

@@ -60,7 +60,7 @@ Deno.test("cluster:add twice registers a fresh cluster through a Secret in the h
   const hub = HubProcess.start({
     clusters: ["all"],
     kubeconfigs: [hubConfig],
-    args: ["--cluster-secrets", ns.name, "--cluster-dir", `${dir.path}/none`],
+    args: ["--cluster-secrets", ns.name, "--cluster-dir", `${dir.path}/none`, "--namespace", "default"],
   });
   const cli = [
     "--kubeconfig",

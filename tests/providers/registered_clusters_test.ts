@@ -75,7 +75,11 @@ Deno.test("A kubeconfig file dropped into --cluster-dir is served without a rest
   await Deno.mkdir(clusterDir);
   const hubConfig = await dir.write("hub.yaml", kubeconfigFor("prod", "prod"));
   const rotation = await extraToken("staging", ns.name);
-  const hub = HubProcess.start({ clusters: ["all"], kubeconfigs: [hubConfig], args: ["--cluster-dir", clusterDir] });
+  const hub = HubProcess.start({
+    clusters: ["all"],
+    kubeconfigs: [hubConfig],
+    args: ["--cluster-dir", clusterDir, "--namespace", ns.name],
+  });
   try {
     await hub.waitReady(HANG_GUARD_MS);
     const name = alias("dropped");
@@ -152,7 +156,7 @@ Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace regis
   const hub = HubProcess.start({
     clusters: ["all"],
     kubeconfigs: [hubConfig],
-    args: ["--cluster-secrets", ns.name, "--cluster-dir", clusterDir],
+    args: ["--cluster-secrets", ns.name, "--cluster-dir", clusterDir, "--namespace", ns.name],
   });
   try {
     await hub.waitReady(HANG_GUARD_MS);
@@ -255,7 +259,7 @@ Deno.test("--clusters naming a context no source defines still exits 2 without -
   const hub = HubProcess.start({
     clusters: ["prod", "ghost"],
     kubeconfigs: [await dir.write("restricted.yaml", kubeconfigFor("prod", "prod", token))],
-    args: ["--cluster-secrets", ns.name],
+    args: ["--cluster-secrets", ns.name, "--namespace", ns.name],
   });
   try {
     const s = await hub.waitStatus(
