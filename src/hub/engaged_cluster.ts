@@ -23,6 +23,7 @@ import {
   type EventSink,
   KubeResourceClient,
   type Operator,
+  ownsResourceIn,
   permissionsFor,
   type ReconcileTarget,
   type Request,
@@ -83,7 +84,11 @@ interface Preflight {
 /** One operator in this cluster. */
 interface Slot {
   readonly operator: Operator;
+  /** False where the operator's `resourceClusters` refuses this cluster: only its `uses` and `watches` run here. */
+  readonly owns: boolean;
   readonly informer: Informer;
+  /** The watches of its other watched resources here (see WatchedResource). */
+  readonly others: Watcher[];
   readonly info: ResourceInfo;
   readonly target: ReconcileTarget;
   preflight: Preflight | null;
@@ -100,7 +105,10 @@ interface Slot {
  * - failures never escape: they become the state of the operator they concern (a missing CRD, a
  *   missing permission) and are retried with backoff, so one operator's trouble never stops another,
  *   and one bad cluster never affects another;
- * - operators of the same resource and projection share one watch and one cache.
+ * - operators of the same resource and projection share one watch and one cache;
+ * - an operator whose `resourceClusters` refuses this cluster has no discovery, pre-flight or watch of its own
+ *   resource here (so a cluster without its CRD is not `missing-crd` for its sake): its `uses` and `watches` are
+ *   checked, its `watches` run, and its health here is theirs.
  */
 export class EngagedCluster {
   readonly name: string;
@@ -194,15 +202,17 @@ export class EngagedCluster {
 
   #slot(op: Operator): Slot {
     const project = op.project ?? trimObject;
+    const owns = ownsResourceIn(op, this.name);
     // Operators of one resource share its watch and cache when they keep the same fields of each object.
     let key = `${op.resource.group}/${op.resource.version}/${op.resource.plural}`;
-    let informer = this.#informers.get(key);
+    let informer = owns ? this.#informers.get(key) : undefined;
     if (informer && informer.store.projection !== project) {
       key = `${key}#${op.name}`;
       informer = undefined;
     }
     informer ??= { store: new Store(project), watchers: [], listeners: new Set() };
-    this.#informers.set(key, informer);
+    // Where the operator does not own its resource, its cache stays empty and unshared: nothing watches it.
+    if (owns) this.#informers.set(key, informer);
     const info: ResourceInfo = { statusSubresource: true };
     const events = this.#events(op.resource);
     const client = new KubeResourceClient({
@@ -231,7 +241,9 @@ export class EngagedCluster {
       : (keys: string[]) => this.#o.onChange(this.name, op.name, keys);
     return {
       operator: op,
+      owns,
       informer,
+      others: [],
       info,
       preflight: { state: "registering", error: null, missing: [], attempts: 0 },
       changed,
@@ -256,6 +268,12 @@ export class EngagedCluster {
   /** One operator: pre-flight until it passes, then join (or start) its resource's watch. */
   async #run(slot: Slot, signal: AbortSignal): Promise<void> {
     if (!(await this.#preflight(slot, signal))) return;
+    this.#engaged(slot);
+    if (!slot.owns) {
+      slot.preflight = null;
+      this.#watchOthers(slot, signal);
+      return;
+    }
     const informer = slot.informer;
     informer.listeners.add(slot.changed);
     slot.preflight = null;
@@ -288,6 +306,29 @@ export class EngagedCluster {
     this.#watchOthers(slot, signal);
   }
 
+  /** The operator's objects that act on this cluster (its `onEngage`), queued in their clusters. */
+  #engaged(slot: Slot): void {
+    const op = slot.operator;
+    if (!op.onEngage) return;
+    let requests: Request[] = [];
+    try {
+      requests = op.onEngage(this.name, (cluster) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? []);
+    } catch (err) {
+      this.#log.error("onEngage failed", { operator: op.name, error: err });
+    }
+    this.#queueRequests(op.name, requests);
+  }
+
+  #queueRequests(operator: string, requests: readonly Request[]): void {
+    const byCluster = new Map<string, Set<string>>();
+    for (const r of requests) {
+      let set = byCluster.get(r.cluster);
+      if (!set) byCluster.set(r.cluster, set = new Set());
+      set.add(r.namespace ? `${r.namespace}/${r.name}` : r.name);
+    }
+    for (const [cluster, set] of byCluster) this.#o.onChange(cluster, operator, [...set]);
+  }
+
   /** The operator's other watched resources: each change is mapped to its own objects, queued in their cluster. */
   #watchOthers(slot: Slot, signal: AbortSignal): void {
     const op = slot.operator;
@@ -297,7 +338,7 @@ export class EngagedCluster {
       const last = new Map<string, Request[]>();
       const cached = (cluster: string) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? [];
       const onChange = (keys: string[]) => {
-        const byCluster = new Map<string, Set<string>>();
+        const requests: Request[] = [];
         for (const key of keys) {
           const obj = store.get(key);
           const before = last.get(key) ?? [];
@@ -309,13 +350,9 @@ export class EngagedCluster {
           }
           if (now.length) last.set(key, now);
           else last.delete(key);
-          for (const r of [...before, ...now]) {
-            let set = byCluster.get(r.cluster);
-            if (!set) byCluster.set(r.cluster, set = new Set());
-            set.add(r.namespace ? `${r.namespace}/${r.name}` : r.name);
-          }
+          requests.push(...before, ...now);
         }
-        for (const [cluster, set] of byCluster) this.#o.onChange(cluster, op.name, [...set]);
+        this.#queueRequests(op.name, requests);
       };
       const { group, version, plural } = w.type;
       const query = w.labelSelector ? `?labelSelector=${encodeURIComponent(w.labelSelector)}` : "";
@@ -332,6 +369,7 @@ export class EngagedCluster {
           idleTimeoutMs: this.#o.idleTimeoutMs,
           pageSize: this.#o.pageSize,
         });
+        slot.others.push(watcher);
         this.#otherRuns.push(watcher.start(signal));
       }
     }
@@ -348,9 +386,13 @@ export class EngagedCluster {
       if (p.state === "registering") p.state = "connecting"; // registered until the first attempt
 
       try {
-        Object.assign(slot.info, await discoverResource(this.#api, this.name, op.resource, signal));
+        if (slot.owns) Object.assign(slot.info, await discoverResource(this.#api, this.name, op.resource, signal));
         const checks = [
-          ...permissionsFor(op, { statusSubresource: slot.info.statusSubresource, namespaces: this.#o.namespaces }),
+          ...permissionsFor(op, {
+            statusSubresource: slot.info.statusSubresource,
+            namespaces: this.#o.namespaces,
+            cluster: this.name,
+          }),
           ...(this.#o.extraPermissions ?? []),
         ];
         const missing = await missingPermissions(this.#client, checks, signal);
@@ -402,11 +444,16 @@ export class EngagedCluster {
         continue;
       }
       let snaps = snapshots.get(slot.informer);
-      if (!snaps) snapshots.set(slot.informer, snaps = slot.informer.watchers.map((w) => w.snapshot()));
+      if (!snaps) {
+        // Where the operator does not own its resource, its health is that of its other watches (or, with
+        // none here, of its passed pre-flight).
+        const watchers = slot.owns ? slot.informer.watchers : slot.others;
+        snapshots.set(slot.informer, snaps = watchers.map((w) => w.snapshot()));
+      }
       const worst = snaps.find((s) => s.phase !== "watching") ?? snaps[0];
       operators[name] = {
-        state: worst?.phase ?? "connecting",
-        synced: snaps.length > 0 && snaps.every((s) => s.synced),
+        state: worst?.phase ?? (slot.owns ? "connecting" : "watching"),
+        synced: slot.owns ? snaps.length > 0 && snaps.every((s) => s.synced) : snaps.every((s) => s.synced),
         objects: store.size,
         queue: queueDepth(name),
         lastError: snaps.map((s) => s.lastError).find((e) => e) ?? null,
