@@ -310,13 +310,13 @@ export class EngagedCluster {
   #engaged(slot: Slot): void {
     const op = slot.operator;
     if (!op.onEngage) return;
-    let requests: Request[] = [];
     try {
-      requests = op.onEngage(this.name, (cluster) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? []);
+      const requests = op.onEngage(this.name, (cluster) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? []);
+      this.#queueRequests(op.name, requests);
     } catch (err) {
+      // An operator's mistake costs only the early requeue, never the cluster's watches.
       this.#log.error("onEngage failed", { operator: op.name, error: err });
     }
-    this.#queueRequests(op.name, requests);
   }
 
   #queueRequests(operator: string, requests: readonly Request[]): void {
