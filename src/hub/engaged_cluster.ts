@@ -297,7 +297,7 @@ export class EngagedCluster {
         store: informer.store,
         onChange: fanOut,
         clock: this.#clock,
-        logger: this.#log,
+        logger: this.#log.child({ resource: plural }),
         idleTimeoutMs: this.#o.idleTimeoutMs,
         pageSize: this.#o.pageSize,
       })
@@ -365,7 +365,8 @@ export class EngagedCluster {
           store,
           onChange,
           clock: this.#clock,
-          logger: this.#log,
+          // Named, so the lines of one watch's retries are told from another's (e.g. an operator's watched resources).
+          logger: this.#log.child({ resource: plural }),
           idleTimeoutMs: this.#o.idleTimeoutMs,
           pageSize: this.#o.pageSize,
         });
