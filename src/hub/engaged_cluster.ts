@@ -396,7 +396,13 @@ export class EngagedCluster {
           }),
           ...(this.#o.extraPermissions ?? []),
         ];
-        const missing = await missingPermissions(this.#client, checks, signal);
+        // Where discovery ran first, it told whether the server answers; elsewhere one check alone does, so a server
+        // that does not answer (down, black-holed) costs one connection per attempt, not one per check.
+        const first = slot.owns ? [] : await missingPermissions(this.#client, checks.slice(0, 1), signal);
+        const missing = [
+          ...first,
+          ...await missingPermissions(this.#client, slot.owns ? checks : checks.slice(1), signal),
+        ];
         if (missing.length === 0) return true;
         p.state = "forbidden";
         p.missing = missing.map(describePermission);

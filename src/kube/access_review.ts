@@ -19,7 +19,7 @@ const SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
 /**
  * Returns the checks the client's credentials are NOT allowed, in the order given.
  *
- * Guarantees: one SelfSubjectAccessReview per check, the first alone and then the rest concurrently; an API or transport
+ * Guarantees: one SelfSubjectAccessReview per check, sent concurrently; an API or transport
  * failure rejects (it is not reported as "missing"), so a caller can tell "forbidden" from
  * "could not ask". Needs no RBAC itself: every authenticated user may create SSARs.
  */
@@ -28,7 +28,7 @@ export async function missingPermissions<C extends PermissionCheck>(
   checks: readonly C[],
   signal?: AbortSignal,
 ): Promise<C[]> {
-  const ask = async (check: C): Promise<boolean> => {
+  const allowed = await Promise.all(checks.map(async (check) => {
     const review = await client.request<{ status?: { allowed?: boolean } }>("POST", SSAR_PATH, {
       body: {
         apiVersion: "authorization.k8s.io/v1",
@@ -46,13 +46,7 @@ export async function missingPermissions<C extends PermissionCheck>(
       signal,
     });
     return review?.status?.allowed === true;
-  };
-  // The first check alone: a server that does not answer (down, black-holed) costs one connection per attempt, not one
-  // per check; once it answered, the rest go in parallel.
-  if (checks.length === 0) return [];
-  const first = await ask(checks[0]);
-  const rest = await Promise.all(checks.slice(1).map(ask));
-  const allowed = [first, ...rest];
+  }));
   return checks.filter((_, i) => !allowed[i]);
 }
 
