@@ -33,6 +33,7 @@ export {
   type HandlerContext,
   type HandlerFn,
   type HandlerOutcome,
+  type Handlers,
   type HandlersDefinition,
   type HandlerSpec,
   type HandlerState,
@@ -65,9 +66,11 @@ export {
   type TimerSpec,
   trimObject,
   type Verb,
+  type WatchedResource,
 } from "./src/sdk/mod.ts";
 export {
   type ClusterHealth,
+  type ClusterRegistration,
   DEFAULT_LIMITS,
   Hub,
   type HubHealth,
@@ -77,6 +80,8 @@ export {
   type HubStatus,
   type LeaderElectionSnapshot,
   type OperatorHealth,
+  type ProviderHealth,
+  type RegistrationProblem,
 } from "./src/hub/mod.ts";
 export {
   ALL_CONTEXTS,

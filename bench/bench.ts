@@ -16,6 +16,8 @@
 //   then the hub started; seconds from process start to all Ok, CPU per object net of an empty start, writes
 //   per object, peak RSS; against the ceiling draining the same backlog. On both CRD shapes.
 // - kubectl: the throughput phase with objects created exactly as `kubectl apply` creates them; on both shapes.
+// - mirror (bench/_mirror.ts): the Mirror operator, home = the first cluster, targets = the next two: source change →
+//   both copies p50/p99 with 1 Mirror and with 500, writes per change per target, a 100-change storm on one source.
 // - peer: the kube-rs peer (bench/peers/kube_rs, built with cargo on first use) runs beside the hub in the
 //   backlog, kubectl and idle phases, alternating with it in the same run; the hub-over-peer ratios.
 // The ceiling is measured at several concurrency levels (--ceiling-concurrency); the best one wins.
@@ -51,6 +53,7 @@ import {
 import { percentile, round, summarize } from "./_stats.ts";
 import { lineChart } from "./_svg.ts";
 import { figure, type FigureInfo, json, markdown, type Row, shapeOf } from "./_report.ts";
+import { mirrorPhase } from "./_mirror.ts";
 import { backlogPhase, type Comparison, comparisonTable, kubectlPhase, type PhaseContext } from "./_user_phases.ts";
 import { clustersPhase } from "./_clusters_phase.ts";
 import { bestCeiling, type Disturbance, type RunKind, steadyRun, type ThroughputRun } from "./_throughput.ts";
@@ -809,6 +812,7 @@ async function main(): Promise<void> {
     if (cfg.phases.has("kubectl")) await kubectlPhase(ctx);
     await flush();
     if (cfg.phases.has("clusters")) await clustersPhase(ctx);
+    if (cfg.phases.has("mirror")) await mirrorPhase(ctx);
   } finally {
     cl.forEach((c) => c.close());
   }

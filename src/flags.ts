@@ -140,7 +140,7 @@ export function helpText(): string {
     `  --${flag.padEnd(22)} ${f.help} (default ${DEFAULT_TEXT[f.key] ?? d[f.key] / f.scale})`
   );
   return [
-    "operator-hub: runs Kubernetes operators (built in: the Uuid operator) across many clusters from one process.",
+    "operator-hub: runs Kubernetes operators (built in: Uuid and Mirror) across many clusters from one process.",
     "",
     "Usage: deno task run --clusters prod,staging [flags] [OPERATOR_FILE.ts ...]",
     "",
@@ -167,7 +167,7 @@ export function helpText(): string {
     `  --operators a,b            built-in operators to run: ${
       Object.keys(BUILT_IN_OPERATORS).join(", ")
     }; \`none\` = none`,
-    "                             (default: uuid; the mirror operator is opt-in)",
+    "                             (default: all of them; Mirrors live in the home cluster only)",
     "  --http2                    offer HTTP/2 to the API servers (default: HTTP/1.1 keep-alive,",
     "                             about a third less CPU per request here; see README)",
     "  --mirror-orphan-on-unreachable-after SECONDS",

@@ -110,7 +110,11 @@ export async function main(argv: string[], options: { operators?: readonly Opera
     throw err;
   }
 
-  const builtIns = flags.operators ?? DEFAULT_OPERATORS;
+  // Mirrors live in the home cluster: without one (nothing selected is registered yet), the default leaves it out.
+  const builtIns = flags.operators ?? DEFAULT_OPERATORS.filter((name) => name !== "mirror" || home);
+  if (!flags.operators && !home) {
+    logger.info("the mirror operator does not run: no home cluster yet (pass --home-cluster or select a cluster)");
+  }
   let hub: Hub;
   try {
     hub = new Hub({

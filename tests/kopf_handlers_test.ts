@@ -24,7 +24,7 @@ Deno.test("An operator file on the command line runs beside the built-in operato
     await beside.waitReady();
     const status = (await beside.get("/status")).body;
     for (const c of CLUSTERS) {
-      assert.deepEqual(Object.keys(status.clusters[c].operators).sort(), ["uuid", "uuid-kopf"], c);
+      assert.deepEqual(Object.keys(status.clusters[c].operators).sort(), ["mirror", "uuid", "uuid-kopf"], c);
     }
   } finally {
     await beside.stop("SIGTERM");

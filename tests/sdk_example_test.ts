@@ -46,7 +46,7 @@ Deno.test("The example Greeting operator reconciles in prod, staging and dev bes
     await hub.waitReady();
     const status = (await hub.get("/status")).body;
     for (const c of CLUSTERS) {
-      assert.deepEqual(Object.keys(status.clusters[c].operators).sort(), ["greeting", "uuid"], c);
+      assert.deepEqual(Object.keys(status.clusters[c].operators).sort(), ["greeting", "mirror", "uuid"], c);
     }
     for (const c of CLUSTERS) await kubectlOk(c, ["apply", "-f", "-"], { stdin: manifests(ns.name) });
     for (const c of CLUSTERS) {

@@ -24,7 +24,11 @@ export interface Preflight {
 /** One operator in this cluster. */
 export interface Slot {
   readonly operator: Operator;
+  /** False where the operator's `resourceClusters` refuses this cluster: only its `uses` and `watches` run here. */
+  readonly owns: boolean;
   readonly informer: Informer;
+  /** The watches of its other watched resources here (see WatchedResource). */
+  readonly others: Watcher[];
   readonly info: ResourceInfo;
   readonly target: ReconcileTarget;
   preflight: Preflight | null;
@@ -62,11 +66,16 @@ export function slotsHealth(slots: ReadonlyMap<string, Slot>, inputs: HealthInpu
       continue;
     }
     let snaps = snapshots.get(slot.informer);
-    if (!snaps) snapshots.set(slot.informer, snaps = slot.informer.watchers.map((w) => w.snapshot()));
+    if (!snaps) {
+      // Where the operator does not own its resource, its health is that of its other watches (or, with none
+      // here, of its passed pre-flight).
+      const watchers = slot.owns ? slot.informer.watchers : slot.others;
+      snapshots.set(slot.informer, snaps = watchers.map((w) => w.snapshot()));
+    }
     const worst = snaps.find((s) => s.phase !== "watching") ?? snaps[0];
     operators[name] = {
-      state: worst?.phase ?? "connecting",
-      synced: snaps.length > 0 && snaps.every((s) => s.synced),
+      state: worst?.phase ?? (slot.owns ? "connecting" : "watching"),
+      synced: slot.owns ? snaps.length > 0 && snaps.every((s) => s.synced) : snaps.every((s) => s.synced),
       objects: store.size,
       queue: queueDepth(name),
       lastError: snaps.map((s) => s.lastError).find((e) => e) ?? null,

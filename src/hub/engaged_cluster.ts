@@ -25,6 +25,7 @@ import {
   KubeResourceClient,
   objectMeta,
   type Operator,
+  ownsResourceIn,
   permissionsFor,
   type ReconcileTarget,
   type Request,
@@ -81,7 +82,10 @@ export interface EngagedClusterOptions {
  * - failures never escape: they become the state of the operator they concern (a missing CRD, a
  *   missing permission) and are retried with backoff, so one operator's trouble never stops another,
  *   and one bad cluster never affects another;
- * - operators of the same resource and projection share one watch and one cache.
+ * - operators of the same resource and projection share one watch and one cache;
+ * - an operator whose `resourceClusters` refuses this cluster has no discovery, pre-flight or watch of its own
+ *   resource here (so a cluster without its CRD is not `missing-crd` for its sake): its `uses` and `watches` are
+ *   checked, its `watches` run, and its health here is theirs.
  */
 export class EngagedCluster {
   readonly name: string;
@@ -181,15 +185,17 @@ export class EngagedCluster {
 
   #slot(op: Operator): Slot {
     const project = op.project ?? trimObject;
+    const owns = ownsResourceIn(op, this.name);
     // Operators of one resource share its watch and cache when they keep the same fields of each object.
     let key = `${op.resource.group}/${op.resource.version}/${op.resource.plural}`;
-    let informer = this.#informers.get(key);
+    let informer = owns ? this.#informers.get(key) : undefined;
     if (informer && informer.store.projection !== project) {
       key = `${key}#${op.name}`;
       informer = undefined;
     }
     informer ??= { store: new Store(project), watchers: [], listeners: new Set() };
-    this.#informers.set(key, informer);
+    // Where the operator does not own its resource, its cache stays empty and unshared: nothing watches it.
+    if (owns) this.#informers.set(key, informer);
     const info: ResourceInfo = { statusSubresource: true };
     const events = this.#events(op.resource);
     const client = new KubeResourceClient({
@@ -218,7 +224,9 @@ export class EngagedCluster {
       : (keys: string[]) => this.#o.onChange(this.name, op.name, keys);
     return {
       operator: op,
+      owns,
       informer,
+      others: [],
       info,
       preflight: { state: "registering", error: null, missing: [], attempts: 0 },
       changed,
@@ -243,6 +251,12 @@ export class EngagedCluster {
   /** One operator: pre-flight until it passes, then join (or start) its resource's watch. */
   async #run(slot: Slot, signal: AbortSignal): Promise<void> {
     if (!(await this.#preflight(slot, signal))) return;
+    this.#engaged(slot);
+    if (!slot.owns) {
+      slot.preflight = null;
+      this.#watchOthers(slot, signal);
+      return;
+    }
     const informer = slot.informer;
     informer.listeners.add(slot.changed);
     slot.preflight = null;
@@ -266,13 +280,36 @@ export class EngagedCluster {
         store: informer.store,
         onChange: fanOut,
         clock: this.#clock,
-        logger: this.#log,
+        logger: this.#log.child({ resource: plural }),
         idleTimeoutMs: this.#o.idleTimeoutMs,
         pageSize: this.#o.pageSize,
       })
     ));
     informer.running = Promise.all(informer.watchers.map((w) => w.start(signal))).then(() => {});
     this.#watchOthers(slot, signal);
+  }
+
+  /** The operator's objects that act on this cluster (its `onEngage`), queued in their clusters. */
+  #engaged(slot: Slot): void {
+    const op = slot.operator;
+    if (!op.onEngage) return;
+    try {
+      const requests = op.onEngage(this.name, (cluster) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? []);
+      this.#queueRequests(op.name, requests);
+    } catch (err) {
+      // An operator's mistake costs only the early requeue, never the cluster's watches.
+      this.#log.error("onEngage failed", { operator: op.name, error: err });
+    }
+  }
+
+  #queueRequests(operator: string, requests: readonly Request[]): void {
+    const byCluster = new Map<string, Set<string>>();
+    for (const r of requests) {
+      let set = byCluster.get(r.cluster);
+      if (!set) byCluster.set(r.cluster, set = new Set());
+      set.add(r.namespace ? `${r.namespace}/${r.name}` : r.name);
+    }
+    for (const [cluster, set] of byCluster) this.#o.onChange(cluster, operator, [...set]);
   }
 
   /** The operator's other watched resources: each change is mapped to its own objects, queued in their cluster. */
@@ -284,7 +321,7 @@ export class EngagedCluster {
       const last = new Map<string, Request[]>();
       const cached = (cluster: string) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? [];
       const onChange = (keys: string[]) => {
-        const byCluster = new Map<string, Set<string>>();
+        const requests: Request[] = [];
         for (const key of keys) {
           const obj = store.get(key);
           const before = last.get(key) ?? [];
@@ -296,13 +333,9 @@ export class EngagedCluster {
           }
           if (now.length) last.set(key, now);
           else last.delete(key);
-          for (const r of [...before, ...now]) {
-            let set = byCluster.get(r.cluster);
-            if (!set) byCluster.set(r.cluster, set = new Set());
-            set.add(r.namespace ? `${r.namespace}/${r.name}` : r.name);
-          }
+          requests.push(...before, ...now);
         }
-        for (const [cluster, set] of byCluster) this.#o.onChange(cluster, op.name, [...set]);
+        this.#queueRequests(op.name, requests);
       };
       const { group, version, plural } = w.type;
       const query = w.labelSelector ? `?labelSelector=${encodeURIComponent(w.labelSelector)}` : "";
@@ -315,10 +348,12 @@ export class EngagedCluster {
           store,
           onChange,
           clock: this.#clock,
-          logger: this.#log,
+          // Named, so the lines of one watch's retries are told from another's (e.g. an operator's watched resources).
+          logger: this.#log.child({ resource: plural }),
           idleTimeoutMs: this.#o.idleTimeoutMs,
           pageSize: this.#o.pageSize,
         });
+        slot.others.push(watcher);
         this.#otherRuns.push(watcher.start(signal));
       }
     }
@@ -337,9 +372,13 @@ export class EngagedCluster {
       let release: (() => void) | undefined;
       try {
         release = await this.#o.preflightGate?.acquire(signal);
-        Object.assign(slot.info, await discoverResource(this.#api, this.name, op.resource, signal));
+        if (slot.owns) Object.assign(slot.info, await discoverResource(this.#api, this.name, op.resource, signal));
         const checks = [
-          ...permissionsFor(op, { statusSubresource: slot.info.statusSubresource, namespaces: this.#namespaces }),
+          ...permissionsFor(op, {
+            statusSubresource: slot.info.statusSubresource,
+            namespaces: this.#namespaces,
+            cluster: this.name,
+          }),
           ...(this.#o.extraPermissions ?? []),
         ];
         // A namespaced cluster asks for its namespace's rules once instead of one review per check.

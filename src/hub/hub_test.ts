@@ -273,3 +273,54 @@ Deno.test("Hub with leader election reconciles nothing while another replica hol
     await running;
   }
 });
+
+Deno.test("An operator whose resource lives only in one cluster is not missing-crd elsewhere, and a cluster engaged later queues what its onEngage returns", async () => {
+  const clock = new VirtualClock(1_000_000);
+  const one = new ScriptedCluster("one").serve(UUIDS, ["u1"]).serve(GREETINGS, ["g1"]);
+  const two = new ScriptedCluster("two").serve(UUIDS, ["u3"]); // no Greeting CRD: not needed there
+  const seen: string[] = [];
+  const engagedFor: string[] = [];
+  const homeOnly: Operator = {
+    ...recordingOperator("greeting", GREETINGS, seen),
+    resourceClusters: (cluster) => cluster === "one",
+    onEngage: (cluster, cached) => {
+      engagedFor.push(cluster);
+      return cluster === "one" ? [] : cached("one").map((g) => ({
+        cluster: "one",
+        namespace: g.metadata.namespace ?? "",
+        name: g.metadata.name,
+      }));
+    },
+  };
+  const hub = new Hub({
+    operators: [recordingOperator("uuid", UUIDS, seen), homeOnly],
+    clock,
+    fetch: transport([one, two]),
+    logger: silentLogger(),
+  });
+  const stop = new AbortController();
+  await hub.engage("one", one);
+  const running = hub.start(stop.signal);
+  // Pre-flight requests go one after another: give each its own turn of microtasks.
+  const settle = async () => {
+    for (let i = 0; i < 10; i++) await clock.advance(50);
+  };
+  try {
+    await settle();
+    assert.deepEqual(seen.toSorted(), ["greeting one/ns/g1", "uuid one/ns/u1"]);
+    await hub.engage("two", two);
+    await settle();
+    const h = hub.health();
+    assert.equal(h.clusters.two.operators.greeting.state, "watching", JSON.stringify(h.clusters.two));
+    assert.equal(h.clusters.two.state, "watching");
+    assert.equal(h.ready, true, JSON.stringify(h.notReady));
+    assert.equal(two.openWatches, 1, "only the Uuid watch in cluster two: nothing watches Greetings there");
+    assert.deepEqual(engagedFor, ["one", "two"]);
+    // Engaging two queued the Greeting of cluster one again.
+    assert.deepEqual(seen.toSorted(), ["greeting one/ns/g1", "greeting one/ns/g1", "uuid one/ns/u1", "uuid two/ns/u3"]);
+  } finally {
+    stop.abort();
+    await clock.advance(20_000);
+    await running;
+  }
+});

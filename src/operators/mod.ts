@@ -19,5 +19,8 @@ export const BUILT_IN_OPERATORS: Readonly<Record<string, (context: BuiltInContex
     mirrorOperator({ homeCluster: c.homeCluster, orphanOnUnreachableAfterMs: c.mirrorOrphanOnUnreachableAfterMs }),
 };
 
-/** What runs without `--operators`: the Mirror is opt-in (`--operators uuid,mirror`), as it needs its CRD and RBAC. */
-export const DEFAULT_OPERATORS: readonly string[] = ["uuid"];
+/**
+ * What runs without `--operators`: every built-in operator. The Mirror needs its CRD in the home cluster only (its
+ * Mirrors live there); the other clusters need just the verbs on the copies.
+ */
+export const DEFAULT_OPERATORS: readonly string[] = Object.keys(BUILT_IN_OPERATORS);

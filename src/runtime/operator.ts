@@ -46,6 +46,12 @@ export interface Operator<T extends StoredObject = StoredObject> {
   readonly name: string;
   /** The resource it watches and reconciles. */
   readonly resource: ResourceType;
+  /**
+   * The clusters its own resource lives in (default every engaged cluster). Elsewhere the resource is neither
+   * discovered, pre-flighted nor watched: only the operator's `uses` and `watches` are checked and run there, so
+   * its reconciles can still reach into those clusters (e.g. a resource that lives only in the home cluster).
+   */
+  readonly resourceClusters?: (cluster: string) => boolean;
   /** What the reconciler does with its own resource (`list` and `watch` are implied). */
   readonly verbs: readonly Verb[];
   /** True when it posts Kubernetes Events (pre-flight then checks `create events`). */
@@ -54,6 +60,12 @@ export interface Operator<T extends StoredObject = StoredObject> {
   readonly uses: readonly ResourceUse[];
   /** Other resources whose changes queue its objects (see WatchedResource). */
   readonly watches?: readonly WatchedResource[];
+  /**
+   * Its objects to reconcile when it becomes ready in an engaged cluster (its pre-flight there passed): those
+   * that act on that cluster, so a cluster engaged later is served at once. `cached(c)` lists its cached objects
+   * in cluster `c` ([] before that cluster's first list, which queues them all anyway).
+   */
+  readonly onEngage?: (cluster: string, cached: (cluster: string) => StoredObject[]) => Request[];
   /** What the cache keeps of each object. Default: `trimObject`. Operators of one resource with the same projection share one watch and cache. */
   readonly project?: Projection;
   /**
@@ -72,10 +84,12 @@ export interface Operator<T extends StoredObject = StoredObject> {
  * of its resource, each declared verb (`patchStatus` as `patch` of `status`, or of the object itself
  * when the CRD has no status subresource; `apply` as `patch`), `create events` when it posts events,
  * and the verbs of every other resource it uses. With `namespaces`, namespaced checks are made in each.
+ * With `cluster`, only the watched resources whose `clusters` accept it are checked, and in a cluster
+ * its `resourceClusters` refuses, neither its own resource nor events are.
  */
 export function permissionsFor(
   operator: Operator,
-  options: { statusSubresource: boolean; namespaces: readonly string[] },
+  options: { statusSubresource: boolean; namespaces: readonly string[]; cluster?: string },
 ): PermissionCheck[] {
   const checks = new Map<string, { check: PermissionCheck; namespaced: boolean }>();
   const add = (type: ResourceType, verb: string, subresource?: string) => {
@@ -91,13 +105,25 @@ export function permissionsFor(
       else add(type, verb === "apply" ? "patch" : verb);
     }
   };
-  addAll(operator.resource, ["list", "watch", ...operator.verbs], options.statusSubresource);
-  if (operator.events) add(EVENTS, "create");
+  const cluster = options.cluster;
+  if (cluster === undefined || ownsResourceIn(operator, cluster)) {
+    addAll(operator.resource, ["list", "watch", ...operator.verbs], options.statusSubresource);
+    if (operator.events) add(EVENTS, "create");
+  }
   for (const use of operator.uses) addAll(use.type, use.verbs, true);
-  for (const watch of operator.watches ?? []) addAll(watch.type, ["list", "watch"], true);
+  for (const watch of operator.watches ?? []) {
+    if (cluster === undefined || !watch.clusters || watch.clusters(cluster)) {
+      addAll(watch.type, ["list", "watch"], true);
+    }
+  }
   return [...checks.values()].flatMap(({ check, namespaced }) =>
     namespaced && options.namespaces.length ? options.namespaces.map((namespace) => ({ ...check, namespace })) : [check]
   );
+}
+
+/** Whether `operator`'s own resource lives (is discovered, pre-flighted, watched and reconciled) in `cluster`. */
+export function ownsResourceIn(operator: Pick<Operator, "resourceClusters">, cluster: string): boolean {
+  return operator.resourceClusters?.(cluster) ?? true;
 }
 
 const EVENTS: ResourceType = { group: "", version: "v1", kind: "Event", plural: "events" };

@@ -61,3 +61,36 @@ Deno.test("permissionsFor() checks list and watch of every watched resource", ()
     "watch configmaps",
   ]);
 });
+
+Deno.test("permissionsFor() in a cluster its resourceClusters refuses checks only its uses and the watches run there", () => {
+  const configMaps = { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps" };
+  const secrets = { group: "", version: "v1", kind: "Secret", plural: "secrets" };
+  const homeOnly = op(["patchStatus"], {
+    resourceClusters: (cluster) => cluster === "prod",
+    uses: [{ type: configMaps, verbs: ["get", "apply"] }],
+    watches: [
+      { type: configMaps, labelSelector: "copy=true", map: () => [] },
+      { type: secrets, clusters: (cluster) => cluster === "prod", map: () => [] },
+    ],
+  });
+  const options = { statusSubresource: true, namespaces: [] };
+  const named = (cluster: string) =>
+    permissionsFor(homeOnly, { ...options, cluster }).map((c) =>
+      `${c.verb} ${c.resource}${c.subresource ? `/${c.subresource}` : ""}`
+    );
+  assert.deepEqual(named("staging"), ["get configmaps", "patch configmaps", "list configmaps", "watch configmaps"]);
+  assert.deepEqual(named("prod"), [
+    "list uuid",
+    "watch uuid",
+    "patch uuid/status",
+    "create events",
+    "get configmaps",
+    "patch configmaps",
+    "list configmaps",
+    "watch configmaps",
+    "list secrets",
+    "watch secrets",
+  ]);
+  // Without a cluster, everything it may need anywhere (what deploy/'s ClusterRole grants).
+  assert.deepEqual(permissionsFor(homeOnly, options).length, named("prod").length);
+});

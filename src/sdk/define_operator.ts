@@ -17,8 +17,33 @@ import type {
 export interface OperatorDefinition<T extends StoredObject = StoredObject> {
   /** Unique in a hub: lowercase letters, digits, "-" and "."; the `controller` label in metrics. */
   name: string;
-  /** The resource it watches and reconciles in every engaged cluster. */
+  /** The resource it watches and reconciles in every engaged cluster (or in those `resourceClusters` accepts). */
   resource: ResourceType;
+  /**
+   * The clusters its `resource` lives in; default every engaged cluster. In any other engaged cluster the
+   * resource is neither discovered, pre-flighted nor watched (a cluster without its CRD is not `missing-crd`
+   * for this operator's sake): only its `uses` and `watches` are checked there, its `watches` run there, and its
+   * reconciles reach it through `scope.cluster(name)`. The way to write an operator whose objects live in one
+   * cluster (e.g. the hub's home cluster) and act on others.
+   *
+   * @example A resource that lives only in the home cluster, acting on ConfigMaps in every other one
+   * ```ts
+   * import { defineOperator } from "./define_operator.ts";
+   * const home = "prod";
+   * export const fanOut = defineOperator({
+   *   name: "fan-out",
+   *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "FanOut", plural: "fanouts" },
+   *   resourceClusters: (cluster) => cluster === home,
+   *   uses: [{ type: { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps" }, verbs: ["get"] }],
+   *   async reconcile(request, scope) {
+   *     for (const name of scope.clusters?.() ?? []) {
+   *       if (name !== home) scope.logger.info("would act", { target: name, fanOut: request.name });
+   *     }
+   *   },
+   * });
+   * ```
+   */
+  resourceClusters?: (cluster: string) => boolean;
   /** What `reconcile` does with that resource through `scope.client` (`list` and `watch` are implied). Default none. */
   verbs?: Verb[];
   /** True when it posts Kubernetes Events through `scope.events`. Default false. */
@@ -27,6 +52,11 @@ export interface OperatorDefinition<T extends StoredObject = StoredObject> {
   uses?: ResourceUse[];
   /** Other resources whose changes queue its objects, mapped back to them (controller-runtime's `Watches`). */
   watches?: readonly WatchedResource[];
+  /**
+   * Its objects to reconcile once it is ready in a cluster engaged (now or later): those that act on that
+   * cluster, e.g. every object whose spec selects it. `cached(c)` lists its cached objects in cluster `c`.
+   */
+  onEngage?: (cluster: string, cached: (cluster: string) => StoredObject[]) => Request[];
   /** What the cache keeps of each object. Default: metadata identity, `spec` and `status`. */
   project?: Projection;
   /** False when a reconcile of the cached object would certainly do nothing, so it is not queued. */
@@ -91,16 +121,24 @@ export function defineOperator<T extends StoredObject = StoredObject>(definition
       );
     }
   }
+  if (d.resourceClusters !== undefined && typeof d.resourceClusters !== "function") {
+    throw new OperatorDefinitionError(
+      `operator ${d.name}: resourceClusters must be a function (cluster name → boolean), got ${typeof d
+        .resourceClusters}`,
+    );
+  }
   if (typeof d.reconcile !== "function") {
     throw new OperatorDefinitionError(`operator ${d.name}: reconcile must be a function`);
   }
   return {
     name: d.name,
     resource: { ...r },
+    resourceClusters: d.resourceClusters,
     verbs: [...(d.verbs ?? [])],
     events: d.events ?? false,
     uses: [...(d.uses ?? [])],
     watches: [...(d.watches ?? [])],
+    onEngage: d.onEngage,
     project: d.project,
     needsReconcile: d.needsReconcile,
     reconciler: { reconcile: (request, scope) => d.reconcile(request, scope) },

@@ -13,7 +13,9 @@ export interface HandlerOutcome {
  * update handlers last saw (a JSON string, as Kopf's `last-handled-configuration` annotation).
  */
 export interface HandlerState {
+  /** The create handlers' outcomes, by id. */
   create?: Record<string, HandlerOutcome>;
+  /** The delete handlers' outcomes, by id. */
   delete?: Record<string, HandlerOutcome>;
   /** `JSON.stringify(spec)` when the create or update handlers last finished; only kept when update handlers exist. */
   lastSpec?: string;
@@ -36,10 +38,13 @@ export function finished(state: HandlerState, phase: "create" | "delete", id: st
 
 /** One difference between the old and the new object, Kopf's diff item: `add`, `change` or `remove` at a path. */
 export interface DiffItem {
+  /** What happened at `path`. */
   op: "add" | "change" | "remove";
   /** Dotted path, e.g. `spec.replicas`. */
   path: string;
+  /** The value before (undefined for `add`). */
   old: unknown;
+  /** The value after (undefined for `remove`). */
   new: unknown;
 }
 

@@ -37,20 +37,29 @@ import {
 export interface HandlerContext<T extends StoredObject = StoredObject> {
   /** The object as the handler found it (identity, labels, annotations, finalizers, spec, status). */
   body: T;
+  /** The object's `spec` (`{}` when it has none). */
   spec: Record<string, unknown>;
+  /** The object's `status` (`{}` when it has none). */
   status: Record<string, unknown>;
+  /** The engaged cluster the object lives in. */
   cluster: string;
+  /** The object's namespace ("" for a cluster-scoped object). */
   namespace: string;
+  /** The object's name. */
   name: string;
+  /** The object's uid, when the cache kept it. */
   uid: string | undefined;
   /** Update handlers: the spec the handlers last saw and the spec now (for a field handler: that field's values). */
   old?: unknown;
+  /** Update handlers: the spec now (for a field handler: that field's value). */
   new?: unknown;
   /** Update handlers: what changed since the handlers last ran (only under `field` for a field handler). */
   diff: DiffItem[];
   /** The typed client of the operator's resource in this cluster. */
   client: ReconcileScope<T>["client"];
+  /** A logger with the object's cluster, namespace and name. */
   logger: Logger;
+  /** Aborted when the reconcile times out or the hub stops. */
   signal: AbortSignal;
   /** Posts a Normal event about the object (shown when the hub runs with `--event-level Normal`). */
   info(message: string, reason?: string): Promise<void>;
@@ -69,6 +78,7 @@ export type HandlerFn<T extends StoredObject = StoredObject> = (
 
 /** A handler with options: `id` (default: the function's name) and, for updates, a `field` it watches. */
 export interface HandlerSpec<T extends StoredObject = StoredObject> {
+  /** The handler. */
   fn: HandlerFn<T>;
   /** Unique per phase; persisted in `status.handlers`. Default: the function's name, else `<phase>-<index>`. */
   id?: string;
@@ -76,12 +86,16 @@ export interface HandlerSpec<T extends StoredObject = StoredObject> {
   field?: string;
 }
 
+/** One handler, a handler with options, or several of either, for one phase. */
 export type Handlers<T extends StoredObject> = HandlerFn<T> | HandlerSpec<T> | (HandlerFn<T> | HandlerSpec<T>)[];
 
 /** A timer: `fn` every `intervalMs` per object; `id` defaults to the function's name. */
 export interface TimerSpec<T extends StoredObject = StoredObject> {
+  /** The handler run on every tick. */
   fn: HandlerFn<T>;
+  /** The time between two runs for one object. */
   intervalMs: number;
+  /** Unique among timers. Default: the function's name. */
   id?: string;
 }
 
@@ -89,6 +103,7 @@ export interface TimerSpec<T extends StoredObject = StoredObject> {
 export interface HandlersDefinition<T extends StoredObject = StoredObject> {
   /** Unique in a hub, as in defineOperator. */
   name: string;
+  /** The resource it handles in every engaged cluster. */
   resource: ResourceType;
   /** Kopf's `@kopf.on.create`: once per object, ever (see the guarantees of defineHandlers). */
   create?: Handlers<T>;
@@ -109,8 +124,11 @@ export interface HandlersDefinition<T extends StoredObject = StoredObject> {
 
 /** Retry the handler after `delayMs` (Kopf's `TemporaryError(delay=…)`); the handler runs again. */
 export class TemporaryError extends Error {
+  /** Always "TemporaryError". */
   override name = "TemporaryError";
+  /** How long to wait before the handler runs again. */
   readonly delayMs: number;
+  /** `delayMs` defaults to 60 s, as Kopf's delay. */
   constructor(message: string, delayMs = 60_000, options?: ErrorOptions) {
     super(message, options);
     this.delayMs = delayMs;
@@ -119,6 +137,7 @@ export class TemporaryError extends Error {
 
 /** The handler failed for good (Kopf's `PermanentError`): recorded on the object, never retried. */
 export class PermanentError extends Error {
+  /** Always "PermanentError". */
   override name = "PermanentError";
 }
 

@@ -5,6 +5,7 @@ export {
   FINALIZER,
   type HandlerContext,
   type HandlerFn,
+  type Handlers,
   type HandlersDefinition,
   type HandlerSpec,
   PermanentError,

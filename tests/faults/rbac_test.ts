@@ -9,7 +9,7 @@ const NS = "rbac-ns";
 /** Hang guard for the pre-flight's report: ≥ 5× the median measured (1-7 s, on a quiet and on a busy machine). */
 const REPORT_HANG_GUARD_MS = 60_000;
 
-/** A ClusterRole with the rules the hub needs, minus what `omit` says. */
+/** A ClusterRole with the rules the hub needs in a cluster that is not its home, minus what `omit` says. */
 function clusterRole(name: string, omit: "watch" | "patch-status"): string {
   const uuidVerbs = ["get", "list", "watch"].filter((v) => !(omit === "watch" && v === "watch"));
   const rules = [
@@ -18,6 +18,13 @@ function clusterRole(name: string, omit: "watch" | "patch-status"): string {
       ? []
       : [{ apiGroups: ["demo.operator"], resources: ["uuid/status"], verbs: ["patch"] }]),
     { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+    // The Mirror operator (on by default) in a cluster that is not its home: the copies' verbs only.
+    {
+      apiGroups: [""],
+      resources: ["configmaps", "secrets"],
+      verbs: ["get", "list", "watch", "create", "patch", "delete"],
+    },
+    { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "create"] },
   ];
   return JSON.stringify({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name }, rules });
 }

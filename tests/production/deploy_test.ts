@@ -37,6 +37,7 @@ Deno.test("deploy/'s ClusterRole grants exactly what a running hub's pre-flight 
     "ClusterRole",
     "ClusterRoleBinding",
     "CustomResourceDefinition",
+    "CustomResourceDefinition",
     "Deployment",
     "Namespace",
     "Role",
@@ -51,13 +52,11 @@ Deno.test("deploy/'s ClusterRole grants exactly what a running hub's pre-flight 
   const role = one(docs, "Role", "operator-hub-leader-election");
   assert.equal(role.metadata.namespace, "operator-hub");
   requireClusters();
-  // Every built-in operator runs, so the ClusterRole covers the opt-in ones (`--operators uuid,mirror`) too.
+  // Every built-in operator runs by default (the observed cluster is the home, where the Mirror's own checks run).
   const seen = await observeHub(CONTEXT, [
     "--leader-elect",
     "--leader-elect-namespace",
     role.metadata.namespace,
-    "--operators",
-    "uuid,mirror",
   ]);
   // The observed hub may have taken the Lease (when the namespace exists): leave none behind.
   await kubectl(CONTEXT, [
@@ -102,7 +101,8 @@ Deno.test("deploy/'s ClusterRole grants exactly what a running hub's pre-flight 
   assert.deepEqual(one(docs, "ClusterRoleBinding").roleRef.name, "operator-hub");
   assert.deepEqual(one(docs, "RoleBinding", "operator-hub-leader-election").subjects, subject);
   assert.equal(one(docs, "RoleBinding", "operator-hub-leader-election").roleRef.kind, "Role");
-  // A remote cluster gets the same CRD, ServiceAccount and ClusterRole, no Lease rights, and a token Secret.
+  // A remote cluster gets the same Uuid CRD, ServiceAccount and ClusterRole, no Lease rights, and a token Secret; no
+  // Mirror CRD, as Mirrors live in the home cluster only.
   const remote = await kustomize("deploy/remote");
   assert.deepEqual(remote.map((d) => d.kind).sort(), [
     "ClusterRole",
@@ -118,10 +118,16 @@ Deno.test("deploy/'s ClusterRole grants exactly what a running hub's pre-flight 
   assert.equal(token.metadata.annotations["kubernetes.io/service-account.name"], "operator-hub");
 });
 
-Deno.test("deploy/'s CRD is crds/uuid.yaml", async () => {
-  const crd = one(await kustomize("deploy"), "CustomResourceDefinition");
-  assert.deepEqual(crd, readYamlDocs("crds/uuid.yaml")[0]);
+Deno.test("deploy/'s CRDs are crds/uuid.yaml and, for the home cluster only, crds/mirror.yaml", async () => {
+  const docs = await kustomize("deploy");
+  assert.deepEqual(one(docs, "CustomResourceDefinition", "uuid.demo.operator"), readYamlDocs("crds/uuid.yaml")[0]);
+  assert.deepEqual(one(docs, "CustomResourceDefinition", "mirrors.demo.operator"), readYamlDocs("crds/mirror.yaml")[0]);
   assert.deepEqual(readYamlDocs("deploy/cluster/crd.yaml")[0], readYamlDocs("crds/uuid.yaml")[0]);
+  assert.deepEqual(readYamlDocs("deploy/mirror-crd.yaml")[0], readYamlDocs("crds/mirror.yaml")[0]);
+  const remote = await kustomize("deploy/remote");
+  assert.deepEqual(remote.filter((d) => d.kind === "CustomResourceDefinition").map((d) => d.metadata.name), [
+    "uuid.demo.operator",
+  ]);
 });
 
 Deno.test("deploy/'s Deployment probes /healthz and /readyz on the --liveness port, runs locked down, and mounts the kubeconfigs where the binary may read", async () => {

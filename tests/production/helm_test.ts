@@ -255,12 +255,15 @@ Deno.test("kustomize's deploy/ and the chart (release operator-hub, clusterSecre
     }
     assert.deepEqual(hn, kn, `${kd.kind} ${kd.metadata.name}`);
   }
-  // The chart's CRD is crds/uuid.yaml (labels aside, checked above), and files/uuid-crd.yaml is a byte-exact copy.
-  assert.deepEqual(only(h, "CustomResourceDefinition").spec, readYamlDocs("crds/uuid.yaml")[0].spec);
-  assert.equal(
-    Deno.readTextFileSync(`${CHART_DIR}/files/uuid-crd.yaml`),
-    Deno.readTextFileSync(`${ROOT}crds/uuid.yaml`),
-  );
+  // The chart's CRDs are crds/uuid.yaml and crds/mirror.yaml (labels aside, checked above), and files/ holds
+  // byte-exact copies.
+  for (const [name, file] of [["uuid.demo.operator", "uuid"], ["mirrors.demo.operator", "mirror"]]) {
+    assert.deepEqual(only(h, "CustomResourceDefinition", name).spec, readYamlDocs(`crds/${file}.yaml`)[0].spec);
+    assert.equal(
+      Deno.readTextFileSync(`${CHART_DIR}/files/${file}-crd.yaml`),
+      Deno.readTextFileSync(`${ROOT}crds/${file}.yaml`),
+    );
+  }
   // With the defaults the Secret provider is off: no Role for Secrets and no --cluster-secrets, nothing else differs.
   const defaults = await helmTemplate("operator-hub", "operator-hub");
   assert.deepEqual(

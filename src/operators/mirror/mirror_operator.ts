@@ -53,7 +53,7 @@ export interface MirrorOptions {
   orphanOnUnreachableAfterMs?: number;
   /** Longest pause before looking again at a target that is not in sync. Default 30 s. */
   maxRetryMs?: number;
-  /** How often a Mirror in sync is looked at again (picks up clusters engaged later). Default 60 s. */
+  /** How often a Mirror in sync is looked at again (a safety net: clusters engaged later are queued at once). Default 60 s. */
   resyncMs?: number;
   now?: () => number;
 }
@@ -99,6 +99,8 @@ export function mirrorOperator(options: MirrorOptions): Operator {
   return defineOperator({
     name: "mirror",
     resource: MIRROR_RESOURCE,
+    // Mirrors live in the home cluster only: the others need no Mirror CRD, only the copies' verbs and watch.
+    resourceClusters: (cluster) => cluster === home,
     verbs: ["get", "patch", "patchStatus"],
     events: true,
     project: projectMirror,
@@ -108,6 +110,12 @@ export function mirrorOperator(options: MirrorOptions): Operator {
       { type: NAMESPACE, verbs: ["get", "create"] },
     ],
     watches: [sourceWatch(CONFIG_MAP), sourceWatch(SECRET), copyWatch(CONFIG_MAP), copyWatch(SECRET)],
+    // A cluster engaged later gets its copies at once: every Mirror that selects it is reconciled.
+    onEngage: (cluster, cached) =>
+      cluster === home ? [] : cached(home).filter((m) => {
+        const clusters = (m.spec as MirrorSpec | undefined)?.clusters ?? [];
+        return clusters.includes("*") || clusters.includes(cluster);
+      }).map((m) => ({ cluster: home, namespace: m.metadata.namespace ?? "", name: m.metadata.name })),
     async reconcile(req, scope) {
       if (req.cluster !== home) return;
       const mirror = scope.client.cached(req);
