@@ -72,7 +72,7 @@ Deno.test('A cluster engaged after a Mirror with clusters ["*"] exists gets its 
   const hub = HubProcess.start({
     clusters: ["all"],
     kubeconfigs: [hubConfig],
-    args: ["--cluster-dir", clusterDir, "--home-cluster", "prod"],
+    args: ["--cluster-dir", clusterDir, "--home-cluster", "prod", "--namespace", ns.name],
   });
   try {
     // The premise: the late cluster has no Mirror CRD.
@@ -140,7 +140,7 @@ Deno.test("A deleted Mirror's finalizer removes the reachable copy, gives up on 
   const hub = HubProcess.start({
     clusters: ["prod", "staging", "gone"],
     kubeconfigs: [hubConfig, goneConfig],
-    args: ["--home-cluster", "prod", "--mirror-orphan-on-unreachable-after", "3"],
+    args: ["--home-cluster", "prod", "--mirror-orphan-on-unreachable-after", "3", "--namespace", ns.name],
   });
   try {
     await hub.waitReady();

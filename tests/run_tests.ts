@@ -35,6 +35,10 @@ const SERIAL_FILES: Readonly<Record<string, string>> = {
     "its hub serves every namespace of prod: with --namespace the pre-flight reviews it checks would be namespaced",
   "tests/kube/controller_manager_test.ts":
     "kills a local controller manager and runs clusters:up, which rewrites the state file and clusters/local.yaml",
+  "tests/mirror_test.ts":
+    "its Mirrors in prod would also be reconciled by any hub running the default Mirror operator without --namespace",
+  "tests/mirror_clusters_test.ts":
+    "its Mirrors in prod would also be reconciled by any hub running the default Mirror operator without --namespace",
   "tests/production/deploy_test.ts":
     "runs a hub with every built-in operator on all of dev's namespaces: the cluster-wide requests are what it checks",
 };
