@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { HubProcess } from "../support/hub_process.ts";
 import { requireClusters, testNamespace } from "../support/mod.ts";
 import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
-import { StatusWrites } from "./_support.ts";
+import { kustomize, StatusWrites } from "./_support.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
 /** Short Leases so the test takes seconds: a dead replica's clusters are free 6 s after its last renewal. */
@@ -126,5 +126,37 @@ Deno.test("Three hubs with --shard: each cluster is owned and watched by exactly
     await Promise.all(apis.map((a) => a.deleteAllUuids(ns.name).catch(() => {})));
     apis.forEach((a) => a.close());
     await ns.cleanup();
+  }
+});
+
+Deno.test("deploy/'s sharded component makes three --shard replicas and grants the Lease verbs sharding uses, only in the hub's namespace", async () => {
+  const root = new URL("../..", import.meta.url).pathname;
+  const tmp = await Deno.makeTempDir({ dir: `${root}.cache` });
+  try {
+    await new Deno.Command("cp", { args: ["-r", `${root}deploy`, tmp] }).output();
+    const file = `${tmp}/deploy/kustomization.yaml`;
+    const text = await Deno.readTextFile(file);
+    assert.match(
+      text,
+      /^# components:\n#   - sharded$/m,
+      "deploy/kustomization.yaml names the component, commented out",
+    );
+    await Deno.writeTextFile(file, text.replace("# components:\n#   - sharded", "components:\n  - sharded"));
+    const docs = await kustomize(`${tmp.slice(root.length)}/deploy`);
+    const deployment = docs.find((d) => d.kind === "Deployment");
+    const args: string[] = deployment.spec.template.spec.containers[0].args;
+    assert.equal(deployment.spec.replicas, 3);
+    assert.ok(args.includes("--shard") && !args.includes("--leader-elect"), args.join(" "));
+    const role = docs.find((d) => d.kind === "Role" && d.metadata.name === "operator-hub-leader-election");
+    assert.equal(role.metadata.namespace, "operator-hub");
+    assert.deepEqual(role.rules, [{
+      apiGroups: ["coordination.k8s.io"],
+      resources: ["leases"],
+      verbs: ["get", "create", "update", "list", "watch", "delete"],
+    }]);
+    const base = (await kustomize("deploy")).find((d) => d.kind === "Deployment");
+    assert.ok(base.spec.template.spec.containers[0].args.includes("--leader-elect"), "the base still elects a leader");
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
   }
 });
