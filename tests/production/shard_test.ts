@@ -138,7 +138,7 @@ Deno.test("deploy/'s sharded component makes three --shard replicas and grants t
     const text = await Deno.readTextFile(file);
     assert.match(
       text,
-      /^# components:\n#   - sharded$/m,
+      /^# components:\n# {3}- sharded$/m,
       "deploy/kustomization.yaml names the component, commented out",
     );
     await Deno.writeTextFile(file, text.replace("# components:\n#   - sharded", "components:\n  - sharded"));
