@@ -61,7 +61,7 @@ Deno.test("ShardTable counts a peer dead only after its Lease stayed unchanged f
   assert.deepEqual(t.livePeers().map((p) => p.identity), []);
 });
 
-Deno.test("ShardTable ignores a watch event older than what it already saw", async () => {
+Deno.test("ShardTable ignores a watch event older than what it already saw", () => {
   const clock = new VirtualClock(0);
   const t = table(clock);
   t.observe(fence("c1", "me", "500"));
