@@ -44,6 +44,8 @@ export interface ClusterHealth {
   wedged: boolean;
   /** Each operator's own entry, by name. */
   operators: Record<string, OperatorHealth>;
+  /** The one namespace watched here, for a cluster registered with namespaced access (its context's opt-in). */
+  namespace?: string;
   /** Which provider registered the cluster (`flag`, `folder`, `secret`), when the hub was told. */
   provider?: string;
   /** When it was registered, ISO-8601. */

@@ -30,16 +30,17 @@ import {
   type StoredObject,
   trimObject,
   Watcher,
-  type WatchPhase,
-  type WatchSnapshot,
-  worstState,
 } from "../runtime/mod.ts";
 import { Backoff, type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
-import type { ClusterHealth, OperatorHealth } from "./cluster_health.ts";
+import { type Informer, type Slot, slotsHealth } from "./_cluster_slot.ts";
+import type { ClusterHealth } from "./cluster_health.ts";
 
 export interface EngagedClusterOptions {
   operators: readonly Operator[];
-  /** Namespaces to watch; empty means all. */
+  /**
+   * Namespaces to watch; empty means all. A cluster whose access has a `namespaceScope` (namespaced access, opted in
+   * per kubeconfig context) watches and checks its rights in that one namespace instead.
+   */
   namespaces: readonly string[];
   /** Permissions checked in every operator's pre-flight besides its own (e.g. the leader-election Lease's). */
   extraPermissions?: readonly PermissionCheck[];
@@ -64,33 +65,6 @@ export interface EngagedClusterOptions {
   onResponse?(info: { method: string; code: number | "error"; durationMs: number }): void;
 }
 
-/** One resource's watch and cache in this cluster, shared by every operator of that resource and projection. */
-interface Informer {
-  readonly store: Store;
-  readonly watchers: Watcher[];
-  readonly listeners: Set<(keys: string[]) => void>;
-  running?: Promise<void>;
-}
-
-/** Pre-flight progress of one operator; null once it passed. */
-interface Preflight {
-  state: WatchPhase | "registering";
-  error: string | null;
-  missing: string[];
-  attempts: number;
-}
-
-/** One operator in this cluster. */
-interface Slot {
-  readonly operator: Operator;
-  readonly informer: Informer;
-  readonly info: ResourceInfo;
-  readonly target: ReconcileTarget;
-  preflight: Preflight | null;
-  /** Passes changed keys on, minus objects the operator says need nothing. */
-  readonly changed: (keys: string[]) => void;
-}
-
 /**
  * Runs everything one cluster needs, for every operator of the hub.
  *
@@ -110,6 +84,10 @@ export class EngagedCluster {
   readonly #api: ApiClient;
   readonly #recorder: EventRecorder;
   readonly #log: Logger;
+  /** The one namespace of a namespaced cluster (see ClusterAccess.namespaceScope), else undefined. */
+  readonly #scope: string | undefined;
+  /** The namespaces listed, watched and checked here; empty means all. */
+  readonly #namespaces: readonly string[];
   readonly #slots = new Map<string, Slot>();
   readonly #informers = new Map<string, Informer>();
   /** The watches of operators' other watched resources (see WatchedResource), until they stop. */
@@ -120,6 +98,8 @@ export class EngagedCluster {
     this.#o = options;
     this.#clock = options.clock ?? new SystemClock();
     this.#log = options.logger.child({ cluster: name });
+    this.#scope = access.namespaceScope;
+    this.#namespaces = this.#scope ? [this.#scope] : options.namespaces;
     this.#client = new KubeClient(access, {
       clock: this.#clock,
       requestTimeoutMs: options.requestTimeoutMs,
@@ -272,7 +252,7 @@ export class EngagedCluster {
     }
     const op = slot.operator;
     const { group, version, plural } = op.resource;
-    const scopes = this.#o.namespaces.length && op.resource.namespaced !== false ? this.#o.namespaces : [undefined];
+    const scopes = this.#namespaces.length && op.resource.namespaced !== false ? this.#namespaces : [undefined];
     const fanOut = (keys: string[]) => {
       for (const listener of informer.listeners) listener(keys);
     };
@@ -324,7 +304,7 @@ export class EngagedCluster {
       };
       const { group, version, plural } = w.type;
       const query = w.labelSelector ? `?labelSelector=${encodeURIComponent(w.labelSelector)}` : "";
-      const scopes = this.#o.namespaces.length && w.type.namespaced !== false ? this.#o.namespaces : [undefined];
+      const scopes = this.#namespaces.length && w.type.namespaced !== false ? this.#namespaces : [undefined];
       for (const namespace of scopes) {
         const watcher = new Watcher({
           path: resourcePath({ group, version, plural, namespace }) + query,
@@ -355,7 +335,7 @@ export class EngagedCluster {
       try {
         Object.assign(slot.info, await discoverResource(this.#api, this.name, op.resource, signal));
         const checks = [
-          ...permissionsFor(op, { statusSubresource: slot.info.statusSubresource, namespaces: this.#o.namespaces }),
+          ...permissionsFor(op, { statusSubresource: slot.info.statusSubresource, namespaces: this.#namespaces }),
           ...(this.#o.extraPermissions ?? []),
         ];
         const missing = await missingPermissions(this.#client, checks, signal);
@@ -387,54 +367,8 @@ export class EngagedCluster {
 
   /** The cluster's health; `queueDepth(operator)` and `queueTotal` come from the shared queue. */
   health(queueDepth: (operator: string) => number, queueTotal: number, wedgedAfterMs: number): ClusterHealth {
-    const now = this.#clock.now();
-    const operators: Record<string, OperatorHealth> = {};
-    const snapshots = new Map<Informer, WatchSnapshot[]>();
-    let preflightAttempts = 0;
-    for (const [name, slot] of this.#slots) {
-      const p = slot.preflight;
-      const store = slot.informer.store;
-      if (p) {
-        preflightAttempts += p.attempts;
-        operators[name] = {
-          state: p.state,
-          synced: false,
-          objects: store.size,
-          queue: queueDepth(name),
-          lastError: p.error,
-          missingPermissions: p.missing,
-        };
-        continue;
-      }
-      let snaps = snapshots.get(slot.informer);
-      if (!snaps) snapshots.set(slot.informer, snaps = slot.informer.watchers.map((w) => w.snapshot()));
-      const worst = snaps.find((s) => s.phase !== "watching") ?? snaps[0];
-      operators[name] = {
-        state: worst?.phase ?? "connecting",
-        synced: snaps.length > 0 && snaps.every((s) => s.synced),
-        objects: store.size,
-        queue: queueDepth(name),
-        lastError: snaps.map((s) => s.lastError).find((e) => e) ?? null,
-        missingPermissions: [],
-      };
-    }
-    const ops = Object.values(operators);
-    const snaps = [...snapshots.values()].flat();
-    const lastEventAt = Math.max(...snaps.map((s) => s.lastEventAt ?? -Infinity));
-    return {
-      state: ops.length ? worstState(ops.map((o) => o.state)) : "watching",
-      synced: ops.every((o) => o.synced),
-      objects: [...new Set([...this.#slots.values()].map((s) => s.informer.store))].reduce((n, s) => n + s.size, 0),
-      queue: queueTotal,
-      lastEventAgeSeconds: Number.isFinite(lastEventAt) ? Math.round((now - lastEventAt) / 100) / 10 : null,
-      lastError: ops.map((o) => o.lastError).find((e) => e) ?? null,
-      connectAttempts: preflightAttempts + snaps.reduce((n, s) => n + s.connectAttempts, 0),
-      relists: snaps.reduce((n, s) => n + s.relists, 0),
-      watchdogAborts: snaps.reduce((n, s) => n + s.watchdogAborts, 0),
-      missingPermissions: [...new Set(ops.flatMap((o) => o.missingPermissions))],
-      wedged: snaps.some((s) => now - s.heartbeatAt > wedgedAfterMs),
-      operators,
-    };
+    const h = slotsHealth(this.#slots, { now: this.#clock.now(), queueDepth, queueTotal, wedgedAfterMs });
+    return this.#scope ? { ...h, namespace: this.#scope } : h;
   }
 }
 

@@ -12,15 +12,26 @@
 //   (TCP connect, TLS handshake, headers, body).
 // - A request that finds a reused idle connection already closed by the server (no byte of a
 //   response arrived) is sent once more on a new connection, as Go's and Node's clients do.
-// - `close()` destroys every connection, idle or busy.
+// - `close()` destroys every connection, idle or busy, and clears the idle timer.
+// - A connection idle for `idleMs` is closed by the pool's one idle timer, not kept until the next request.
 
-/** Cancellation as the client hands it over: a reason once aborted, and a cheap abort hook. */
-export interface Abortable {
-  /** The abort reason, once aborted. */
-  readonly aborted: unknown;
-  /** Registers `fn` to run on abort (at most once); not called if already aborted. */
-  onAbort(fn: () => void): void;
-}
+import {
+  type Abortable,
+  concat,
+  Connection,
+  enc,
+  Http1Error,
+  indexOfBlankLine,
+  INITIAL_BUFFER,
+  isClosedSocket,
+  latin1,
+  raced,
+} from "./_http1_connection.ts";
+import { type ConnectionOwner, type Framing, Http1Response } from "./_http1_response.ts";
+
+export type { Abortable } from "./_http1_connection.ts";
+export { Http1Error } from "./_http1_connection.ts";
+export { Http1Response } from "./_http1_response.ts";
 
 export interface Http1Options {
   /** `https://host:port` or `http://host:port` (no path). */
@@ -29,291 +40,19 @@ export interface Http1Options {
   /** Client certificate and key, PEM. */
   cert?: string;
   key?: string;
-  /** An idle connection older than this is closed rather than reused. Default 30 s. */
+  /**
+   * An idle connection is closed this long after its last response (one timer per pool, armed only while some
+   * connection idles), so a quiet cluster keeps no socket, TLS state or buffer beyond its watches. Default 30 s.
+   */
   idleMs?: number;
   /** Idle connections kept at most. Default 64. */
   maxIdle?: number;
 }
 
-/** The socket closed, or the response was not HTTP/1.1 as expected. Never carries header values. */
-export class Http1Error extends Error {
-  override name = "Http1Error";
-}
-
-const enc = new TextEncoder();
-const latin1 = new TextDecoder("latin1");
-const INITIAL_BUFFER = 16 * 1024;
-
-/** One socket and its read buffer. */
-class Connection {
-  readonly #conn: Deno.Conn;
-  buf = new Uint8Array(INITIAL_BUFFER);
-  start = 0;
-  end = 0;
-  idleSince = 0;
-  /** Requests served; > 0 means the connection was reused. */
-  served = 0;
-  closed = false;
-  /** The request using the connection now, if any. */
-  owner: Abortable | undefined;
-
-  constructor(conn: Deno.Conn) {
-    this.#conn = conn;
-  }
-
-  async write(bytes: Uint8Array): Promise<void> {
-    let off = 0;
-    while (off < bytes.length) off += await this.#conn.write(off === 0 ? bytes : bytes.subarray(off));
-  }
-
-  /** Reads more bytes into the buffer; false at EOF. */
-  async fill(): Promise<boolean> {
-    if (this.start > 0 && this.start === this.end) this.start = this.end = 0;
-    if (this.end === this.buf.length) {
-      if (this.start > 0) {
-        this.buf.copyWithin(0, this.start, this.end);
-        this.end -= this.start;
-        this.start = 0;
-      } else {
-        const bigger = new Uint8Array(this.buf.length * 2);
-        bigger.set(this.buf);
-        this.buf = bigger;
-      }
-    }
-    const n = await this.#conn.read(this.buf.subarray(this.end));
-    if (n === null) return false;
-    this.end += n;
-    return true;
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    try {
-      this.#conn.close();
-    } catch {
-      // Already closed.
-    }
-  }
-}
-
-type BodyMode = "copy" | "skip" | ((view: Uint8Array) => void);
-
-type Framing = { kind: "length"; left: number } | { kind: "chunked" } | { kind: "eof" } | { kind: "none" };
-
-/** One response; its body is read once, with `text()` or `chunks()`, or dropped with `cancel()`. */
-export class Http1Response {
-  readonly status: number;
-  /** The status line and header lines, parsed into `headers` only if someone asks. */
-  readonly #head: string;
-  #headers: Map<string, string> | undefined;
-  readonly #pool: Http1Pool;
-  readonly #c: Connection;
-  readonly #framing: Framing;
-  readonly #keepAlive: boolean;
-  readonly #abort: Abortable;
-  #settled = false;
-
-  constructor(
-    pool: Http1Pool,
-    c: Connection,
-    status: number,
-    head: string,
-    framing: Framing,
-    keepAlive: boolean,
-    abort: Abortable,
-  ) {
-    this.#pool = pool;
-    this.#c = c;
-    this.status = status;
-    this.#head = head;
-    this.#framing = framing;
-    this.#keepAlive = keepAlive;
-    this.#abort = abort;
-    if (framing.kind === "none") this.#finish(true);
-  }
-
-  get ok(): boolean {
-    return this.status >= 200 && this.status < 300;
-  }
-
-  /** One header's value by name (any case), or null. */
-  header(name: string): string | null {
-    return this.headers.get(name.toLowerCase()) ?? null;
-  }
-
-  /** Lower-case header names; a repeated header keeps its last value. */
-  get headers(): Map<string, string> {
-    if (!this.#headers) {
-      this.#headers = new Map();
-      for (const line of this.#head.split("\r\n").slice(1)) {
-        const colon = line.indexOf(":");
-        this.#headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
-      }
-    }
-    return this.#headers;
-  }
-
-  /** The whole body as UTF-8 text. */
-  async text(): Promise<string> {
-    // Decoded straight from views of the socket buffer: no copy of the bytes, and the pieces form a
-    // rope that JSON.parse flattens once (a list page of 500 objects is ~350 KB read in 16 KB reads).
-    const decoder = new TextDecoder();
-    let text = "";
-    for await (const _ of this.#body((view) => (text += decoder.decode(view, { stream: true })))) {
-      /* the sink took every byte */
-    }
-    return text + decoder.decode();
-  }
-
-  /**
-   * The body as it arrives: each yielded array is a fresh copy holding every body byte that the
-   * last read delivered (several watch events at once under load). Ends at the body's end.
-   */
-  chunks(): AsyncGenerator<Uint8Array, void, undefined> {
-    return this.#body("copy");
-  }
-
-  /** Reads the body to its end without keeping it (the connection can then be reused). */
-  async discard(): Promise<void> {
-    for await (const _ of this.#body("skip")) { /* nothing is yielded */ }
-  }
-
-  /**
-   * Walks the body. "copy" yields fresh arrays; "skip" drops the bytes; a sink function receives
-   * views of the socket buffer synchronously (valid only during the call) and nothing is yielded.
-   */
-  async *#body(mode: BodyMode): AsyncGenerator<Uint8Array, void, undefined> {
-    const copy = mode === "copy";
-    const sink = typeof mode === "function" ? mode : undefined;
-    if (this.#settled) return;
-    const c = this.#c;
-    const f = this.#framing;
-    let done = false;
-    try {
-      if (f.kind === "length") {
-        while (f.left > 0) {
-          if (c.end === c.start && !(await this.#fill())) throw new Http1Error("the connection closed mid-body");
-          const n = Math.min(f.left, c.end - c.start);
-          sink?.(c.buf.subarray(c.start, c.start + n));
-          const out = copy ? c.buf.slice(c.start, c.start + n) : undefined;
-          c.start += n;
-          f.left -= n;
-          if (f.left === 0) {
-            // Copied out first: the connection may serve another request before the caller resumes.
-            done = true;
-            this.#finish(true);
-          }
-          if (out) yield out;
-        }
-      } else if (f.kind === "eof") {
-        for (;;) {
-          if (c.end > c.start) {
-            sink?.(c.buf.subarray(c.start, c.end));
-            const out = copy ? c.buf.slice(c.start, c.end) : undefined;
-            c.start = c.end;
-            if (out) yield out;
-          }
-          if (!(await this.#fill())) break;
-        }
-        done = true;
-        this.#finish(false);
-      } else if (f.kind === "chunked") {
-        yield* this.#chunked(copy, sink);
-        done = true;
-      }
-    } finally {
-      if (!done) this.#finish(false);
-    }
-  }
-
-  /** Drops the rest of the body (and the connection, unless the body was already read). */
-  cancel(): void {
-    this.#finish(false);
-  }
-
-  async *#chunked(copy: boolean, sink?: (view: Uint8Array) => void): AsyncGenerator<Uint8Array, void, undefined> {
-    const c = this.#c;
-    let inChunk = 0; // data bytes left in the current chunk
-    let needCrlf = false; // the CRLF after a chunk's data is due
-    for (;;) {
-      const parts: Uint8Array[] = [];
-      for (;;) {
-        if (inChunk > 0) {
-          const n = Math.min(inChunk, c.end - c.start);
-          if (n === 0) break;
-          sink?.(c.buf.subarray(c.start, c.start + n));
-          if (copy) parts.push(c.buf.slice(c.start, c.start + n));
-          c.start += n;
-          inChunk -= n;
-          if (inChunk === 0) needCrlf = true;
-          continue;
-        }
-        if (needCrlf) {
-          if (c.end - c.start < 2) break;
-          if (c.buf[c.start] !== 13 || c.buf[c.start + 1] !== 10) throw new Http1Error("malformed chunked body");
-          c.start += 2;
-          needCrlf = false;
-        }
-        const eol = indexOfCrlf(c.buf, c.start, c.end);
-        if (eol < 0) {
-          if (c.end - c.start > 1024) throw new Http1Error("malformed chunked body: chunk size line too long");
-          break;
-        }
-        const sizeText = latin1.decode(c.buf.subarray(c.start, eol));
-        const semi = sizeText.indexOf(";");
-        const hex = (semi < 0 ? sizeText : sizeText.slice(0, semi)).trim();
-        if (!/^[0-9a-fA-F]{1,12}$/.test(hex)) throw new Http1Error("malformed chunked body: bad chunk size");
-        const size = parseInt(hex, 16);
-        if (size === 0) {
-          // Trailers (none expected) end with an empty line.
-          let at = eol + 2;
-          for (;;) {
-            const next = indexOfCrlf(c.buf, at, c.end);
-            if (next < 0) {
-              if (!(await this.#fill())) throw new Http1Error("the connection closed in the chunked trailer");
-              continue;
-            }
-            if (next === at) {
-              c.start = next + 2;
-              break;
-            }
-            at = next + 2;
-          }
-          if (parts.length) yield concat(parts);
-          this.#finish(true);
-          return;
-        }
-        c.start = eol + 2;
-        inChunk = size;
-      }
-      if (parts.length) yield parts.length === 1 ? parts[0] : concat(parts);
-      if (!(await this.#fill())) throw new Http1Error("the connection closed mid-body");
-    }
-  }
-
-  async #fill(): Promise<boolean> {
-    try {
-      return await this.#c.fill();
-    } catch (err) {
-      if (this.#abort.aborted !== undefined) throw this.#abort.aborted;
-      if (isClosedSocket(err)) throw new Http1Error("the connection closed mid-body", { cause: err });
-      throw err;
-    }
-  }
-
-  #finish(complete: boolean): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    if (complete && this.#keepAlive && this.#abort.aborted === undefined) this.#pool.release(this.#c);
-    else this.#pool.destroy(this.#c);
-  }
-}
-
 /**
  * Keep-alive HTTP/1.1 connections to one API server.
  */
-export class Http1Pool {
+export class Http1Pool implements ConnectionOwner {
   readonly #hostname: string;
   readonly #port: number;
   readonly #host: string;
@@ -324,6 +63,8 @@ export class Http1Pool {
   readonly #idle: Connection[] = [];
   readonly #busy = new Set<Connection>();
   #closed = false;
+  /** Closes connections idle for `idleMs`; set only while the idle list is not empty. */
+  #reaper: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: Http1Options) {
     const url = new URL(options.origin);
@@ -401,7 +142,38 @@ export class Http1Pool {
       return;
     }
     c.idleSince = Date.now();
+    // A buffer grown for a large list page goes back to the small one: the idle socket needs none of it.
+    if (c.buf.length > INITIAL_BUFFER && c.start === c.end) {
+      c.buf = new Uint8Array(INITIAL_BUFFER);
+      c.start = c.end = 0;
+    }
     this.#idle.push(c);
+    this.#armReaper(this.#idleMs);
+  }
+
+  #armReaper(ms: number): void {
+    if (this.#reaper !== undefined) return;
+    const timer = setTimeout(() => {
+      this.#reaper = undefined;
+      this.#reap();
+    }, ms);
+    Deno.unrefTimer(timer as unknown as number);
+    this.#reaper = timer;
+  }
+
+  /** Closes the connections idle for `idleMs` or longer; re-arms for the next one to expire. */
+  #reap(): void {
+    const now = Date.now();
+    let next = Infinity;
+    for (let i = this.#idle.length - 1; i >= 0; i--) {
+      const c = this.#idle[i];
+      const left = c.idleSince + this.#idleMs - now;
+      if (left <= 0 || c.closed) {
+        this.#idle.splice(i, 1);
+        c.close();
+      } else next = Math.min(next, left);
+    }
+    if (Number.isFinite(next) && !this.#closed) this.#armReaper(Math.max(1, next));
   }
 
   /** Closes a connection that must not be reused. */
@@ -414,6 +186,8 @@ export class Http1Pool {
 
   close(): void {
     this.#closed = true;
+    clearTimeout(this.#reaper);
+    this.#reaper = undefined;
     for (const c of [...this.#idle, ...this.#busy]) c.close();
     this.#idle.length = 0;
     this.#busy.clear();
@@ -545,58 +319,4 @@ export class Http1Pool {
     }
     return new Http1Response(this, c, status, head, framing, keepAlive, abort);
   }
-}
-
-/** Resolves like `p` unless `abort` fires first; a connection arriving after the abort is closed. */
-function raced<T extends { close(): void }>(p: Promise<T>, abort: Abortable): Promise<T> {
-  if (abort.aborted !== undefined) {
-    p.then((c) => c.close(), () => {});
-    return Promise.reject(abort.aborted);
-  }
-  return new Promise<T>((resolve, reject) => {
-    let late = false;
-    abort.onAbort(() => {
-      late = true;
-      reject(abort.aborted);
-    });
-    p.then((c) => {
-      if (late) c.close();
-      else resolve(c);
-    }, (err) => {
-      if (!late) reject(err);
-    });
-  });
-}
-
-/** The peer closed or reset the socket (rustls reports a close without close_notify as a plain Error). */
-function isClosedSocket(err: unknown): boolean {
-  return err instanceof Deno.errors.ConnectionReset || err instanceof Deno.errors.BrokenPipe ||
-    err instanceof Deno.errors.ConnectionAborted || err instanceof Deno.errors.UnexpectedEof ||
-    (err instanceof Error && /close_notify|unexpected eof/i.test(err.message));
-}
-
-function indexOfCrlf(b: Uint8Array, from: number, to: number): number {
-  for (let i = from; i + 1 < to; i++) {
-    if (b[i] === 13 && b[i + 1] === 10) return i;
-  }
-  return -1;
-}
-
-function indexOfBlankLine(b: Uint8Array, from: number, to: number): number {
-  for (let i = from; i + 3 < to; i++) {
-    if (b[i] === 13 && b[i + 1] === 10 && b[i + 2] === 13 && b[i + 3] === 10) return i;
-  }
-  return -1;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
 }

@@ -119,9 +119,13 @@ function chunked(parts: string[], extra = ""): string {
   return out;
 }
 
-async function withPeer(script: Script, fn: (peer: Peer, pool: Http1Pool) => Promise<void>): Promise<void> {
+async function withPeer(
+  script: Script,
+  fn: (peer: Peer, pool: Http1Pool) => Promise<void>,
+  options: { idleMs?: number } = {},
+): Promise<void> {
   const peer = new Peer(script);
-  const pool = new Http1Pool({ origin: peer.origin });
+  const pool = new Http1Pool({ origin: peer.origin, ...options });
   try {
     await fn(peer, pool);
   } finally {
@@ -287,6 +291,21 @@ Deno.test("Http1Pool.close() closes idle connections and refuses new requests", 
     assert.equal(pool.open, 0);
     await assert.rejects(pool.request("GET", "/", "", undefined, new TestAbort()), /pool is closed/);
   });
+});
+
+Deno.test("Http1Pool closes a connection idle for idleMs by itself, and a later request opens a new one", async () => {
+  await withPeer(async (conn) => {
+    await send(conn, ok("{}"));
+    return "keep";
+  }, async (peer, pool) => {
+    await (await pool.request("GET", "/", "", undefined, new TestAbort())).text();
+    assert.equal(pool.open, 1, "kept idle after the response");
+    // Hang guard only: the idle timer fires after 50 ms.
+    for (let i = 0; i < 200 && pool.open > 0; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(pool.open, 0, "closed once idle for idleMs");
+    await (await pool.request("GET", "/", "", undefined, new TestAbort())).text();
+    assert.equal(peer.connections, 2);
+  }, { idleMs: 50 });
 });
 
 Deno.test("Http1Response.headers has every header by lower-case name (Retry-After on a 429)", async () => {

@@ -17,6 +17,7 @@ export interface AccessInit {
   server: string;
   source: string;
   namespace?: string;
+  namespaceScope?: string;
   proxyUrl?: string;
   cluster: KnCluster;
   user: KnUser;
@@ -45,6 +46,7 @@ export class KubeconfigAccess implements ClusterAccess {
   readonly server: string;
   readonly source: string;
   readonly namespace?: string;
+  readonly namespaceScope?: string;
   readonly proxyUrl?: string;
   readonly #init: AccessInit;
   readonly #tokenFile: TokenFile | undefined;
@@ -60,6 +62,7 @@ export class KubeconfigAccess implements ClusterAccess {
     this.server = init.server;
     this.source = init.source;
     this.namespace = init.namespace;
+    this.namespaceScope = init.namespaceScope;
     this.proxyUrl = init.proxyUrl;
     this.#init = init;
     this.#tokenFile = init.tokenFile ? new TokenFile(init.name, init.tokenFile) : undefined;

@@ -19,7 +19,9 @@ const SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
 /**
  * Returns the checks the client's credentials are NOT allowed, in the order given.
  *
- * Guarantees: one SelfSubjectAccessReview per check, sent concurrently; an API or transport
+ * Guarantees: one SelfSubjectAccessReview per check, sent one after another over one keep-alive connection (sent
+ * concurrently they opened a TLS connection each, per cluster, that then idled: thousands of clusters paid for
+ * several idle TLS sessions each, and the API servers for several handshakes); an API or transport
  * failure rejects (it is not reported as "missing"), so a caller can tell "forbidden" from
  * "could not ask". Needs no RBAC itself: every authenticated user may create SSARs.
  */
@@ -28,7 +30,8 @@ export async function missingPermissions<C extends PermissionCheck>(
   checks: readonly C[],
   signal?: AbortSignal,
 ): Promise<C[]> {
-  const allowed = await Promise.all(checks.map(async (check) => {
+  const allowed: boolean[] = [];
+  for (const check of checks) {
     const review = await client.request<{ status?: { allowed?: boolean } }>("POST", SSAR_PATH, {
       body: {
         apiVersion: "authorization.k8s.io/v1",
@@ -45,8 +48,8 @@ export async function missingPermissions<C extends PermissionCheck>(
       },
       signal,
     });
-    return review?.status?.allowed === true;
-  }));
+    allowed.push(review?.status?.allowed === true);
+  }
   return checks.filter((_, i) => !allowed[i]);
 }
 

@@ -31,6 +31,11 @@ export interface ClusterAccess {
   readonly source: string;
   /** The context's default namespace (the pod's namespace for in-cluster), if any. */
   readonly namespace?: string;
+  /**
+   * Set when the context opted in to namespaced access (its `operator-hub` extension, see _context_scope.ts): the
+   * hub lists, watches and checks its rights in this one namespace only, so a Role is enough. Unset: cluster-wide.
+   */
+  readonly namespaceScope?: string;
   /** The cluster's `proxy-url`, if any. */
   readonly proxyUrl?: string;
   /** The headers and TLS material to use now (fresh credentials: rotated tokens, re-run exec plugins). */

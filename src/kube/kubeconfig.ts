@@ -5,6 +5,7 @@ import type { Cluster as KnCluster, User as KnUser } from "@kubernetes/client-no
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { dataField, envGetter, type EnvSource, fileField, isHttpUrl, record, safeUrl, str } from "./_fields.ts";
+import { contextNamespaceScope } from "./_context_scope.ts";
 import { KubeconfigAccess } from "./_kubeconfig_access.ts";
 import { fsReason } from "./_token_file.ts";
 import type { ClusterAccess } from "./cluster_access.ts";
@@ -224,6 +225,7 @@ class Catalog implements ContextCatalog {
       server: cluster.server,
       source: ctxEntry.file,
       namespace: str(ctx.namespace),
+      namespaceScope: contextNamespaceScope(where, ctx),
       proxyUrl: cluster.proxyUrl,
       cluster,
       user,

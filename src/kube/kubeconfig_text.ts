@@ -13,7 +13,10 @@ export interface KubeconfigContext {
   access?: ClusterAccess;
   /** Why the context is not usable (missing cluster or user, bad server URL, unreadable file…); no credentials. */
   error?: string;
-  /** Digest of what identifies the server: its cluster section (URL, CA, TLS settings, proxy) and the namespace. */
+  /**
+   * Digest of what identifies the server: its cluster section (URL, CA, TLS settings, proxy), the namespace and the
+   * context's extensions (the namespaced-access opt-in).
+   */
   endpointDigest: string;
   /** Digest of the user section (token, client certificate, exec plugin…). Never the credentials themselves. */
   credentialsDigest: string;
@@ -75,7 +78,7 @@ export async function parseKubeconfigText(text: string, options: KubeconfigTextO
     const user = named(doc.users, ctx.user);
     const out: KubeconfigContext = {
       name,
-      endpointDigest: await digest([ctx.cluster, ctx.namespace ?? null, cluster?.cluster ?? null]),
+      endpointDigest: await digest([ctx.cluster, ctx.namespace ?? null, cluster?.cluster ?? null, ...scopeOf(ctx)]),
       credentialsDigest: await digest([ctx.user ?? null, user?.user ?? null]),
     };
     if ((counts.get(name) ?? 0) > 1) {
@@ -95,6 +98,11 @@ export async function parseKubeconfigText(text: string, options: KubeconfigTextO
   return { currentContext: typeof current === "string" && current !== "" ? current : undefined, contexts };
 }
 
+/** The context's extensions, when it has any (left out otherwise, so digests of plain contexts stay as they were). */
+function scopeOf(ctx: Record<string, unknown>): unknown[] {
+  return ctx.extensions === undefined ? [] : [ctx.extensions];
+}
+
 /** The same access, reporting `source` instead of the stand-in path. */
 function relabelled(access: ClusterAccess, source: string): ClusterAccess {
   return {
@@ -102,6 +110,7 @@ function relabelled(access: ClusterAccess, source: string): ClusterAccess {
     server: access.server,
     source,
     namespace: access.namespace,
+    namespaceScope: access.namespaceScope,
     proxyUrl: access.proxyUrl,
     auth: () => access.auth(),
     invalidate: () => access.invalidate?.(),

@@ -5,7 +5,7 @@ import type { ClusterAccess, ClusterAuth } from "../../kube/mod.ts";
 /**
  * Stands in for one registered cluster's current kubeconfig context.
  *
- * Guarantees: `name`, `server`, `namespace` and `proxyUrl` never change (a change there is a re-engage, decided by the
+ * Guarantees: `name`, `server`, `namespace`, `namespaceScope` and `proxyUrl` never change (a change there is a re-engage, decided by the
  * registry); `auth()` always asks the newest access handed to `swap()`. KubeClient re-asks `auth()` at most every
  * second and rebuilds its transport only when the TLS material changed, so a new token or certificate reaches the
  * next request without a relist or a watch restart. Open watches keep their old credentials until they reconnect.
@@ -14,6 +14,7 @@ export class SwappableAccess implements ClusterAccess {
   readonly name: string;
   readonly server: string;
   readonly namespace?: string;
+  readonly namespaceScope?: string;
   readonly proxyUrl?: string;
   #current: ClusterAccess;
   #swaps = 0;
@@ -22,6 +23,7 @@ export class SwappableAccess implements ClusterAccess {
     this.name = name;
     this.server = access.server;
     this.namespace = access.namespace;
+    this.namespaceScope = access.namespaceScope;
     this.proxyUrl = access.proxyUrl;
     this.#current = access;
   }

@@ -1,0 +1,93 @@
+// The per-operator slots of one engaged cluster (watch, cache, pre-flight) and the health entry built from them.
+
+import type { ResourceInfo } from "../kube/mod.ts";
+import type { Operator, ReconcileTarget, Store, Watcher, WatchPhase, WatchSnapshot } from "../runtime/mod.ts";
+import { worstState } from "../runtime/mod.ts";
+import type { ClusterHealth, OperatorHealth } from "./cluster_health.ts";
+
+/** One resource's watch and cache in this cluster, shared by every operator of that resource and projection. */
+export interface Informer {
+  readonly store: Store;
+  readonly watchers: Watcher[];
+  readonly listeners: Set<(keys: string[]) => void>;
+  running?: Promise<void>;
+}
+
+/** Pre-flight progress of one operator; null once it passed. */
+export interface Preflight {
+  state: WatchPhase | "registering";
+  error: string | null;
+  missing: string[];
+  attempts: number;
+}
+
+/** One operator in this cluster. */
+export interface Slot {
+  readonly operator: Operator;
+  readonly informer: Informer;
+  readonly info: ResourceInfo;
+  readonly target: ReconcileTarget;
+  preflight: Preflight | null;
+  /** Passes changed keys on, minus objects the operator says need nothing. */
+  readonly changed: (keys: string[]) => void;
+}
+
+/** What a health entry needs besides the slots: the time, and the shared queue's depths. */
+export interface HealthInputs {
+  now: number;
+  queueDepth: (operator: string) => number;
+  queueTotal: number;
+  wedgedAfterMs: number;
+}
+
+/** One cluster's health entry: each operator's pre-flight state until it passed, then the worst of its watches. */
+export function slotsHealth(slots: ReadonlyMap<string, Slot>, inputs: HealthInputs): ClusterHealth {
+  const { now, queueDepth, queueTotal, wedgedAfterMs } = inputs;
+  const operators: Record<string, OperatorHealth> = {};
+  const snapshots = new Map<Informer, WatchSnapshot[]>();
+  let preflightAttempts = 0;
+  for (const [name, slot] of slots) {
+    const p = slot.preflight;
+    const store = slot.informer.store;
+    if (p) {
+      preflightAttempts += p.attempts;
+      operators[name] = {
+        state: p.state,
+        synced: false,
+        objects: store.size,
+        queue: queueDepth(name),
+        lastError: p.error,
+        missingPermissions: p.missing,
+      };
+      continue;
+    }
+    let snaps = snapshots.get(slot.informer);
+    if (!snaps) snapshots.set(slot.informer, snaps = slot.informer.watchers.map((w) => w.snapshot()));
+    const worst = snaps.find((s) => s.phase !== "watching") ?? snaps[0];
+    operators[name] = {
+      state: worst?.phase ?? "connecting",
+      synced: snaps.length > 0 && snaps.every((s) => s.synced),
+      objects: store.size,
+      queue: queueDepth(name),
+      lastError: snaps.map((s) => s.lastError).find((e) => e) ?? null,
+      missingPermissions: [],
+    };
+  }
+  const ops = Object.values(operators);
+  const snaps = [...snapshots.values()].flat();
+  const lastEventAt = Math.max(...snaps.map((s) => s.lastEventAt ?? -Infinity));
+  return {
+    state: ops.length ? worstState(ops.map((o) => o.state)) : "watching",
+    synced: ops.every((o) => o.synced),
+    objects: [...new Set([...slots.values()].map((s) => s.informer.store))].reduce((n, s) => n + s.size, 0),
+    queue: queueTotal,
+    lastEventAgeSeconds: Number.isFinite(lastEventAt) ? Math.round((now - lastEventAt) / 100) / 10 : null,
+    lastError: ops.map((o) => o.lastError).find((e) => e) ?? null,
+    connectAttempts: preflightAttempts + snaps.reduce((n, s) => n + s.connectAttempts, 0),
+    relists: snaps.reduce((n, s) => n + s.relists, 0),
+    watchdogAborts: snaps.reduce((n, s) => n + s.watchdogAborts, 0),
+    missingPermissions: [...new Set(ops.flatMap((o) => o.missingPermissions))],
+    wedged: snaps.some((s) => now - s.heartbeatAt > wedgedAfterMs),
+    operators,
+  };
+}
