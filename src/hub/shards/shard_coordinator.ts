@@ -478,7 +478,12 @@ export class ShardCoordinator implements EngageTarget {
       const stop = () => wake.abort();
       signal.addEventListener("abort", stop, { once: true });
       woken.then(stop);
-      await this.#clock.sleep(t.peerRenewPeriodMs, wake.signal);
+      // Wake when a peer Lease expires, so a dead replica's clusters are taken at once, not up to a period later.
+      const expiry = this.#table.nextPeerExpiry();
+      const wait = expiry === undefined
+        ? t.peerRenewPeriodMs
+        : Math.min(t.peerRenewPeriodMs, expiry - this.#clock.now() + 1);
+      await this.#clock.sleep(Math.max(1, wait), wake.signal);
       signal.removeEventListener("abort", stop);
       // Coalesce bursts of Lease events into one pass.
       if (!signal.aborted) await this.#clock.sleep(20, signal);
@@ -493,6 +498,7 @@ export class ShardCoordinator implements EngageTarget {
     // A new replica waits a little after its first renewal, so its first view includes the peers already running.
     const settled = this.#clock.now() >= this.#startedAt + t.peerRenewPeriodMs * 1.5;
     const peers = this.#table.livePeers();
+    this.#table.pruneHashes(new Set(peers.map((p) => p.identity)), new Set(this.#registered.keys()));
     const limit = this.#o.concurrency ?? 32;
     for (const name of this.#registered.keys()) {
       if (this.#busy.size >= limit) break;
@@ -505,6 +511,16 @@ export class ShardCoordinator implements EngageTarget {
     }
     for (const name of this.#table.heldClusters()) {
       if (!this.#registered.has(name) && !this.#busy.has(name)) this.#run(name, () => this.#release(name, "gone"));
+    }
+    // A replica killed leaves its peer Lease behind: the first live replica to see it dead for 4 durations deletes it
+    // (only that version of it: a replica that came back and renewed keeps it).
+    for (const p of this.#table.stalePeers(4)) {
+      const key = `peer ${p.holder}`;
+      if (this.#busy.has(key) || this.#busy.size >= limit) continue;
+      this.#run(key, async () => {
+        await this.#leases.delete(p.name, p.resourceVersion);
+        this.#log.info("deleted the peer Lease of a replica dead for 4 lease durations", { peer: p.holder });
+      });
     }
   }
 

@@ -2,7 +2,7 @@
 
 import type { Clock } from "../../util/mod.ts";
 import type { LeaseObject } from "../leases.ts";
-import { rendezvousOwner, type RendezvousPeer } from "./rendezvous.ts";
+import { type RendezvousPeer, unitHash } from "./rendezvous.ts";
 
 /** The shard's Lease timings. Defaults: peer 15 s / 10 s / 2 s (controller-runtime's), fence 120 s. */
 export interface ShardTimings {
@@ -97,6 +97,8 @@ export class ShardTable {
   readonly #held = new Map<string, HeldFence>();
   #syncedAt: number | undefined;
   #renewedAt: number | undefined;
+  /** peer → cluster → ln(u): the hashes of an ownership pass are computed once per peer and cluster. */
+  readonly #logU = new Map<string, Map<string, number>>();
 
   constructor(identity: string, weight: number, timings: ShardTimings, clock: Clock) {
     this.identity = identity;
@@ -217,9 +219,55 @@ export class ShardTable {
     return out.sort((a, b) => (a.identity < b.identity ? -1 : a.identity > b.identity ? 1 : 0));
   }
 
-  /** The rendezvous winner for `cluster` among the live peers. */
+  /**
+   * The rendezvous winner for `cluster` among the live peers (rendezvousOwner's rule, with each ln(u) cached, so a
+   * pass over thousands of clusters costs a few multiplications each).
+   */
   desiredOwner(cluster: string, peers: RendezvousPeer[] = this.livePeers()): string | undefined {
-    return rendezvousOwner(cluster, peers);
+    let best: { identity: string; score: number } | undefined;
+    for (const p of peers) {
+      if (!(p.weight > 0)) continue;
+      let logs = this.#logU.get(p.identity);
+      if (!logs) this.#logU.set(p.identity, logs = new Map());
+      let l = logs.get(cluster);
+      if (l === undefined) logs.set(cluster, l = Math.log(unitHash(cluster, p.identity)));
+      const score = -p.weight / l;
+      if (!best || score > best.score || (score === best.score && p.identity < best.identity)) {
+        best = { identity: p.identity, score };
+      }
+    }
+    return best?.identity;
+  }
+
+  /** Drops cached hashes of peers no longer live and of clusters no longer registered. */
+  pruneHashes(liveIdentities: Set<string>, clusters: Set<string>): void {
+    for (const [peer, logs] of this.#logU) {
+      if (!liveIdentities.has(peer)) this.#logU.delete(peer);
+      else if (logs.size > clusters.size) { for (const c of logs.keys()) if (!clusters.has(c)) logs.delete(c); }
+    }
+  }
+
+  /** Peer Leases of other replicas unchanged for `factor` × their duration: dead long enough to be deleted. */
+  stalePeers(factor: number): Observed[] {
+    const now = this.#clock.now();
+    return [...this.#peers.values()].filter((p) =>
+      p.holder !== this.identity && now >= p.changedAt + p.durationMs * factor
+    );
+  }
+
+  /** When the next observed peer Lease expires (on this clock), if any is live now: a pass is due then. */
+  nextPeerExpiry(): number | undefined {
+    const now = this.#clock.now();
+    let next: number | undefined;
+    for (const p of this.#peers.values()) {
+      const at = p.changedAt + p.durationMs;
+      if (at > now && (next === undefined || at < next)) next = at;
+    }
+    for (const at of this.#deleted.values()) {
+      const gone = at + this.timings.peerLeaseDurationMs;
+      if (gone > now && (next === undefined || gone < next)) next = gone;
+    }
+    return next;
   }
 
   /** The fence as observed. */

@@ -11,6 +11,7 @@ import {
   ShardTable,
   WEIGHT_ANNOTATION,
 } from "./shard_table.ts";
+import { rendezvousOwner } from "./rendezvous.ts";
 
 let rv = 100;
 function peer(identity: string, weight = 1, version = String(++rv)): LeaseObject {
@@ -202,4 +203,38 @@ Deno.test("ShardTable does not count itself live once it lapsed, nor before its 
   t.lapse();
   assert.equal(t.mayReconcile("c1"), false);
   assert.equal(t.takeable("c1").reason, "not-synced");
+});
+
+Deno.test("ShardTable.desiredOwner() picks what rendezvousOwner() picks, with weights, from its cached hashes", () => {
+  const clock = new VirtualClock(0);
+  const t = table(clock, "a");
+  const peers = [{ identity: "a", weight: 1 }, { identity: "b", weight: 2 }, { identity: "c", weight: 0.5 }];
+  for (let i = 0; i < 3000; i++) {
+    const c = `cluster-${i}`;
+    assert.equal(t.desiredOwner(c, peers), rendezvousOwner(c, peers));
+    assert.equal(t.desiredOwner(c, peers), rendezvousOwner(c, peers), "from the cache");
+  }
+});
+
+Deno.test("ShardTable.nextPeerExpiry() names when the earliest live peer Lease expires", async () => {
+  const clock = new VirtualClock(0);
+  const t = table(clock);
+  assert.equal(t.nextPeerExpiry(), undefined);
+  t.observe(peer("b"));
+  await clock.advance(5_000);
+  t.observe(peer("c"));
+  assert.equal(t.nextPeerExpiry(), 15_000);
+  await clock.advance(10_000);
+  assert.equal(t.nextPeerExpiry(), 20_000);
+});
+
+Deno.test("ShardTable.stalePeers() lists other replicas' peer Leases unchanged for the given number of durations", async () => {
+  const clock = new VirtualClock(0);
+  const t = table(clock);
+  t.observe(peer("b"));
+  t.observe(peer("me"));
+  await clock.advance(59_999);
+  assert.deepEqual(t.stalePeers(4), []);
+  await clock.advance(1);
+  assert.deepEqual(t.stalePeers(4).map((p) => p.holder), ["b"]);
 });
