@@ -8,7 +8,7 @@ import { installProductionCrd, installSeedCrd } from "../tests/support/crds.ts";
 import { PeerProcess } from "./_peer.ts";
 import { cpuMs, cpuMsOf, machineCpu } from "./_proc.ts";
 
-export const PHASES = ["throughput", "idle", "fairness", "scale", "backlog", "kubectl", "peer"] as const;
+export const PHASES = ["throughput", "idle", "fairness", "scale", "backlog", "kubectl", "peer", "shards"] as const;
 export type Phase = typeof PHASES[number];
 
 export interface Config {

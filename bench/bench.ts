@@ -16,6 +16,8 @@
 //   then the hub started; seconds from process start to all Ok, CPU per object net of an empty start, writes
 //   per object, peak RSS; against the ceiling draining the same backlog. On both CRD shapes.
 // - kubectl: the throughput phase with objects created exactly as `kubectl apply` creates them; on both shapes.
+// - shards (bench/_shards_phase.ts): three --shard replicas on 30 namespaced clusters: takeover after kill -9 and
+//   SIGTERM, clusters moved when a fourth joins, fence violations, Lease writes per second at 30 and 1,000 clusters.
 // - peer: the kube-rs peer (bench/peers/kube_rs, built with cargo on first use) runs beside the hub in the
 //   backlog, kubectl and idle phases, alternating with it in the same run; the hub-over-peer ratios.
 // The ceiling is measured at several concurrency levels (--ceiling-concurrency); the best one wins.
@@ -52,6 +54,7 @@ import { percentile, round, summarize } from "./_stats.ts";
 import { lineChart } from "./_svg.ts";
 import { figure, type FigureInfo, json, markdown, type Row, shapeOf } from "./_report.ts";
 import { backlogPhase, type Comparison, comparisonTable, kubectlPhase, type PhaseContext } from "./_user_phases.ts";
+import { shardsPhase } from "./_shards_phase.ts";
 import { bestCeiling, type Disturbance, type RunKind, steadyRun, type ThroughputRun } from "./_throughput.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -803,6 +806,8 @@ async function main(): Promise<void> {
     if (cfg.phases.has("backlog")) await backlogPhase(ctx);
     await flush();
     if (cfg.phases.has("kubectl")) await kubectlPhase(ctx);
+    await flush();
+    if (cfg.phases.has("shards")) await shardsPhase(ctx);
   } finally {
     cl.forEach((c) => c.close());
   }

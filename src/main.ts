@@ -329,7 +329,6 @@ function shardCoordinator(
       peerLeaseDurationMs: f.leaseDurationMs,
       peerRenewDeadlineMs: f.renewDeadlineMs,
       peerRenewPeriodMs: f.renewPeriodMs,
-      fenceLeaseDurationMs: f.fenceDurationMs,
     },
     requestTimeoutMs: flags.limits.requestTimeoutMs,
     http2: flags.http2,

@@ -13,17 +13,15 @@ export interface ShardFlags {
   leaseDurationMs: number;
   renewDeadlineMs: number;
   renewPeriodMs: number;
-  fenceDurationMs: number;
 }
 
-/** Defaults of the shard flags: the peer Lease like controller-runtime's leader election, fences 120 s. */
+/** Defaults of the shard flags: the peer Lease times like controller-runtime's leader election. */
 export const SHARD_DEFAULTS = {
   id: "operator-hub",
   weight: 1,
   leaseDurationMs: 15_000,
   renewDeadlineMs: 10_000,
   renewPeriodMs: 2_000,
-  fenceDurationMs: 120_000,
 } as const;
 
 /** Raised for a bad shard flag; flags.ts turns it into its own FlagError. */
@@ -40,7 +38,6 @@ export const SHARD_OPTIONS = {
   "shard-lease-duration": { type: "string" },
   "shard-renew-deadline": { type: "string" },
   "shard-renew-period": { type: "string" },
-  "shard-fence-duration": { type: "string" },
 } as const;
 
 /** The --help section of the shard flags. */
@@ -51,6 +48,7 @@ export function shardHelp(): string[] {
     "  --shard                    hold a peer Lease in the home cluster (leader election's namespace); each",
     "                             cluster goes to the weighted rendezvous-hash winner among the live",
     "                             replicas, which reconciles there only while it holds the cluster's fence Lease",
+    "                             (written on hand-over only: it lives as long as its holder's peer Lease)",
     `  --shard-id NAME            the Leases' name prefix and group label (default ${d.id})`,
     "  --shard-warm               keep watching clusters other replicas own (no reconciles): faster takeover,",
     "                             more memory. Default: only owned clusters are watched",
@@ -66,10 +64,6 @@ export function shardHelp(): string[] {
     "  --shard-renew-period SECONDS",
     `                             pause between peer Lease renewals and ownership passes (default ${
       d.renewPeriodMs / 1000
-    })`,
-    "  --shard-fence-duration SECONDS",
-    `                             a cluster's fence Lease is rewritten every third of this (default ${
-      d.fenceDurationMs / 1000
     })`,
   ];
 }
@@ -93,15 +87,14 @@ export function parseShardFlags(values: Record<string, unknown>): ShardFlags {
   const leaseDurationMs = positive("shard-lease-duration", d.leaseDurationMs, 1000);
   const renewDeadlineMs = positive("shard-renew-deadline", d.renewDeadlineMs, 1000);
   const renewPeriodMs = positive("shard-renew-period", d.renewPeriodMs, 1000);
-  const fenceDurationMs = positive("shard-fence-duration", d.fenceDurationMs, 1000);
   const raw = values["shard-weight"] as string | undefined;
   const weight = raw === undefined ? d.weight : Number(raw);
   if (raw !== undefined && (raw.trim() === "" || !Number.isFinite(weight) || weight <= 0 || weight > 1000)) {
     throw new ShardFlagError(`invalid --shard-weight "${raw}": must be a number above 0 and at most 1000`);
   }
-  if (leaseDurationMs % 1000 !== 0 || fenceDurationMs % 1000 !== 0) {
+  if (leaseDurationMs % 1000 !== 0) {
     throw new ShardFlagError(
-      `invalid --shard-${leaseDurationMs % 1000 ? "lease" : "fence"}-duration: a Lease holds whole seconds`,
+      `invalid --shard-lease-duration ${leaseDurationMs / 1000}: a Lease holds whole seconds`,
     );
   }
   if (leaseDurationMs <= renewDeadlineMs) {
@@ -115,13 +108,6 @@ export function parseShardFlags(values: Record<string, unknown>): ShardFlags {
     throw new ShardFlagError(
       `invalid --shard-renew-deadline ${renewDeadlineMs / 1000}: it must be greater than 2 × --shard-renew-period (${
         (renewPeriodMs * 2) / 1000
-      })`,
-    );
-  }
-  if (fenceDurationMs < leaseDurationMs * 2) {
-    throw new ShardFlagError(
-      `invalid --shard-fence-duration ${fenceDurationMs / 1000}: it must be at least 2 × --shard-lease-duration (${
-        (leaseDurationMs * 2) / 1000
       })`,
     );
   }
@@ -144,6 +130,5 @@ export function parseShardFlags(values: Record<string, unknown>): ShardFlags {
     leaseDurationMs,
     renewDeadlineMs,
     renewPeriodMs,
-    fenceDurationMs,
   };
 }

@@ -10,7 +10,7 @@ Deno.test("parseFlags() leaves sharding off by default and applies the shard def
   const f = parseFlags(base).shard;
   assert.equal(f.enabled, false);
   assert.equal(f.leaseDurationMs, SHARD_DEFAULTS.leaseDurationMs);
-  assert.equal(f.fenceDurationMs, 120_000);
+  assert.equal(f.renewDeadlineMs, 10_000);
 });
 
 Deno.test("parseFlags() reads --shard, --shard-warm, --shard-weight and the timing flags", () => {
@@ -28,8 +28,6 @@ Deno.test("parseFlags() reads --shard, --shard-warm, --shard-weight and the timi
     "8",
     "--shard-renew-period",
     "1",
-    "--shard-fence-duration",
-    "60",
   ]).shard;
   assert.deepEqual(f, {
     enabled: true,
@@ -39,7 +37,6 @@ Deno.test("parseFlags() reads --shard, --shard-warm, --shard-weight and the timi
     leaseDurationMs: 12_000,
     renewDeadlineMs: 8_000,
     renewPeriodMs: 1_000,
-    fenceDurationMs: 60_000,
   });
 });
 
@@ -55,10 +52,7 @@ Deno.test("parseFlags() rejects bad shard flags with a one-line error naming the
       ["--shard", "--shard-renew-period", "6"],
       /--shard-renew-deadline 10: it must be greater than 2 × --shard-renew-period/,
     ],
-    [
-      ["--shard", "--shard-fence-duration", "20"],
-      /--shard-fence-duration 20: it must be at least 2 × --shard-lease-duration/,
-    ],
+    [["--shard", "--shard-lease-duration", "12.5"], /--shard-lease-duration 12.5: a Lease holds whole seconds/],
     [["--shard", "--shard-id", "Bad_Id"], /invalid --shard-id "Bad_Id"/],
     [["--shard-warm"], /--shard-warm needs --shard/],
     [["--shard", "--leader-elect"], /--shard and --leader-elect exclude each other/],
@@ -83,7 +77,6 @@ Deno.test("helpText() documents every shard flag", () => {
       "--shard-lease-duration",
       "--shard-renew-deadline",
       "--shard-renew-period",
-      "--shard-fence-duration",
     ]
   ) assert.ok(helpText().includes(flag), flag);
 });

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { HubProcess } from "../support/hub_process.ts";
 import { requireClusters, testNamespace } from "../support/mod.ts";
 import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
-import { kustomize, StatusWrites } from "./_support.ts";
+import { kustomize, metricSum, parseMetrics, StatusWrites } from "./_support.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
 /** Short Leases so the test takes seconds: a dead replica's clusters are free 6 s after its last renewal. */
@@ -17,8 +17,6 @@ const TIMINGS = [
   "4",
   "--shard-renew-period",
   "1",
-  "--shard-fence-duration",
-  "12",
 ];
 /** Hang guard, not a speed check: far above 5× the measured takeover (about 7 s here; see the figure line). */
 const TAKEOVER_GUARD_MS = 90_000;
@@ -123,6 +121,59 @@ Deno.test("Three hubs with --shard: each cluster is owned and watched by exactly
     await Promise.all(hubs.map((h) => h.kill()));
     await Promise.all(histories.map((h) => h.stop()));
     await Promise.all(writes.map((w) => w.stop()));
+    await Promise.all(apis.map((a) => a.deleteAllUuids(ns.name).catch(() => {})));
+    apis.forEach((a) => a.close());
+    await ns.cleanup();
+  }
+});
+
+Deno.test("Two hubs with --shard-warm: both watch every cluster, each reconciles only its own, and after a SIGTERM the other takes over at once from its warm caches", async () => {
+  requireClusters();
+  const ns = await testNamespace("shard-warm", { contexts: CLUSTERS });
+  const apis: ClusterApi[] = CLUSTERS.map((c) => localApi(c));
+  const histories = apis.map((a) => a.observe(ns.name));
+  const args = ["--namespace", ns.name, "--shard", "--shard-warm", "--leader-elect-namespace", ns.name, ...TIMINGS];
+  const hubs = [0, 1].map(() => HubProcess.start({ clusters: CLUSTERS, args }));
+  try {
+    await Promise.all(apis.map((api) => api.createUuids(ns.name, names("one", 3))));
+    // Settled: both agree on one owner per cluster, and both watch all three (warm), every one `watching`.
+    const vs = await waitFor(
+      async () => {
+        const v = await views(hubs);
+        const ok = v.every((x) => x.s?.shard?.peers?.filter((p: any) => p.live).length === 2) &&
+          CLUSTERS.every((c) => v[0].owners?.[c] && v.every((x) => x.owners?.[c] === v[0].owners[c])) &&
+          v.every((x) => x.engaged.length === 3 && x.engaged.every((c) => x.s.clusters[c].state === "watching"));
+        return ok && v;
+      },
+      "two warm replicas agreeing on the owners",
+      60_000,
+    );
+    await Promise.all(apis.map((api) => waitAllAssigned(api, ns.name, 3)));
+    const m = await Promise.all(hubs.map(async (h) => parseMetrics((await h.get("/metrics")).text)));
+    for (const c of CLUSTERS) {
+      const owner = vs.findIndex((v) => v.id === vs[0].owners[c]);
+      assert.equal(vs[1 - owner].s.clusters[c].objects, 3, `the non-owner of ${c} keeps its cache warm`);
+      assert.equal(metricSum(m[1 - owner], "controller_runtime_reconcile_total", { cluster: c }), 0, c);
+      assert.ok(metricSum(m[owner], "controller_runtime_reconcile_total", { cluster: c }) >= 3, c);
+    }
+    // SIGTERM the replica owning more clusters: it releases its fences, and the other owns everything at once.
+    const leaving = vs[0].s.shard.owned >= vs[1].s.shard.owned ? 0 : 1;
+    assert.equal((await hubs[leaving].stop()).code, 0, hubs[leaving].tail());
+    const stayer = hubs[1 - leaving];
+    await stayer.waitStatus(
+      (s) => CLUSTERS.every((c) => s.shard?.clusters?.[c] === s.shard.identity),
+      TAKEOVER_GUARD_MS,
+      "the other replica owning every cluster",
+    );
+    await Promise.all(apis.map((api) => api.createUuids(ns.name, names("two", 3))));
+    await Promise.all(apis.map((api) => waitAllAssigned(api, ns.name, 6)));
+    for (const [i, h] of histories.entries()) h.assertStable([...names("one", 3), ...names("two", 3)], CLUSTERS[i]);
+    const s = (await stayer.get("/status")).body;
+    assert.equal(s.shard.fenceViolations, 0);
+    assert.equal((await stayer.stop()).code, 0, stayer.tail());
+  } finally {
+    await Promise.all(hubs.map((h) => h.kill()));
+    await Promise.all(histories.map((h) => h.stop()));
     await Promise.all(apis.map((a) => a.deleteAllUuids(ns.name).catch(() => {})));
     apis.forEach((a) => a.close());
     await ns.cleanup();

@@ -92,16 +92,17 @@ interface Registered {
  * Guarantees:
  * - every replica holds a peer Lease (`GROUP-peer-…`, renewed every peerRenewPeriod); each registered cluster's
  *   owner is the weighted rendezvous winner among the live peers, and it reconciles there only while it holds the
- *   cluster's fence Lease (`GROUP-fence-…`), which names it: written on acquire, release and a slow renewal
- *   (a third of the fence duration), so coordination costs about registered / (fence duration / 3) writes/s plus one
- *   write per replica per renew period;
- * - a fence is taken only when free, expired, or held by a replica whose peer Lease this replica saw unchanged for
- *   its whole duration on its own clock, confirmed by a fresh read right before the write; the write carries the
- *   fence's resourceVersion, so two replicas never both take it;
+ *   cluster's fence Lease (`GROUP-fence-…`), which names it and is written only on acquire and release: its liveness
+ *   is the holder's peer Lease, so coordination costs one write per replica per renew period plus one per handoff,
+ *   whatever the number of clusters;
+ * - a fence is taken only when free, or held by a replica whose peer Lease this replica saw unchanged for its whole
+ *   duration on its own clock (or deleted that long ago), confirmed by a fresh read right before the write; the write
+ *   carries the fence's resourceVersion, so two replicas never both take it; a live holder hands a fence over by
+ *   freeing it, also one it no longer counts as its own after a lapse;
  * - a replica stops reconciling in a cluster (Hub.disengage: watches stopped, queue dropped, the cluster's client
  *   closed, so in-flight reconciles fail and nothing more is written; with `warm`, Hub.pause) as soon as it sees its
- *   fence taken, and, checked every quarter second, when its own peer Lease was not renewed for the renew deadline
- *   or the fence for two thirds of its duration: both before any other replica may take the fence;
+ *   fence taken, and, checked every quarter second, everywhere once its own peer Lease was not renewed for the renew
+ *   deadline: before any other replica may count it dead;
  * - without `warm`, clusters owned elsewhere are not engaged here (no watch, no memory);
  * - on `start`'s signal it stops reconciling, then releases its fences and deletes its peer Lease, so the others
  *   take over at once; a replica killed is replaced once its peer Lease expired (lease duration + a renew period);
@@ -119,6 +120,9 @@ export class ShardCoordinator implements EngageTarget {
   readonly #table: ShardTable;
   readonly #client: KubeClient;
   readonly #leases: LeaseClient;
+  /** The peer Lease's own client, so a renewal never queues behind fence writes or the Lease watch. */
+  readonly #peerClient: KubeClient;
+  readonly #peerLeases: LeaseClient;
   readonly #store = new Store(projectLease);
   readonly #watcher: Watcher;
   readonly #registered = new Map<string, Registered>();
@@ -153,6 +157,14 @@ export class ShardCoordinator implements EngageTarget {
       http2: options.http2,
     });
     this.#leases = new LeaseClient(this.#client, options.namespace);
+    this.#peerClient = new KubeClient(options.home, {
+      clock: this.#clock,
+      requestTimeoutMs: timings.peerRenewDeadlineMs,
+      logger: this.#log,
+      userAgent: "operator-hub/shard-peer",
+      http2: options.http2,
+    });
+    this.#peerLeases = new LeaseClient(this.#peerClient, options.namespace);
     const selector = `${GROUP_LABEL}=${options.group}`;
     const c = this.#client;
     const selected: ListWatchClient = {
@@ -335,6 +347,7 @@ export class ShardCoordinator implements EngageTarget {
     inner.abort();
     await watching;
     this.#client.close();
+    this.#peerClient.close();
     this.#log.info("sharding stopped", { identity: this.identity });
   }
 
@@ -387,24 +400,29 @@ export class ShardCoordinator implements EngageTarget {
     this.#table.drop(cluster);
   }
 
-  /** Renews this replica's peer Lease every renew period. */
+  /**
+   * Renews this replica's peer Lease every renew period. An attempt gets at most two periods (a slow answer does not
+   * use up the renew deadline in one go), and a failed one is retried after half a period.
+   */
   async #renewLoop(signal: AbortSignal): Promise<void> {
     const t = this.#table.timings;
     while (!signal.aborted) {
       const sentAt = this.#clock.now();
+      let ok = false;
       try {
-        const lease = await this.#bounded(t.peerRenewDeadlineMs, signal, (s) => this.#writePeerLease(s));
+        const lease = await this.#bounded(t.peerRenewPeriodMs * 2, signal, (s) => this.#writePeerLease(s));
         this.#peerLease = lease;
         this.#table.renewed(sentAt);
         this.#table.observe(lease);
         this.#lastError = null;
+        ok = true;
       } catch (err) {
         if (signal.aborted) break;
         this.#lastError = `renewing peer Lease: ${errorText(err)}`;
         this.#log.warn("cannot renew the shard peer Lease", { error: this.#lastError });
       }
       this.#kick?.();
-      await this.#clock.sleep(t.peerRenewPeriodMs, signal);
+      await this.#clock.sleep(ok ? t.peerRenewPeriodMs : t.peerRenewPeriodMs / 2, signal);
     }
   }
 
@@ -427,14 +445,14 @@ export class ShardCoordinator implements EngageTarget {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         const out = current
-          ? await this.#leases.update(current, spec(current.spec), signal, meta)
-          : await this.#leases.create(name, spec(), meta, signal);
+          ? await this.#peerLeases.update(current, spec(current.spec), signal, meta)
+          : await this.#peerLeases.create(name, spec(), meta, signal);
         this.#writes++;
         return out;
       } catch (err) {
         const code = httpStatusOf(err);
         if (code !== 409 && code !== 404) throw err;
-        current = await this.#leases.get(name, signal);
+        current = await this.#peerLeases.get(name, signal);
       }
     }
     throw new Error(`peer Lease ${this.#o.namespace}/${name} changed under this replica twice in a row`);
@@ -449,13 +467,6 @@ export class ShardCoordinator implements EngageTarget {
           error: this.#lastError,
         });
         for (const c of this.#table.heldClusters()) {
-          this.#stopReconciling(c);
-          this.#table.drop(c);
-        }
-      }
-      for (const c of [...this.#reconciling]) {
-        if (!this.#table.mayReconcile(c)) {
-          this.#log.error("fence not renewed in time; stopping reconciling there", { cluster: c });
           this.#stopReconciling(c);
           this.#table.drop(c);
         }
@@ -495,8 +506,8 @@ export class ShardCoordinator implements EngageTarget {
     if (this.#stopping || !this.#table.isSynced) return;
     const t = this.#table.timings;
     const live = this.#table.selfLive();
-    // A new replica waits a little after its first renewal, so its first view includes the peers already running.
-    const settled = this.#clock.now() >= this.#startedAt + t.peerRenewPeriodMs * 1.5;
+    // A new replica waits two periods after its start, so its first view includes the replicas started with it.
+    const settled = this.#clock.now() >= this.#startedAt + t.peerRenewPeriodMs * 2;
     const peers = this.#table.livePeers();
     this.#table.pruneHashes(new Set(peers.map((p) => p.identity)), new Set(this.#registered.keys()));
     const limit = this.#o.concurrency ?? 32;
@@ -506,8 +517,17 @@ export class ShardCoordinator implements EngageTarget {
       const held = this.#table.held(name) !== undefined;
       const want = live && this.#table.desiredOwner(name, peers) === this.identity;
       if (held && !want && live) this.#run(name, () => this.#release(name, "handoff"));
-      else if (held && this.#table.fenceRenewDue(name)) this.#run(name, () => this.#renewFence(name));
       else if (!held && want && settled && this.#table.takeable(name).ok) this.#run(name, () => this.#acquire(name));
+    }
+    // Fences naming this replica that it does not hold (dropped after a lapse): nobody else may take them while this
+    // replica is live, so it frees those the hash gives to others (the ones it wants were taken again above).
+    if (live) {
+      for (const name of this.#table.orphans()) {
+        if (this.#busy.size >= limit) break;
+        if (this.#busy.has(name)) continue;
+        if (this.#registered.has(name) && this.#table.desiredOwner(name, peers) === this.identity) continue;
+        this.#run(name, () => this.#freeOrphan(name));
+      }
     }
     for (const name of this.#table.heldClusters()) {
       if (!this.#registered.has(name) && !this.#busy.has(name)) this.#run(name, () => this.#release(name, "gone"));
@@ -557,7 +577,8 @@ export class ShardCoordinator implements EngageTarget {
     const now = microTime(this.#clock.now());
     const spec: LeaseSpec = {
       holderIdentity: this.identity,
-      leaseDurationSeconds: Math.ceil(t.fenceLeaseDurationMs / 1000),
+      // Informational: the fence lives as long as its holder's peer Lease, whose duration this is.
+      leaseDurationSeconds: Math.ceil(t.peerLeaseDurationMs / 1000),
       acquireTime: now,
       renewTime: now,
       leaseTransitions: current ? (current.spec?.leaseTransitions ?? 0) + 1 : 0,
@@ -587,31 +608,17 @@ export class ShardCoordinator implements EngageTarget {
     await this.#startReconciling(cluster);
   }
 
-  async #renewFence(cluster: string): Promise<void> {
-    const h = this.#table.held(cluster);
-    if (!h) return;
-    const sentAt = this.#clock.now();
-    try {
-      const lease = await this.#leases.update(h.lease, { ...h.lease.spec, renewTime: microTime(sentAt) });
-      this.#writes++;
-      if (this.#table.held(cluster)) this.#table.hold(cluster, lease, sentAt);
-    } catch (err) {
-      const code = httpStatusOf(err);
-      if (code !== 409 && code !== 404) throw err;
-      const fresh = await this.#leases.get(fenceLeaseName(this.#o.group, cluster));
-      if (fresh?.spec?.holderIdentity === this.identity && this.#table.held(cluster)) {
-        // Changed but still ours (someone edited it): keep it, written with the new version on the next pass.
-        this.#table.hold(cluster, fresh, h.writtenAt);
-        return;
-      }
-      if (fresh) this.#table.observe(fresh);
-      this.#checkFence(cluster);
-      if (!fresh) {
-        this.#log.warn("fence deleted under this replica; stopping reconciling there", { cluster });
-        this.#stopReconciling(cluster);
-        this.#table.drop(cluster);
-      }
-    }
+  /** Frees a fence that still names this replica although it does not hold it (after a lapse). */
+  async #freeOrphan(cluster: string): Promise<void> {
+    if (this.#table.held(cluster)) return;
+    const fresh = await this.#leases.get(fenceLeaseName(this.#o.group, cluster));
+    if (!fresh) return;
+    this.#table.observe(fresh);
+    if (fresh.spec?.holderIdentity !== this.identity || this.#table.held(cluster)) return;
+    await this.#leases.update(fresh, { ...fresh.spec, holderIdentity: "", renewTime: microTime(this.#clock.now()) });
+    this.#writes++;
+    this.#released++;
+    this.#log.info("fence freed after a lapse", { cluster });
   }
 
   /** Stops reconciling (awaited), then frees the fence so the next owner takes it at once. */
@@ -671,7 +678,7 @@ export class ShardCoordinator implements EngageTarget {
       await this.#bounded(
         this.#table.timings.peerRenewPeriodMs * 2,
         undefined,
-        (s) => this.#leases.delete(lease.metadata.name, undefined, s),
+        (s) => this.#peerLeases.delete(lease.metadata.name, undefined, s),
       );
       this.#log.info("peer Lease deleted", { lease: lease.metadata.name });
     } catch (err) {

@@ -4,7 +4,7 @@ import type { Clock } from "../../util/mod.ts";
 import type { LeaseObject } from "../leases.ts";
 import { type RendezvousPeer, unitHash } from "./rendezvous.ts";
 
-/** The shard's Lease timings. Defaults: peer 15 s / 10 s / 2 s (controller-runtime's), fence 120 s. */
+/** The shard's Lease timings. Defaults: 15 s / 10 s / 2 s, controller-runtime's leader-election ones. */
 export interface ShardTimings {
   /** A peer Lease not renewed for this long (on the observer's clock) is dead. Default 15 s. */
   peerLeaseDurationMs: number;
@@ -12,8 +12,6 @@ export interface ShardTimings {
   peerRenewDeadlineMs: number;
   /** Pause between peer renewals, and between ownership passes. Default 2 s. */
   peerRenewPeriodMs: number;
-  /** A fence not rewritten for this long is free even when its holder's peer Lease is live. Default 120 s. */
-  fenceLeaseDurationMs: number;
 }
 
 /** Defaults of ShardTimings. */
@@ -21,18 +19,7 @@ export const SHARD_TIMING_DEFAULTS: ShardTimings = {
   peerLeaseDurationMs: 15_000,
   peerRenewDeadlineMs: 10_000,
   peerRenewPeriodMs: 2_000,
-  fenceLeaseDurationMs: 120_000,
 };
-
-/** A fence is rewritten (a slow renew) after a third of its duration. */
-export function fenceRenewPeriodMs(t: ShardTimings): number {
-  return t.fenceLeaseDurationMs / 3;
-}
-
-/** A holder stops reconciling in a cluster when its fence was not rewritten for two thirds of its duration. */
-export function fenceRenewDeadlineMs(t: ShardTimings): number {
-  return (t.fenceLeaseDurationMs * 2) / 3;
-}
 
 /** The annotation holding a peer's weight, and a fence's full cluster name. */
 export const WEIGHT_ANNOTATION = "shard.operator-hub.demo.operator/weight";
@@ -56,12 +43,12 @@ export interface Observed {
 
 /** Why a fence may be taken now, or why not. */
 export type Takeable =
-  | { ok: true; reason: "absent" | "free" | "expired" | "holder-gone" | "mine"; holder: string }
+  | { ok: true; reason: "absent" | "free" | "holder-gone" | "mine"; holder: string }
   | { ok: false; reason: "held" | "not-synced"; holder: string };
 
 /** One fence this replica holds. */
 export interface HeldFence {
-  /** When the last successful write of the fence was sent (acquire or renew), on this replica's clock. */
+  /** When the write that took the fence was sent, on this replica's clock. */
   writtenAt: number;
   /** The fence as last written. */
   lease: LeaseObject;
@@ -75,15 +62,16 @@ export interface HeldFence {
  *   (client-go's rule: the Lease's own timestamps are never compared with this clock, so clock skew does not matter);
  *   this replica counts itself live only while its own last successful renewal was sent less than the renew
  *   deadline ago;
- * - a fence may be taken when it does not exist, when it names no holder, when it did not change for its own
- *   duration, or when its holder's peer Lease is dead or was deleted at least a peer duration ago (the coordinator
- *   confirms a dead peer with a fresh read before it writes);
- * - `mayReconcile(c)` holds only while this replica is live and its last write of c's fence was sent less than the
- *   fence renew deadline ago: both deadlines end before any other replica may take the fence.
+ * - a fence's liveness is its holder's: it may be taken when it does not exist, when it names no holder, or when its
+ *   holder's peer Lease is dead or was deleted at least a peer duration ago (the coordinator confirms a dead peer with
+ *   a fresh read before it writes); a fence is never taken from a live holder, which releases it itself when the
+ *   rendezvous hash gives the cluster to another replica;
+ * - `mayReconcile(c)` holds only while this replica holds c's fence and is live, that is until its renew deadline,
+ *   which ends before any other replica may count it dead (the lease duration, from a later observation).
  *
  * Assumptions: the replicas' clocks run at the same rate within a few percent (they need not agree on the time);
- * a write sent before a deadline is applied by the API server well within the margins (5 s for peers, 40 s for
- * fences by default).
+ * a write sent before the renew deadline is applied by the API server within the margin (lease duration minus renew
+ * deadline: 5 s by default).
  */
 export class ShardTable {
   readonly identity: string;
@@ -149,7 +137,7 @@ export class ShardTable {
         name: lease.metadata.name,
         resourceVersion: rv,
         holder: spec.holderIdentity ?? "",
-        durationMs: (spec.leaseDurationSeconds ?? this.timings.fenceLeaseDurationMs / 1000) * 1000,
+        durationMs: (spec.leaseDurationSeconds ?? this.timings.peerLeaseDurationMs / 1000) * 1000,
         changedAt: before && before.resourceVersion === rv ? before.changedAt : this.#clock.now(),
         weight: 1,
         object: lease,
@@ -282,7 +270,6 @@ export class ShardTable {
     if (!f) return { ok: true, reason: "absent", holder: "" };
     if (!f.holder) return { ok: true, reason: "free", holder: "" };
     if (f.holder === this.identity) return { ok: true, reason: "mine", holder: f.holder };
-    if (this.#clock.now() >= f.changedAt + f.durationMs) return { ok: true, reason: "expired", holder: f.holder };
     if (this.peerGone(f.holder)) return { ok: true, reason: "holder-gone", holder: f.holder };
     return { ok: false, reason: "held", holder: f.holder };
   }
@@ -307,28 +294,31 @@ export class ShardTable {
     return [...this.#held.keys()];
   }
 
-  /** Whether this replica may reconcile in `cluster` now: it is live and its fence write is recent enough. */
+  /** Whether this replica may reconcile in `cluster` now: it holds the fence and is live. */
   mayReconcile(cluster: string): boolean {
-    const h = this.#held.get(cluster);
-    return h !== undefined && this.selfLive() &&
-      this.#clock.now() < h.writtenAt + fenceRenewDeadlineMs(this.timings);
+    return this.#held.has(cluster) && this.selfLive();
   }
 
-  /** Whether the fence of a held cluster is due for its slow renewal. */
-  fenceRenewDue(cluster: string): boolean {
-    const h = this.#held.get(cluster);
-    return h !== undefined && this.#clock.now() >= h.writtenAt + fenceRenewPeriodMs(this.timings);
+  /**
+   * Fences that name this replica but that it does not hold (it lapsed and dropped them, or restarted its table): it
+   * must take them again or free them, since nobody else may while it is live.
+   */
+  orphans(): string[] {
+    const out: string[] = [];
+    for (const [cluster, f] of this.#fences) {
+      if (f.holder === this.identity && !this.#held.has(cluster)) out.push(cluster);
+    }
+    return out;
   }
 
   /**
    * Who owns `cluster` as seen from here: this replica while it may reconcile there; else the fence's holder while
-   * the fence is current and its holder's peer Lease live; else null (nobody may be reconciling there).
+   * its peer Lease is live; else null (nobody may be reconciling there).
    */
   owner(cluster: string): string | null {
     if (this.mayReconcile(cluster)) return this.identity;
     const f = this.#fences.get(cluster);
     if (!f || !f.holder || f.holder === this.identity) return null;
-    if (this.#clock.now() >= f.changedAt + f.durationMs) return null;
     return this.peerLive(f.holder) ? f.holder : null;
   }
 }

@@ -26,7 +26,7 @@ function peer(identity: string, weight = 1, version = String(++rv)): LeaseObject
     spec: { holderIdentity: identity, leaseDurationSeconds: 15 },
   };
 }
-function fence(cluster: string, holder: string, version = String(++rv), durationSeconds = 120): LeaseObject {
+function fence(cluster: string, holder: string, version = String(++rv)): LeaseObject {
   return {
     metadata: {
       name: `g-fence-${cluster}`,
@@ -35,7 +35,7 @@ function fence(cluster: string, holder: string, version = String(++rv), duration
       labels: { [ROLE_LABEL]: "fence" },
       annotations: { [CLUSTER_ANNOTATION]: cluster },
     },
-    spec: { holderIdentity: holder, leaseDurationSeconds: durationSeconds },
+    spec: { holderIdentity: holder, leaseDurationSeconds: 15 },
   };
 }
 
@@ -72,7 +72,7 @@ Deno.test("ShardTable ignores a watch event older than what it already saw", () 
   assert.equal(olderVersion("abc", "100"), false);
 });
 
-Deno.test("ShardTable lets a fence be taken when absent, free, expired, or held by a dead peer, and not otherwise", async () => {
+Deno.test("ShardTable lets a fence be taken when absent, free, or held by a dead peer, and not otherwise", async () => {
   const clock = new VirtualClock(0);
   const t = table(clock);
   assert.deepEqual(t.takeable("c1"), { ok: true, reason: "absent", holder: "" });
@@ -81,14 +81,14 @@ Deno.test("ShardTable lets a fence be taken when absent, free, expired, or held 
   t.observe(peer("b"));
   t.observe(fence("c1", "b"));
   assert.deepEqual(t.takeable("c1"), { ok: false, reason: "held", holder: "b" });
-  // b keeps renewing its peer Lease: its fence (written once) stays held for as long as the fence lasts.
+  // b keeps renewing its peer Lease: its fence (written once) stays held.
   for (let i = 0; i < 20; i++) {
     await clock.advance(2_000);
     t.observe(peer("b"));
   }
   assert.equal(t.takeable("c1").ok, false);
   assert.equal(t.owner("c1"), "b");
-  // b stops renewing: 15 s later its fences may be taken, though the fence itself is only 40 s old.
+  // b stops renewing: 15 s later its fences may be taken.
   await clock.advance(14_999);
   assert.equal(t.takeable("c1").ok, false);
   await clock.advance(1);
@@ -96,17 +96,18 @@ Deno.test("ShardTable lets a fence be taken when absent, free, expired, or held 
   assert.equal(t.owner("c1"), null);
 });
 
-Deno.test("ShardTable lets a fence whose holder looks live be taken once the fence itself expired", async () => {
+Deno.test("ShardTable never lets a fence be taken from a live holder, however old the fence", async () => {
   const clock = new VirtualClock(0);
   const t = table(clock);
   t.observe(peer("b"));
-  t.observe(fence("c1", "b", undefined, 60));
-  for (let i = 0; i < 30; i++) {
+  t.observe(fence("c1", "b"));
+  for (let i = 0; i < 300; i++) {
     await clock.advance(2_000);
     t.observe(peer("b"));
     t.renewed(clock.now());
   }
-  assert.deepEqual(t.takeable("c1"), { ok: true, reason: "expired", holder: "b" });
+  assert.deepEqual(t.takeable("c1"), { ok: false, reason: "held", holder: "b" });
+  assert.equal(t.owner("c1"), "b");
 });
 
 Deno.test("ShardTable counts a deleted peer gone only a peer duration after the deletion was seen", async () => {
@@ -155,23 +156,16 @@ Deno.test("ShardTable stops this replica reconciling before any other replica ma
   assert.ok(stoppedAt! < takeableAt!);
 });
 
-Deno.test("ShardTable stops reconciling in a cluster whose fence was not rewritten for two thirds of its duration", async () => {
+Deno.test("ShardTable lists as orphans the fences naming this replica that it does not hold", () => {
   const clock = new VirtualClock(0);
   const t = table(clock);
-  t.hold("c1", fence("c1", "me"), clock.now());
-  for (let i = 0; i < 20; i++) {
-    await clock.advance(2_000);
-    t.renewed(clock.now());
-  }
-  assert.equal(t.fenceRenewDue("c1"), true); // 40 s: a third of 120 s
-  assert.equal(t.mayReconcile("c1"), true);
-  for (let i = 0; i < 20; i++) {
-    await clock.advance(2_000);
-    t.renewed(clock.now());
-  }
-  assert.equal(t.mayReconcile("c1"), false); // 80 s without a fence write
-  t.hold("c1", fence("c1", "me"), clock.now());
-  assert.equal(t.mayReconcile("c1"), true);
+  t.hold("c1", fence("c1", "me"), 0);
+  t.observe(fence("c2", "me"));
+  t.observe(fence("c3", "b"));
+  assert.deepEqual(t.orphans(), ["c2"]);
+  t.drop("c1");
+  assert.deepEqual(t.orphans().sort(), ["c1", "c2"]);
+  assert.equal(t.takeable("c1").reason, "mine");
 });
 
 Deno.test("ShardTable gives every replica the same owner from the same live peers, honouring weights", () => {
