@@ -137,7 +137,8 @@ async function started(options: { leaderElection?: boolean } = {}) {
   await t.hub.engage("one", t.one);
   await t.hub.engage("two", t.two);
   const running = t.hub.start(t.stop.signal);
-  await t.clock.advance(500);
+  // Steps, not one jump: the pre-flight's access reviews run one after another, each a few promise hops.
+  for (let i = 0; i < 10; i++) await t.clock.advance(100);
   const finish = async () => {
     t.stop.abort();
     await t.clock.advance(20_000);

@@ -337,13 +337,15 @@ export class ShardCoordinator implements EngageTarget {
     const guarding = this.#guardLoop(signal);
     const passing = this.#passLoop(signal);
     await Promise.all([renewing, guarding, passing]);
-    // Graceful stop: nothing reconciles any more, then every fence is freed and the peer Lease deleted.
+    // Graceful stop: the peer Lease goes first, so the others' hash already gives this replica's clusters to them; each
+    // fence is then freed right after reconciling stopped there, and taken by its next owner on the spot.
     this.#stopping = true;
     await Promise.all([...this.#busy.values()]);
-    await Promise.all(this.#table.heldClusters().map((c) => this.#release(c, "shutdown")));
+    const held = this.#table.heldClusters();
+    await this.#deletePeerLease();
+    await Promise.all(held.map((c) => this.#release(c, "shutdown")));
     await Promise.all([...this.#engaged].map((c) => this.#target!.disengage(c)));
     this.#engaged.clear();
-    await this.#deletePeerLease();
     inner.abort();
     await watching;
     this.#client.close();
@@ -621,12 +623,23 @@ export class ShardCoordinator implements EngageTarget {
     this.#log.info("fence freed after a lapse", { cluster });
   }
 
-  /** Stops reconciling (awaited), then frees the fence so the next owner takes it at once. */
+  /**
+   * Stops reconciling, then frees the fence so the next owner takes it at once. The stop is synchronous (see
+   * `#stopReconciling`): the fence is freed right after it, while the cluster's watches still wind down.
+   */
   async #release(cluster: string, why: string): Promise<void> {
     const h = this.#table.held(cluster);
-    await this.#stopReconciling(cluster);
+    const stopped = this.#stopReconciling(cluster);
     this.#table.drop(cluster);
-    if (!h) return;
+    try {
+      if (h) await this.#free(cluster, h.lease, why);
+    } finally {
+      await stopped;
+    }
+  }
+
+  async #free(cluster: string, lease: LeaseObject, why: string): Promise<void> {
+    const h = { lease };
     const now = microTime(this.#clock.now());
     const spec: LeaseSpec = { ...h.lease.spec, holderIdentity: "", renewTime: now };
     try {
