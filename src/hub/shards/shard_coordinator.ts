@@ -76,6 +76,8 @@ export interface ShardStatus {
   handoffs: { acquired: number; released: number };
   fenceViolations: number;
   leaseWrites: number;
+  /** Fence operations in flight, and clusters still winding down after a hand-over. */
+  pending: { fenceOps: number; teardowns: number };
   lastError: string | null;
   /** Every registered cluster's owner (a replica identity), or null. */
   clusters: Record<string, string | null>;
@@ -131,6 +133,7 @@ export class ShardCoordinator implements EngageTarget {
   /** Clusters reconciling in the target now. */
   readonly #reconciling = new Set<string>();
   readonly #busy = new Map<string, Promise<void>>();
+  readonly #windingDown = new Set<Promise<void>>();
   #target: ShardTarget | undefined;
   #peerLease: LeaseObject | undefined;
   #startedAt = 0;
@@ -256,6 +259,7 @@ export class ShardCoordinator implements EngageTarget {
       handoffs: { acquired: this.#acquired, released: this.#released },
       fenceViolations: this.#violations,
       leaseWrites: this.#writes,
+      pending: { fenceOps: this.#busy.size, teardowns: this.#windingDown.size },
       lastError: this.#lastError,
       clusters,
     };
@@ -346,6 +350,7 @@ export class ShardCoordinator implements EngageTarget {
     await Promise.all(held.map((c) => this.#release(c, "shutdown")));
     await Promise.all([...this.#engaged].map((c) => this.#target!.disengage(c)));
     this.#engaged.clear();
+    await Promise.all([...this.#windingDown]);
     inner.abort();
     await watching;
     this.#client.close();
@@ -398,7 +403,7 @@ export class ShardCoordinator implements EngageTarget {
     } else {
       this.#log.warn("fence taken over after this replica's hold lapsed", { cluster, holder: f.holder });
     }
-    this.#stopReconciling(cluster);
+    this.#windDown(this.#stopReconciling(cluster));
     this.#table.drop(cluster);
   }
 
@@ -469,7 +474,7 @@ export class ShardCoordinator implements EngageTarget {
           error: this.#lastError,
         });
         for (const c of this.#table.heldClusters()) {
-          this.#stopReconciling(c);
+          this.#windDown(this.#stopReconciling(c));
           this.#table.drop(c);
         }
       }
@@ -629,13 +634,21 @@ export class ShardCoordinator implements EngageTarget {
    */
   async #release(cluster: string, why: string): Promise<void> {
     const h = this.#table.held(cluster);
-    const stopped = this.#stopReconciling(cluster);
+    this.#windDown(this.#stopReconciling(cluster));
     this.#table.drop(cluster);
-    try {
-      if (h) await this.#free(cluster, h.lease, why);
-    } finally {
-      await stopped;
-    }
+    if (h) await this.#free(cluster, h.lease, why);
+  }
+
+  /**
+   * Tracks a cluster's teardown (its watches winding down after the synchronous stop) without holding up fence work:
+   * a slow teardown never blocks other hand-overs. `start` awaits them all before it settles.
+   */
+  #windDown(p: Promise<void>): void {
+    const tracked: Promise<void> = p.catch((err) =>
+      this.#log.warn("cluster teardown failed", { error: errorText(err) })
+    )
+      .finally(() => this.#windingDown.delete(tracked));
+    this.#windingDown.add(tracked);
   }
 
   async #free(cluster: string, lease: LeaseObject, why: string): Promise<void> {
