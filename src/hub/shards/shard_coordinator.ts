@@ -478,6 +478,12 @@ export class ShardCoordinator implements EngageTarget {
           this.#table.drop(c);
         }
       }
+      // A fence held while live, but not reconciling (taken just as a renewal was late): start there now.
+      for (const c of this.#table.heldClusters()) {
+        if (!this.#reconciling.has(c) && !this.#busy.has(c) && this.#table.mayReconcile(c)) {
+          this.#run(c, () => this.#startReconciling(c));
+        }
+      }
       await this.#clock.sleep(250, signal);
     }
   }
