@@ -77,6 +77,8 @@ export {
   type HubLeaderElection,
   type HubLimits,
   type HubOptions,
+  type HubShardStatus,
+  type HubShardView,
   type HubStatus,
   type LeaderElectionSnapshot,
   type OperatorHealth,

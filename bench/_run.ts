@@ -18,6 +18,7 @@ export const PHASES = [
   "peer",
   "clusters",
   "mirror",
+  "shards",
 ] as const;
 export type Phase = typeof PHASES[number];
 

@@ -18,6 +18,8 @@
 // - kubectl: the throughput phase with objects created exactly as `kubectl apply` creates them; on both shapes.
 // - mirror (bench/_mirror.ts): the Mirror operator, home = the first cluster, targets = the next two: source change →
 //   both copies p50/p99 with 1 Mirror and with 500, writes per change per target, a 100-change storm on one source.
+// - shards (bench/_shards_phase.ts): three --shard replicas on 30 namespaced clusters: takeover after kill -9 and
+//   SIGTERM, clusters moved when a fourth joins, fence violations, Lease writes per second at 30 and 1,000 clusters.
 // - peer: the kube-rs peer (bench/peers/kube_rs, built with cargo on first use) runs beside the hub in the
 //   backlog, kubectl and idle phases, alternating with it in the same run; the hub-over-peer ratios.
 // The ceiling is measured at several concurrency levels (--ceiling-concurrency); the best one wins.
@@ -56,6 +58,7 @@ import { figure, type FigureInfo, json, markdown, type Row, shapeOf } from "./_r
 import { mirrorPhase } from "./_mirror.ts";
 import { backlogPhase, type Comparison, comparisonTable, kubectlPhase, type PhaseContext } from "./_user_phases.ts";
 import { clustersPhase } from "./_clusters_phase.ts";
+import { shardsPhase } from "./_shards_phase.ts";
 import { bestCeiling, type Disturbance, type RunKind, steadyRun, type ThroughputRun } from "./_throughput.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -813,6 +816,7 @@ async function main(): Promise<void> {
     await flush();
     if (cfg.phases.has("clusters")) await clustersPhase(ctx);
     if (cfg.phases.has("mirror")) await mirrorPhase(ctx);
+    if (cfg.phases.has("shards")) await shardsPhase(ctx);
   } finally {
     cl.forEach((c) => c.close());
   }

@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { CONCURRENCY_PER_CLUSTER, DEFAULT_LIMITS, type HubLimits, MAX_SCALED_CONCURRENCY } from "./hub/mod.ts";
 import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
+import { parseShardFlags, SHARD_OPTIONS, ShardFlagError, type ShardFlags, shardHelp } from "./shard_flags.ts";
 import { LOG_LEVELS, type LogFormat, type LogLevel } from "./util/mod.ts";
 
 /** A bad flag: main.ts prints the message on one line and exits with code 2. */
@@ -35,6 +36,8 @@ export interface HubFlags {
   /** The limits given on the command line; the hub fills in the rest (some scale with the clusters). */
   limits: Partial<HubLimits>;
   leaderElection: LeaderElectionFlags;
+  /** `--shard*` (src/shard_flags.ts). */
+  shard: ShardFlags;
   /** `--cluster-dir DIR`: a folder of kubeconfig files, watched. Default: `./clusters` unless --kubeconfig is given. */
   clusterDir?: string;
   /** `--cluster-secrets NAMESPACE`: watch labelled kubeconfig Secrets in this namespace of the home cluster. */
@@ -195,6 +198,8 @@ export function helpText(): string {
       LEADER_ELECTION_DEFAULTS.retryPeriodMs / 1000
     })`,
     "",
+    ...shardHelp(),
+    "",
     "Health:",
     "  --liveness URL             serve /healthz, /readyz, /status and /metrics on URL's host and port,",
     "                             Kopf's form, e.g. http://0.0.0.0:8080/healthz. Default: not served",
@@ -285,6 +290,7 @@ export function parseFlags(argv: string[]): HubFlags {
         "metrics-secure": { type: "string" },
         "tls-cert-file": { type: "string" },
         "tls-private-key-file": { type: "string" },
+        ...SHARD_OPTIONS,
         ...numberOptions,
       },
     }));
@@ -365,6 +371,16 @@ export function parseFlags(argv: string[]): HubFlags {
       })`,
     );
   }
+  let shard: ShardFlags;
+  try {
+    shard = parseShardFlags(values);
+  } catch (err) {
+    if (err instanceof ShardFlagError) throw new FlagError(err.message);
+    throw err;
+  }
+  if (shard.enabled && leaderElection.enabled) {
+    throw new FlagError("--shard and --leader-elect exclude each other: sharding already gives each cluster one owner");
+  }
   const clusterDir = values["cluster-dir"] as string | undefined;
   if (clusterDir !== undefined && clusterDir.trim() === "") {
     throw new FlagError(`invalid --cluster-dir "": name a folder of kubeconfig files, e.g. ./clusters`);
@@ -394,6 +410,7 @@ export function parseFlags(argv: string[]): HubFlags {
     operators,
     limits,
     leaderElection,
+    shard,
     metricsServing: parseMetricsServing(values),
     files: positionals,
     standalone: values.standalone === true,

@@ -16,6 +16,7 @@ import {
   type TlsPair,
 } from "./hub/mod.ts";
 import { loadRegisteredClusters, type RegisteredClusters, SecretProvider } from "./hub/providers/mod.ts";
+import { ShardCoordinator } from "./hub/shards/mod.ts";
 import { type ClusterAccess, ConfigError, IN_CLUSTER, KubeClient } from "./kube/mod.ts";
 import { BUILT_IN_OPERATORS, DEFAULT_OPERATORS } from "./operators/mod.ts";
 import { loadOperatorFiles, OperatorFileError } from "./sdk/mod.ts";
@@ -93,6 +94,8 @@ export async function main(argv: string[], options: { operators?: readonly Opera
       ? "--cluster-secrets"
       : flags.leaderElection.enabled
       ? "--leader-elect"
+      : flags.shard.enabled
+      ? "--shard"
       : flags.metricsServing
       ? "--metrics-bind-address"
       : flags.operators?.includes("mirror")
@@ -237,9 +240,18 @@ export async function main(argv: string[], options: { operators?: readonly Opera
       }
       : {}),
   });
-  registered.registry.connect(hub); // only now: a bad --liveness above exits before anything is engaged
+  // With --shard the coordinator stands between the registry and the hub: it engages only what this replica owns.
+  const shards = flags.shard.enabled && home ? shardCoordinator(flags.shard, home, flags, logger) : undefined;
+  if (shards) {
+    shards.connect(hub);
+    shards.registerMetrics(hub.metrics.registry);
+    hub.useShardView(shards);
+    logger.info("sharding across replicas", { identity: shards.identity, homeCluster: home!.name });
+  }
+  registered.registry.connect(shards ?? hub); // only now: a bad --liveness above exits before anything is engaged
   await Promise.all([
     hub.start(stop.signal),
+    shards?.start(stop.signal),
     server,
     registered.registry.start(stop.signal),
     registered.folder.start(stop.signal),
@@ -297,6 +309,35 @@ function leaderElectionFor(
     renewDeadlineMs: f.renewDeadlineMs,
     retryPeriodMs: f.retryPeriodMs,
   };
+}
+
+/**
+ * The shard coordinator: its Leases in the home cluster, in the namespace leader election uses
+ * (`--leader-elect-namespace`, else the home context's namespace, else `default`).
+ */
+function shardCoordinator(
+  f: ReturnType<typeof parseFlags>["shard"],
+  home: ClusterAccess,
+  flags: ReturnType<typeof parseFlags>,
+  logger: Logger,
+): ShardCoordinator {
+  const suffix = crypto.getRandomValues(new Uint8Array(3)).reduce((s, b) => s + b.toString(16).padStart(2, "0"), "");
+  return new ShardCoordinator({
+    home,
+    namespace: flags.leaderElection.namespace ?? home.namespace ?? "default",
+    group: f.id,
+    identity: `${hostname("the shard identity")}_${suffix}`,
+    weight: f.weight,
+    warm: f.warm,
+    timings: {
+      peerLeaseDurationMs: f.leaseDurationMs,
+      peerRenewDeadlineMs: f.renewDeadlineMs,
+      peerRenewPeriodMs: f.renewPeriodMs,
+    },
+    requestTimeoutMs: flags.limits.requestTimeoutMs,
+    http2: flags.http2,
+    logger,
+  });
 }
 
 /** Fails fast, naming the flag to add, when the TLS files cannot be read for lack of a Deno permission. */

@@ -50,6 +50,8 @@ export interface ClusterHealth {
   provider?: string;
   /** When it was registered, ISO-8601. */
   registeredAt?: string;
+  /** With --shard: the replica that owns it (holds its fence), or null. */
+  owner?: string | null;
 }
 
 /**

@@ -172,6 +172,11 @@ export class EngagedCluster {
     return slot ? [...slot.informer.store.keys()].map((k) => slot.informer.store.get(k)!).filter(Boolean) : [];
   }
 
+  /** Closes the cluster's client now: requests in flight fail, later ones too (Hub.disengage calls it). */
+  closeClient(): void {
+    this.#client.close();
+  }
+
   /** Pre-flight per operator, then watch until `signal` aborts; closes the client before settling. */
   async start(signal: AbortSignal): Promise<void> {
     try {

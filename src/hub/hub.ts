@@ -146,6 +146,23 @@ export interface HubHealth {
   leaderElection?: LeaderElectionSnapshot & { cluster: string };
   /** The cluster providers at work (`folder`, `secret`), when a registry drives this hub (see `showProviders`). */
   providers?: Record<string, ProviderHealth>;
+  /** Present with --shard: this replica, its peers, its share, and every registered cluster's owner. */
+  shard?: HubShardStatus;
+}
+
+/** The `shard` section of /status, as the shard coordinator reports it (src/hub/shards). */
+export interface HubShardStatus {
+  /** This replica's identity. */
+  identity: string;
+  /** Every registered cluster's owner (a replica identity), or null while none holds it. */
+  clusters: Record<string, string | null>;
+}
+
+/** Where the hub reads ownership from, with --shard. */
+export interface HubShardView {
+  /** The owner of one cluster as seen from this replica, or null. */
+  owner(cluster: string): string | null;
+  status(): HubShardStatus;
 }
 
 /** Where an engaged cluster came from; echoed into its health entry. */
@@ -173,6 +190,8 @@ interface Engaged {
   cluster: EngagedCluster;
   abort: AbortController;
   done: Promise<void>;
+  /** Aborted by `pause`: cancels the reconciles running in this cluster (a fresh one after `resume`). */
+  reconciles: AbortController;
 }
 
 /**
@@ -220,6 +239,11 @@ export class Hub {
   readonly #electorClient: KubeClient | undefined;
   /** Whether this replica may reconcile: always without leader election, else while it holds the Lease. */
   #leading: boolean;
+  /** Clusters paused by the shard layer (`--shard-warm`: watched, not reconciled). */
+  readonly #paused = new Set<string>();
+  /** Set once `pause` was ever called: reconciles are then bound to their cluster's pause signal. */
+  #pausable = false;
+  #shard: HubShardView | undefined;
   #running: AbortSignal | undefined;
   #providers: (() => Record<string, ProviderHealth>) | undefined;
   /** Bounds the clusters in pre-flight at once (see HubLimits.preflightConcurrency). */
@@ -349,7 +373,11 @@ export class Hub {
     this.#launch(name, access, this.#running);
   }
 
-  /** Stops serving a cluster and settles once all of its work is gone. */
+  /**
+   * Stops serving a cluster and settles once all of its work is gone. The stop is synchronous: before this returns
+   * its promise, the cluster's watches are aborted, its queue dropped and its client closed, so a reconcile still
+   * running there fails its next request and writes nothing more.
+   */
   async disengage(name: string): Promise<void> {
     this.#pending.delete(name);
     this.#registrations.delete(name);
@@ -358,6 +386,8 @@ export class Hub {
     this.#clusters.delete(name);
     this.#scale();
     e.abort.abort();
+    e.reconciles.abort();
+    e.cluster.closeClient();
     this.#dropQueued(name);
     await e.done;
     this.metrics.forgetCluster(name);
@@ -379,6 +409,31 @@ export class Hub {
   /** Adds the `providers` section to health: `read` is asked each time health is built. */
   showProviders(read: () => Record<string, ProviderHealth>): void {
     this.#providers = read;
+  }
+
+  /**
+   * Stops reconciling in `name` (engaged or not yet) while its watches go on: queued keys dropped, running
+   * reconciles cancelled, nothing queued until `resume`. The shard layer's `--shard-warm` uses it.
+   */
+  pause(name: string): void {
+    this.#pausable = true;
+    this.#paused.add(name);
+    const e = this.#clusters.get(name);
+    if (!e) return;
+    e.reconciles.abort();
+    e.reconciles = new AbortController();
+    this.#dropQueued(name);
+  }
+
+  /** Reconciles in `name` again, queueing every object its watches hold. */
+  resume(name: string): void {
+    if (!this.#paused.delete(name)) return;
+    if (this.#leads(name)) this.#clusters.get(name)?.cluster.requeueAll();
+  }
+
+  /** With --shard: where `/status` reads each cluster's owner and the `shard` section. */
+  useShardView(view: HubShardView): void {
+    this.#shard = view;
   }
 
   /** Runs until `signal` aborts. */
@@ -432,7 +487,7 @@ export class Hub {
     const done = cluster.start(abort.signal).catch((err) => {
       this.#o.logger.error("engaged cluster stopped unexpectedly", { cluster: name, error: err });
     }).finally(() => parent.removeEventListener("abort", onParent));
-    this.#clusters.set(name, { cluster, abort, done });
+    this.#clusters.set(name, { cluster, abort, done, reconciles: new AbortController() });
     this.#scale();
     this.#o.logger.info("cluster engaged", { cluster: name, server: access.server });
   }
@@ -457,7 +512,18 @@ export class Hub {
   #target(cluster: string, operator: string): ReconcileTarget | undefined {
     // A key dequeued after leadership was lost is dropped (the controller forgets it).
     if (!this.#leads(cluster)) return undefined;
-    return this.#clusters.get(cluster)?.cluster.target(operator);
+    const e = this.#clusters.get(cluster);
+    const t = e?.cluster.target(operator);
+    if (!t || !this.#pausable) return t;
+    // Paused clusters (--shard-warm) cancel their running reconciles: bind each to the cluster's pause signal.
+    const paused = e!.reconciles.signal;
+    return {
+      reconciler: t.reconciler,
+      events: t.events,
+      client: { withSignal: (s: AbortSignal) => t.client.withSignal(AbortSignal.any([s, paused])) } as typeof t.client,
+      cluster: (other, s) => t.cluster(other, AbortSignal.any([s, paused])),
+      clusters: t.clusters ? () => t.clusters!() : undefined,
+    };
   }
 
   /** The labels and depth of a queue key's cluster and operator; one Map lookup on the hot path. */
@@ -481,9 +547,9 @@ export class Hub {
     }
   }
 
-  /** The per-cluster reconcile gate. One home Lease today, so every cluster follows it. */
-  #leads(_cluster: string): boolean {
-    return this.#leading;
+  /** The per-cluster reconcile gate: the home Lease (leader election) and the shard's pause. */
+  #leads(cluster: string): boolean {
+    return this.#leading && !this.#paused.has(cluster);
   }
 
   /**
@@ -549,6 +615,8 @@ export class Hub {
     for (const [name, r] of this.#registrations) {
       if (clusters[name]) Object.assign(clusters[name], registrationOf(r));
     }
+    const shard = this.#shard?.status();
+    if (shard) { for (const [name, h] of Object.entries(clusters)) h.owner = shard.clusters[name] ?? null; }
     const queued = this.#queue.len();
     const idleFor = this.#clock.now() - this.#controller.lastCompletedAt;
     const controllerWedged = queued > 0 && this.#controller.inFlight === 0 &&
@@ -558,7 +626,8 @@ export class Hub {
     const degraded = Object.values(clusters).some((h) => h.state !== "watching");
     return {
       status: failing ? "failing" : degraded ? "degraded" : "ok",
-      ready: notReady.length === 0 && Object.keys(clusters).length > 0,
+      // A shard replica that owns nothing (yet, or with more replicas than clusters) is ready: it is standing by.
+      ready: notReady.length === 0 && (Object.keys(clusters).length > 0 || shard !== undefined),
       clusters,
       ...(notReady.length ? { notReady } : {}),
       controller: { inFlight: this.#controller.inFlight, queued, wedged: controllerWedged },
@@ -566,6 +635,7 @@ export class Hub {
         ? { leaderElection: { ...this.#elector.snapshot(), cluster: this.#o.leaderElection!.cluster } }
         : {}),
       ...(this.#providers ? { providers: this.#providers() } : {}),
+      ...(shard ? { shard } : {}),
     };
   }
 }

@@ -3,22 +3,9 @@
 import { httpStatusOf } from "../kube/mod.ts";
 import type { ApiClient } from "../runtime/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
+import { LeaseClient, type LeaseSpec, microTime } from "./leases.ts";
 
-/** The Lease's spec, as coordination.k8s.io/v1 stores it. Times are MicroTime strings. */
-export interface LeaseSpec {
-  holderIdentity?: string;
-  leaseDurationSeconds?: number;
-  acquireTime?: string;
-  renewTime?: string;
-  leaseTransitions?: number;
-}
-
-interface LeaseObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: { name: string; namespace: string; resourceVersion?: string; labels?: Record<string, string> };
-  spec?: LeaseSpec;
-}
+export { type LeaseSpec, microTime } from "./leases.ts";
 
 export interface LeaderElectorOptions {
   /** A client for the cluster that holds the Lease. Needs leases get, create and update in `namespace`. */
@@ -64,8 +51,6 @@ export interface LeaderElectionSnapshot {
   lastError: string | null;
 }
 
-const LEASES = "/apis/coordination.k8s.io/v1";
-
 /**
  * Elects one leader among candidates sharing a Lease.
  *
@@ -95,7 +80,7 @@ export class LeaderElector {
   readonly #leaseMs: number;
   readonly #renewMs: number;
   readonly #retryMs: number;
-  readonly #path: string;
+  readonly #leases: LeaseClient;
   #leading = false;
   #observed: { spec: LeaseSpec; key: string; at: number } | undefined;
   #holder: string | null = null;
@@ -110,9 +95,7 @@ export class LeaderElector {
     this.#retryMs = options.retryPeriodMs ?? 2_000;
     this.identity = options.identity;
     this.lease = `${options.namespace}/${options.name}`;
-    this.#path = `${LEASES}/namespaces/${encodeURIComponent(options.namespace)}/leases/${
-      encodeURIComponent(options.name)
-    }`;
+    this.#leases = new LeaseClient(options.api, options.namespace);
   }
 
   /** True while this candidate holds the Lease. */
@@ -204,12 +187,7 @@ export class LeaderElector {
     const { signal: bounded, done } = this.#deadline(budgetMs, signal);
     const now = () => microTime(this.#clock.now());
     try {
-      let current: LeaseObject | undefined;
-      try {
-        current = await this.#o.api.request<LeaseObject>("GET", this.#path, { signal: bounded });
-      } catch (err) {
-        if (httpStatusOf(err) !== 404) throw err;
-      }
+      const current = await this.#leases.get(this.#o.name, bounded);
       if (!current) {
         const spec: LeaseSpec = {
           holderIdentity: this.identity,
@@ -218,19 +196,7 @@ export class LeaderElector {
           renewTime: now(),
           leaseTransitions: 0,
         };
-        const created = await this.#o.api.request<LeaseObject>(
-          "POST",
-          `${LEASES}/namespaces/${encodeURIComponent(this.#o.namespace)}/leases`,
-          {
-            body: {
-              apiVersion: "coordination.k8s.io/v1",
-              kind: "Lease",
-              metadata: { name: this.#o.name, namespace: this.#o.namespace },
-              spec,
-            },
-            signal: bounded,
-          },
-        );
+        const created = await this.#leases.create(this.#o.name, spec, {}, bounded);
         this.#observe(created?.spec ?? spec);
         this.#lastError = null;
         return true;
@@ -251,11 +217,7 @@ export class LeaderElector {
         renewTime: now(),
         leaseTransitions: (old.leaseTransitions ?? 0) + (mine ? 0 : 1),
       };
-      const updated = await this.#o.api.request<LeaseObject>("PUT", this.#path, {
-        body: { ...current, metadata: { ...current.metadata }, spec },
-        contentType: "application/json",
-        signal: bounded,
-      });
+      const updated = await this.#leases.update(current, spec, bounded);
       this.#observe(updated?.spec ?? spec);
       this.#lastError = null;
       return true;
@@ -277,23 +239,16 @@ export class LeaderElector {
   async #release(): Promise<void> {
     const { signal, done } = this.#deadline(this.#retryMs, undefined);
     try {
-      const current = await this.#o.api.request<LeaseObject>("GET", this.#path, { signal });
-      if (current?.spec?.holderIdentity !== this.identity) return;
+      const current = await this.#leases.get(this.#o.name, signal);
+      if (!current || current.spec?.holderIdentity !== this.identity) return;
       const at = microTime(this.#clock.now());
-      await this.#o.api.request("PUT", this.#path, {
-        body: {
-          ...current,
-          spec: {
-            holderIdentity: "",
-            leaseDurationSeconds: 1,
-            acquireTime: at,
-            renewTime: at,
-            leaseTransitions: current.spec.leaseTransitions ?? 0,
-          },
-        },
-        contentType: "application/json",
-        signal,
-      });
+      await this.#leases.update(current, {
+        holderIdentity: "",
+        leaseDurationSeconds: 1,
+        acquireTime: at,
+        renewTime: at,
+        leaseTransitions: current.spec.leaseTransitions ?? 0,
+      }, signal);
       this.#holder = null;
       this.#o.logger.info("released the leader-election lease", { lease: this.lease });
     } catch (err) {
@@ -354,9 +309,4 @@ export class LeaderElector {
       },
     };
   }
-}
-
-/** Kubernetes MicroTime: RFC 3339 with exactly six fractional digits, UTC. */
-export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }

@@ -5,6 +5,7 @@ export * from "./cluster_health.ts";
 export * from "./metrics.ts";
 export * from "./http_server.ts";
 export * from "./leader_election.ts";
+export * from "./leases.ts";
 export * from "./probe_view.ts";
 export * from "./protected_server.ts";
 export * from "./request_auth.ts";

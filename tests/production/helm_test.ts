@@ -114,6 +114,7 @@ Deno.test("helm template renders the values into the hub's flags: clusters, lead
     "update",
     "list",
     "watch",
+    "delete",
   ]);
   const plain = await helmTemplate("operator-hub", "operator-hub", [
     "-f",
