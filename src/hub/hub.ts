@@ -162,6 +162,7 @@ export interface HubShardStatus {
 export interface HubShardView {
   /** The owner of one cluster as seen from this replica, or null. */
   owner(cluster: string): string | null;
+  /** The `shard` section of /status, built when health is. */
   status(): HubShardStatus;
 }
 
