@@ -39,6 +39,7 @@ const SERIAL_FILES: Readonly<Record<string, string>> = {
     "its Mirrors in prod would also be reconciled by any hub running the default Mirror operator without --namespace",
   "tests/mirror_clusters_test.ts":
     "its Mirrors in prod would also be reconciled by any hub running the default Mirror operator without --namespace",
+  "tests/production/shard_test.ts": "counts the apiservers' Uuid writes cluster-wide in prod, staging and dev",
   "tests/production/deploy_test.ts":
     "runs a hub with every built-in operator on all of dev's namespaces: the cluster-wide requests are what it checks",
 };
