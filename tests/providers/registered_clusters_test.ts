@@ -238,7 +238,8 @@ Deno.test("--clusters naming a context no source defines still exits 2 without -
   assert.equal(exit.code, 2, exit.stderr);
   assert.match(exit.stderr, /unknown context "ghost" in --clusters; known contexts: prod/);
   await using ns = await testNamespace("selection", { contexts: ["prod"] });
-  // An identity with what the Uuid operator needs and no access to Secrets (the namespaced Role left out).
+  // An identity with what the Uuid operator needs and no access to Secrets (the namespaced Role left out); the hub
+  // runs the Uuid operator only, as the Mirror needs Secrets.
   const role = `${ns.name}-no-secrets`;
   await kubectlOk("prod", ["create", "serviceaccount", "hub", "-n", ns.name]);
   await kubectlOk("prod", [
@@ -259,7 +260,7 @@ Deno.test("--clusters naming a context no source defines still exits 2 without -
   const hub = HubProcess.start({
     clusters: ["prod", "ghost"],
     kubeconfigs: [await dir.write("restricted.yaml", kubeconfigFor("prod", "prod", token))],
-    args: ["--cluster-secrets", ns.name, "--namespace", ns.name],
+    args: ["--cluster-secrets", ns.name, "--namespace", ns.name, "--operators", "uuid"],
   });
   try {
     const s = await hub.waitStatus(
