@@ -187,18 +187,20 @@ export class Http1Response {
         const size = parseInt(hex, 16);
         if (size === 0) {
           // Trailers (none expected) end with an empty line.
-          let at = eol + 2;
+          // Kept relative to c.start: fill() may move the buffer's bytes to its front.
+          c.start = eol + 2;
+          let at = 0;
           for (;;) {
-            const next = indexOfCrlf(c.buf, at, c.end);
+            const next = indexOfCrlf(c.buf, c.start + at, c.end);
             if (next < 0) {
               if (!(await this.#fill())) throw new Http1Error("the connection closed in the chunked trailer");
               continue;
             }
-            if (next === at) {
+            if (next === c.start + at) {
               c.start = next + 2;
               break;
             }
-            at = next + 2;
+            at = next + 2 - c.start;
           }
           if (parts.length) yield concat(parts);
           this.#finish(true);

@@ -229,9 +229,9 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
       if (code === 404 || err instanceof StatusDroppedError) {
         // The CRD lost (404) or gained (dropped status) its status subresource since discovery: look
         // again and write once more if it changed; a 404 with an unchanged CRD means the object is gone.
-        const before = this.#d.info.statusSubresource;
+        // Compared with what this write used, not with `info` now: another reconcile may have rediscovered since.
         const now = await this.#d.rediscover(this.#signal);
-        if (now.statusSubresource === before) throw err;
+        if (now.statusSubresource === viaSubresource) throw err;
         return await this.patchStatus(object, status);
       }
       if (code === 422 || code === 400) {
