@@ -40,6 +40,8 @@ const SERIAL_FILES: Readonly<Record<string, string>> = {
   "tests/mirror_clusters_test.ts":
     "its Mirrors in prod would also be reconciled by any hub running the default Mirror operator without --namespace",
   "tests/production/shard_test.ts": "counts the apiservers' Uuid writes cluster-wide in prod, staging and dev",
+  "tests/providers/cluster_cli_test.ts":
+    "its private target's CRD cleanup after cluster:remove --purge stalled past its 90 s guard once under parallel load",
   "tests/production/deploy_test.ts":
     "runs a hub with every built-in operator on all of dev's namespaces: the cluster-wide requests are what it checks",
 };
