@@ -514,15 +514,7 @@ function positiveSeconds(values: Record<string, unknown>, flag: string, fallback
 }
 
 function parseLeaderElection(values: Record<string, unknown>): LeaderElectionFlags {
-  const seconds = (flag: string, fallbackMs: number): number => {
-    const raw = values[flag] as string | undefined;
-    if (raw === undefined) return fallbackMs;
-    const n = Number(raw);
-    if (raw.trim() === "" || !Number.isFinite(n) || n <= 0) {
-      throw new FlagError(`invalid --${flag} "${raw}": must be a positive number of seconds`);
-    }
-    return Math.round(n * 1000);
-  };
+  const seconds = (flag: string, fallbackMs: number): number => positiveSeconds(values, flag, fallbackMs);
   const d = LEADER_ELECTION_DEFAULTS;
   const leaseDurationMs = seconds("leader-elect-lease-duration", d.leaseDurationMs);
   const renewDeadlineMs = seconds("leader-elect-renew-deadline", d.renewDeadlineMs);
