@@ -95,44 +95,24 @@ Deno.test("each apiserver stores its objects apart: a Uuid created in prod is no
   }
 });
 
+/** One field of the Uuid CRD in `context`, read by kubectl's jsonpath. */
+function uuidCrdField(context: string, jsonpath: string): Promise<string> {
+  return kubectlOk(context, ["get", "crd", "uuid.demo.operator", "-o", `jsonpath=${jsonpath}`]);
+}
+
 Deno.test("the seed article's CRD installs into a cluster and is Established, then the production CRD returns", async () => {
   requireClusters();
   const context = "dev";
   try {
     await installSeedCrd(context);
-    const established = await kubectlOk(context, [
-      "get",
-      "crd",
-      "uuid.demo.operator",
-      "-o",
-      'jsonpath={.status.conditions[?(@.type=="Established")].status}',
-    ]);
+    const established = await uuidCrdField(context, '{.status.conditions[?(@.type=="Established")].status}');
     assert.equal(established, "True");
-    const subresources = await kubectlOk(context, [
-      "get",
-      "crd",
-      "uuid.demo.operator",
-      "-o",
-      "jsonpath={.spec.versions[0].subresources}",
-    ]);
+    const subresources = await uuidCrdField(context, "{.spec.versions[0].subresources}");
     assert.equal(subresources, "", "the seed CRD has no status subresource");
-    const columns = await kubectlOk(context, [
-      "get",
-      "crd",
-      "uuid.demo.operator",
-      "-o",
-      "jsonpath={.spec.versions[0].additionalPrinterColumns[*].name}",
-    ]);
+    const columns = await uuidCrdField(context, "{.spec.versions[0].additionalPrinterColumns[*].name}");
     assert.equal(columns, "UUID Status");
   } finally {
     await installProductionCrd(context);
   }
-  const subresources = await kubectlOk(context, [
-    "get",
-    "crd",
-    "uuid.demo.operator",
-    "-o",
-    "jsonpath={.spec.versions[0].subresources}",
-  ]);
-  assert.match(subresources, /status/);
+  assert.match(await uuidCrdField(context, "{.spec.versions[0].subresources}"), /status/);
 });

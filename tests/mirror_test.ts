@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { localEndpoint, waitFor } from "./support/cluster_api.ts";
 import { HubProcess } from "./support/hub_process.ts";
 import { FaultApiserver, kubeconfigText, tempDir } from "./support/fault_cluster.ts";
-import { kubectl, kubectlOk, testNamespace } from "./support/mod.ts";
+import { kubectl, kubectlOk, mergePatch, testNamespace } from "./support/mod.ts";
 import { watchEvents } from "./support/watch_events.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
@@ -175,30 +175,13 @@ Deno.test("A ConfigMap in prod mirrored to staging and dev follows edits, is res
     assert.deepEqual(writes1.map((w, i) => w - writes0[i]), [1, 1], "one write per target per source change");
 
     // A copy edited by hand in dev (a changed value and an extra key) and another deleted in staging: both restored.
-    await kubectlOk("dev", [
-      "patch",
-      "configmap",
-      "settings",
-      "-n",
-      ns.name,
-      "-p",
-      '{"data":{"color":"red","extra":"x"}}',
-    ]);
+    await mergePatch("dev", "configmap", ns.name, "settings", '{"data":{"color":"red","extra":"x"}}');
     await kubectlOk("staging", ["delete", "configmap", "settings", "-n", ns.name]);
     await waitInSync(ns.name, "settings", "settings", { color: "green" }, ["staging", "dev"]);
 
     // An unlabelled object of the same name in a target is a conflict, never overwritten.
     await kubectlOk("staging", ["create", "configmap", "devonly", "-n", ns.name, "--from-literal=mine=yes"]);
-    await kubectlOk("prod", [
-      "patch",
-      "mirror",
-      "devonly",
-      "-n",
-      ns.name,
-      "--type=merge",
-      "-p",
-      '{"spec":{"clusters":["dev","staging"]}}',
-    ]);
+    await mergePatch("prod", "mirror", ns.name, "devonly", '{"spec":{"clusters":["dev","staging"]}}');
     const conflict = await waitFor(async () => {
       const s = await mirrorStatus(ns.name, "devonly");
       return s.targets?.find((t: any) => t.cluster === "staging" && t.state === "Conflict") ? s : undefined;
@@ -209,16 +192,7 @@ Deno.test("A ConfigMap in prod mirrored to staging and dev follows edits, is res
     assert.equal((await configMap("staging", ns.name, "devonly")).metadata.labels, undefined);
 
     // A cluster removed from spec.clusters loses its copy.
-    await kubectlOk("prod", [
-      "patch",
-      "mirror",
-      "devonly",
-      "-n",
-      ns.name,
-      "--type=merge",
-      "-p",
-      '{"spec":{"clusters":["staging"]}}',
-    ]);
+    await mergePatch("prod", "mirror", ns.name, "devonly", '{"spec":{"clusters":["staging"]}}');
     await waitFor(async () => !(await configMap("dev", ns.name, "devonly")), "dev: devonly copy removed");
 
     // The Mirror deleted: its copies are gone (the finalizer), the source stays.
@@ -239,16 +213,7 @@ Deno.test("A ConfigMap in prod mirrored to staging and dev follows edits, is res
     await Promise.all(observers.map((o) => o.stop()));
     await hub.stop("SIGTERM");
     await kubectl("prod", ["delete", "mirror", "--all", "-n", ns.name, "--wait=false"]);
-    await kubectl("prod", [
-      "patch",
-      "mirror",
-      "devonly",
-      "-n",
-      ns.name,
-      "--type=merge",
-      "-p",
-      '{"metadata":{"finalizers":null}}',
-    ]);
+    await mergePatch("prod", "mirror", ns.name, "devonly", '{"metadata":{"finalizers":null}}', { check: false });
     await ns.cleanup();
   }
   // The independent watches: no copy in prod (the home cluster is never a target), no devonly copy in staging.

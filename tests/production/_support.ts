@@ -4,8 +4,8 @@
 
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import YAML from "yaml";
-import { localEndpoint } from "../support/cluster_api.ts";
-import { apiserverCa, apiserverUrl, kubectl, KubectlError, kubectlOk } from "../support/mod.ts";
+import { type ClusterApi, localEndpoint } from "../support/cluster_api.ts";
+import { apiserverCa, apiserverUrl, kubectl, KubectlError, kubectlOk, type TestNamespace } from "../support/mod.ts";
 import { watchEvents } from "../support/watch_events.ts";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
@@ -357,4 +357,22 @@ export class StatusWrites {
     this.#abort.abort();
     await this.#done;
   }
+}
+
+/**
+ * The clean-up of a test that ran several hub replicas: the hubs killed, then the observers stopped, then the
+ * namespace's Uuids deleted in each cluster, the clients closed and the namespace removed. Failures while deleting
+ * are ignored (the namespace removal takes what is left).
+ */
+export async function cleanupReplicas(run: {
+  hubs: { kill(): Promise<unknown> }[];
+  observers: { stop(): Promise<unknown> }[];
+  apis: ClusterApi[];
+  namespace: TestNamespace;
+}): Promise<void> {
+  await Promise.all(run.hubs.map((h) => h.kill()));
+  await Promise.all(run.observers.map((o) => o.stop()));
+  await Promise.all(run.apis.map((a) => a.deleteAllUuids(run.namespace.name).catch(() => {})));
+  run.apis.forEach((a) => a.close());
+  await run.namespace.cleanup();
 }

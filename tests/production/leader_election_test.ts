@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { HubProcess } from "../support/hub_process.ts";
 import { kubectlOk, requireClusters, testNamespace } from "../support/mod.ts";
-import { metricSum, parseMetrics, StatusWrites } from "./_support.ts";
+import { cleanupReplicas, metricSum, parseMetrics, StatusWrites } from "./_support.ts";
 import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
 
 const CLUSTERS = ["prod", "staging"];
@@ -129,11 +129,6 @@ Deno.test("Two hubs with --leader-elect: exactly one reconciles, SIGKILL of the 
     }
     assert.equal((await c.stop()).code, 0, c.tail());
   } finally {
-    await Promise.all(hubs.map((h) => h.kill()));
-    await Promise.all(histories.map((h) => h.stop()));
-    await Promise.all(writes.map((w) => w.stop()));
-    await Promise.all(apis.map((a) => a.deleteAllUuids(ns.name).catch(() => {})));
-    apis.forEach((a) => a.close());
-    await ns.cleanup();
+    await cleanupReplicas({ hubs, observers: [...histories, ...writes], apis, namespace: ns });
   }
 });

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { HubProcess } from "../support/hub_process.ts";
 import { requireClusters, testNamespace } from "../support/mod.ts";
 import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
-import { kustomize, metricSum, parseMetrics, StatusWrites } from "./_support.ts";
+import { cleanupReplicas, kustomize, metricSum, parseMetrics, StatusWrites } from "./_support.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
 /** Short Leases so the test takes seconds: a dead replica's clusters are free 6 s after its last renewal. */
@@ -118,12 +118,7 @@ Deno.test("Three hubs with --shard: each cluster is owned and watched by exactly
     }
     for (const h of survivors) assert.equal((await h.stop()).code, 0, h.tail());
   } finally {
-    await Promise.all(hubs.map((h) => h.kill()));
-    await Promise.all(histories.map((h) => h.stop()));
-    await Promise.all(writes.map((w) => w.stop()));
-    await Promise.all(apis.map((a) => a.deleteAllUuids(ns.name).catch(() => {})));
-    apis.forEach((a) => a.close());
-    await ns.cleanup();
+    await cleanupReplicas({ hubs, observers: [...histories, ...writes], apis, namespace: ns });
   }
 });
 
@@ -172,11 +167,7 @@ Deno.test("Two hubs with --shard-warm: both watch every cluster, each reconciles
     assert.equal(s.shard.fenceViolations, 0);
     assert.equal((await stayer.stop()).code, 0, stayer.tail());
   } finally {
-    await Promise.all(hubs.map((h) => h.kill()));
-    await Promise.all(histories.map((h) => h.stop()));
-    await Promise.all(apis.map((a) => a.deleteAllUuids(ns.name).catch(() => {})));
-    apis.forEach((a) => a.close());
-    await ns.cleanup();
+    await cleanupReplicas({ hubs, observers: histories, apis, namespace: ns });
   }
 });
 

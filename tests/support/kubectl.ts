@@ -58,3 +58,20 @@ export async function kubectlOk(context: string, args: string[], options: Kubect
   if (result.code !== 0) throw new KubectlError(context, args, result);
   return result.stdout;
 }
+
+/**
+ * `kubectl patch KIND NAME -n NAMESPACE --type=merge -p PATCH` in `context`; a failure throws unless `check` is false
+ * (clean-up paths, where the object may already be gone).
+ */
+export async function mergePatch(
+  context: string,
+  kind: string,
+  namespace: string,
+  name: string,
+  patch: string,
+  options: { check?: boolean } = {},
+): Promise<void> {
+  const args = ["patch", kind, name, "-n", namespace, "--type=merge", "-p", patch];
+  if (options.check === false) await kubectl(context, args);
+  else await kubectlOk(context, args);
+}
