@@ -10,6 +10,10 @@ import { readTlsFiles, selfSignedTls, TlsMaterialError, type TlsPair, watchTlsFi
 const CERT = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
 const KEY = "-----BEGIN PRIVATE KEY-----\nKKKK\n-----END PRIVATE KEY-----\n";
 
+/** One self-signed pair for the tests that need one (RSA key generation takes seconds on a loaded machine). */
+let shared: Promise<TlsPair> | undefined;
+const selfSigned = () => shared ??= selfSignedTls(["hub.example", "localhost"]);
+
 async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir();
   try {
@@ -40,7 +44,7 @@ Deno.test("readTlsFiles reads a PEM certificate and key, and names the flag, fil
   }));
 
 Deno.test("selfSignedTls makes a serverAuth certificate for localhost, the loopback IPs and the given names, valid for a year", async () => {
-  const pair = await selfSignedTls(["hub.example", "localhost"]);
+  const pair = await selfSigned();
   const cert = forge.pki.certificateFromPem(pair.cert);
   const san = cert.getExtension("subjectAltName") as { altNames: { type: number; value?: string; ip?: string }[] };
   assert.deepEqual(san.altNames.filter((n) => n.type === 2).map((n) => n.value), ["localhost", "hub.example"]);
@@ -55,7 +59,7 @@ Deno.test("selfSignedTls makes a serverAuth certificate for localhost, the loopb
 });
 
 Deno.test("selfSignedTls serves HTTPS on loopback to a client that trusts it", async () => {
-  const pair = await selfSignedTls();
+  const pair = await selfSigned();
   const port = Promise.withResolvers<number>();
   const ac = new AbortController();
   const server = Deno.serve(
