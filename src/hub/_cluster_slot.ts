@@ -72,9 +72,10 @@ export function slotsHealth(slots: ReadonlyMap<string, Slot>, inputs: HealthInpu
       const watchers = slot.owns ? slot.informer.watchers : slot.others;
       snapshots.set(slot.informer, snaps = watchers.map((w) => w.snapshot()));
     }
-    const worst = snaps.find((s) => s.phase !== "watching") ?? snaps[0];
+    // The worst of its watches (one per namespace with --namespace), not the first that is not watching.
+    const worst = snaps.length ? worstState(snaps.map((s) => s.phase)) : undefined;
     operators[name] = {
-      state: worst?.phase ?? (slot.owns ? "connecting" : "watching"),
+      state: worst ?? (slot.owns ? "connecting" : "watching"),
       synced: slot.owns ? snaps.length > 0 && snaps.every((s) => s.synced) : snaps.every((s) => s.synced),
       objects: store.size,
       queue: queueDepth(name),

@@ -90,6 +90,8 @@ function toResponse(res: IncomingMessage, done: () => void): Response {
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       res.on("data", (chunk: Uint8Array) => {
+        // Data already buffered when the body was cancelled still arrives: enqueueing it would throw (uncaught).
+        if (finished) return;
         controller.enqueue(new Uint8Array(chunk));
         if ((controller.desiredSize ?? 1) <= 0) res.pause();
       });

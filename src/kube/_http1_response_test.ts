@@ -1,0 +1,169 @@
+// Unit tests for reading one HTTP/1.1 response body off a connection (length, chunked, until EOF) and handing the
+// connection back, over an injected socket that replays scripted reads.
+import assert from "node:assert/strict";
+import { type Abortable, Connection, Http1Error } from "./_http1_connection.ts";
+import { type ConnectionOwner, type Framing, Http1Response } from "./_http1_response.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** A socket whose reads return the scripted pieces (as much as fits), then EOF. */
+class ScriptedConn {
+  readonly pieces: Uint8Array[];
+  constructor(pieces: string[]) {
+    this.pieces = pieces.map((p) => enc.encode(p));
+  }
+  read(into: Uint8Array): Promise<number | null> {
+    const next = this.pieces.shift();
+    if (!next) return Promise.resolve(null);
+    const n = Math.min(into.length, next.length);
+    into.set(next.subarray(0, n));
+    if (n < next.length) this.pieces.unshift(next.subarray(n));
+    return Promise.resolve(n);
+  }
+  write(b: Uint8Array): Promise<number> {
+    return Promise.resolve(b.length);
+  }
+  close(): void {}
+}
+
+class Owner implements ConnectionOwner {
+  released = 0;
+  destroyed = 0;
+  release(_c: Connection): void {
+    this.released++;
+  }
+  destroy(_c: Connection): void {
+    this.destroyed++;
+  }
+}
+
+const notAborted: Abortable = { aborted: undefined, onAbort: () => {} };
+
+/** A response whose body bytes arrive as `pieces`; `bufferSize` shrinks the connection's buffer to force moves. */
+function response(
+  framing: Framing,
+  pieces: string[],
+  o: { keepAlive?: boolean; bufferSize?: number; abort?: Abortable } = {},
+) {
+  const owner = new Owner();
+  const c = new Connection(new ScriptedConn(pieces) as unknown as Deno.Conn);
+  if (o.bufferSize) c.buf = new Uint8Array(o.bufferSize);
+  const head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Dup: 1\r\nx-dup: 2\r\nRetry-After:  7 ";
+  const res = new Http1Response(owner, c, 200, head, framing, o.keepAlive ?? true, o.abort ?? notAborted);
+  return { res, owner, c };
+}
+
+/** Splits `s` into pieces of `n` characters. */
+const split = (s: string, n: number) =>
+  Array.from({ length: Math.ceil(s.length / n) }, (_, i) => s.slice(i * n, i * n + n));
+
+Deno.test("A Content-Length body is read whole, then the connection goes back to the pool once", async () => {
+  const body = '{"kind":"List","items":[]}';
+  const t = response({ kind: "length", left: body.length }, split(body, 5));
+  assert.equal(await t.res.text(), body);
+  assert.deepEqual([t.owner.released, t.owner.destroyed], [1, 0]);
+});
+
+Deno.test("A Content-Length body on a connection that does not keep alive is read whole, then the connection is closed", async () => {
+  const t = response({ kind: "length", left: 3 }, ["abc"], { keepAlive: false });
+  assert.equal(await t.res.text(), "abc");
+  assert.deepEqual([t.owner.released, t.owner.destroyed], [0, 1]);
+});
+
+Deno.test("A connection that closes before Content-Length bytes arrived fails with Http1Error and is not reused", async () => {
+  const t = response({ kind: "length", left: 10 }, ["abc"]);
+  await assert.rejects(t.res.text(), (err: Error) => err instanceof Http1Error && /closed mid-body/.test(err.message));
+  assert.deepEqual([t.owner.released, t.owner.destroyed], [0, 1]);
+});
+
+Deno.test("A chunked body with extensions and trailers is reassembled exactly, whatever the read sizes and buffer size", async () => {
+  const wire = "5;ext=1\r\nhello\r\n1\r\n \r\n6\r\nworld!\r\n0\r\nX-Trailer: a\r\nX-Other: bb\r\n\r\n";
+  for (const bufferSize of [8, 16, 64, 4096]) {
+    for (const piece of [1, 2, 3, 7, wire.length]) {
+      const t = response({ kind: "chunked" }, split(wire, piece), { bufferSize });
+      assert.equal(await t.res.text(), "hello world!", `buffer ${bufferSize}, pieces of ${piece}`);
+      assert.deepEqual([t.owner.released, t.owner.destroyed], [1, 0], `buffer ${bufferSize}, pieces of ${piece}`);
+      assert.equal(t.c.end - t.c.start, 0, "nothing of the next response was consumed");
+    }
+  }
+});
+
+Deno.test("The bytes after a chunked body's end stay in the buffer for the next response on the connection", async () => {
+  const next = "HTTP/1.1 200 OK\r\n";
+  const t = response({ kind: "chunked" }, ["3\r\nabc\r\n0\r\n\r\n" + next], { bufferSize: 64 });
+  assert.equal(await t.res.text(), "abc");
+  assert.equal(dec.decode(t.c.buf.subarray(t.c.start, t.c.end)), next);
+});
+
+Deno.test("Malformed chunked framing fails with Http1Error instead of being misread", async () => {
+  for (const wire of ["zz\r\nabc\r\n0\r\n\r\n", "3\r\nabcX\r\n0\r\n\r\n", "3\r\nabc\r\n0\r\n"]) {
+    const t = response({ kind: "chunked" }, [wire]);
+    await assert.rejects(t.res.text(), Http1Error, JSON.stringify(wire));
+    assert.deepEqual([t.owner.released, t.owner.destroyed], [0, 1]);
+  }
+  const long = response({ kind: "chunked" }, ["1".repeat(2000)]);
+  await assert.rejects(long.res.text(), /chunk size line too long/);
+});
+
+Deno.test("A body delimited by the connection's end is read to EOF and the connection is not reused", async () => {
+  const t = response({ kind: "eof" }, ["ab", "cd", "e"]);
+  assert.equal(await t.res.text(), "abcde");
+  assert.deepEqual([t.owner.released, t.owner.destroyed], [0, 1]);
+});
+
+Deno.test("chunks() yields copies that stay intact while the connection's buffer is reused", async () => {
+  const t = response({ kind: "chunked" }, ["3\r\nabc\r\n", "3\r\ndef\r\n", "0\r\n\r\n"], { bufferSize: 16 });
+  const got: Uint8Array[] = [];
+  for await (const chunk of t.res.chunks()) got.push(chunk);
+  assert.deepEqual(got.map((g) => dec.decode(g)), ["abc", "def"]);
+  assert.equal(t.owner.released, 1);
+});
+
+Deno.test("A response without a body gives the connection back at once", async () => {
+  const t = response({ kind: "none" }, []);
+  assert.deepEqual([t.owner.released, t.owner.destroyed], [1, 0]);
+  assert.equal(await t.res.text(), "");
+  assert.equal(t.owner.released, 1, "released only once");
+});
+
+Deno.test("discard() reads the body to its end so the connection is reused; cancel() before reading closes it", async () => {
+  const a = response({ kind: "length", left: 6 }, ["abc", "def"]);
+  await a.res.discard();
+  assert.deepEqual([a.owner.released, a.owner.destroyed], [1, 0]);
+  const b = response({ kind: "length", left: 6 }, ["abc", "def"]);
+  b.res.cancel();
+  b.res.cancel();
+  assert.deepEqual([b.owner.released, b.owner.destroyed], [0, 1]);
+  assert.equal(await b.res.text(), "", "a cancelled body reads as empty");
+});
+
+Deno.test("Leaving chunks() early closes the connection instead of reusing one with unread bytes", async () => {
+  const t = response({ kind: "chunked" }, ["3\r\nabc\r\n", "3\r\ndef\r\n", "0\r\n\r\n"], { bufferSize: 16 });
+  for await (const _ of t.res.chunks()) break;
+  assert.deepEqual([t.owner.released, t.owner.destroyed], [0, 1]);
+});
+
+Deno.test("A body read completely after its call was aborted closes the connection rather than pooling it", async () => {
+  const t = response({ kind: "length", left: 3 }, ["abc"], {
+    abort: { aborted: new Error("gone"), onAbort: () => {} },
+  });
+  assert.equal(await t.res.text(), "abc");
+  assert.deepEqual([t.owner.released, t.owner.destroyed], [0, 1]);
+});
+
+Deno.test("header() finds a header by any case, trimmed, the last of repeated ones; ok means 2xx", () => {
+  const t = response({ kind: "none" }, []);
+  assert.equal(t.res.header("content-type"), "application/json");
+  assert.equal(t.res.header("CONTENT-TYPE"), "application/json");
+  assert.equal(t.res.header("x-dup"), "2");
+  assert.equal(t.res.header("retry-after"), "7");
+  assert.equal(t.res.header("missing"), null);
+  assert.equal(t.res.ok, true);
+  const owner = new Owner();
+  const c = new Connection(new ScriptedConn([]) as unknown as Deno.Conn);
+  assert.equal(
+    new Http1Response(owner, c, 404, "HTTP/1.1 404 Not Found", { kind: "none" }, true, notAborted).ok,
+    false,
+  );
+});
