@@ -93,7 +93,8 @@ interface Registered {
  *
  * Guarantees:
  * - every replica holds a peer Lease (`GROUP-peer-…`, renewed every peerRenewPeriod); each registered cluster's
- *   owner is the weighted rendezvous winner among the live peers, and it reconciles there only while it holds the
+ *   owner is its bounded-load rendezvous owner among the live peers (`boundedRendezvous`: the weighted rendezvous
+ *   winner unless that peer is at its cap of ⌈n·w/W⌉ + 1), and it reconciles there only while it holds the
  *   cluster's fence Lease (`GROUP-fence-…`), which names it and is written only on acquire and release: its liveness
  *   is the holder's peer Lease, so coordination costs one write per replica per renew period plus one per handoff,
  *   whatever the number of clusters;
@@ -197,6 +198,7 @@ export class ShardCoordinator implements EngageTarget {
   async engage(name: string, access: ClusterAccess, registration: ClusterRegistration): Promise<void> {
     const again = this.#registered.has(name);
     this.#registered.set(name, { access, registration });
+    this.#table.register(name);
     const t = this.#target!;
     if (this.#o.warm) {
       if (!this.#reconciling.has(name)) t.pause(name);
@@ -211,6 +213,7 @@ export class ShardCoordinator implements EngageTarget {
   /** A cluster was unregistered: disengaged here, its fence released if this replica held it. */
   async disengage(name: string): Promise<void> {
     this.#registered.delete(name);
+    this.#table.unregister(name);
     await this.#run(name, () => this.#release(name, "unregistered"));
     if (this.#engaged.delete(name)) await this.#target!.disengage(name);
   }
@@ -522,13 +525,13 @@ export class ShardCoordinator implements EngageTarget {
     // A new replica waits two periods after its start, so its first view includes the replicas started with it.
     const settled = this.#clock.now() >= this.#startedAt + t.peerRenewPeriodMs * 2;
     const peers = this.#table.livePeers();
-    this.#table.pruneHashes(new Set(peers.map((p) => p.identity)), new Set(this.#registered.keys()));
+    const owners = this.#table.owners(peers);
     const limit = this.#o.concurrency ?? 32;
     for (const name of this.#registered.keys()) {
       if (this.#busy.size >= limit) break;
       if (this.#busy.has(name)) continue;
       const held = this.#table.held(name) !== undefined;
-      const want = live && this.#table.desiredOwner(name, peers) === this.identity;
+      const want = live && owners.get(name) === this.identity;
       if (held && !want && live) this.#run(name, () => this.#release(name, "handoff"));
       else if (!held && want && settled && this.#table.takeable(name).ok) this.#run(name, () => this.#acquire(name));
     }
@@ -538,7 +541,7 @@ export class ShardCoordinator implements EngageTarget {
       for (const name of this.#table.orphans()) {
         if (this.#busy.size >= limit) break;
         if (this.#busy.has(name)) continue;
-        if (this.#registered.has(name) && this.#table.desiredOwner(name, peers) === this.identity) continue;
+        if (this.#registered.has(name) && owners.get(name) === this.identity) continue;
         this.#run(name, () => this.#freeOrphan(name));
       }
     }
