@@ -311,12 +311,9 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
   await Deno.writeTextFile(file, tenantKubeconfig(list));
   const apis = new Map(apiservers.map((s) => [s, new ClusterApi(localEndpoint(s))]));
   const observers: UuidObserver[] = list.map((t) => apis.get(t.apiserver)!.observe(t.namespace));
-  const writesBefore = new Map<string, number>();
-  const okBefore = new Map<string, number>();
-  for (const [s, api] of apis) {
-    writesBefore.set(s, await api.uuidWrites());
-    okBefore.set(s, await api.uuidWrites(true));
-  }
+  /** Uuid writes at the apiservers by status code, before the phase: the phase counts the difference. */
+  const writesBefore = new Map<string, Record<string, number>>();
+  for (const [s, api] of apis) writesBefore.set(s, await api.uuidWritesByCode());
   const leases = new LeaseWrites(home.apiserver, home.namespace, group);
   const replicas = new Replicas(file, [
     "--shard",
@@ -432,9 +429,16 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
   const objects = [...created.values()].reduce((n, l) => n + l.length, 0);
   let writes = 0;
   let writesOk = 0;
+  const writesByCode: Record<string, number> = {};
   for (const [s, api] of apis) {
-    writes += (await api.uuidWrites()) - writesBefore.get(s)!;
-    writesOk += (await api.uuidWrites(true)) - okBefore.get(s)!;
+    const before = writesBefore.get(s)!;
+    for (const [code, n] of Object.entries(await api.uuidWritesByCode())) {
+      const d = n - (before[code] ?? 0);
+      if (d === 0) continue;
+      writesByCode[code] = (writesByCode[code] ?? 0) + d;
+      writes += d;
+      if (code.startsWith("2")) writesOk += d;
+    }
   }
   const changed = observers.reduce((n, o) => n + o.changed().length, 0);
   const observerErrors = observers.reduce((n, o) => n + o.errors.length, 0);
@@ -559,6 +563,7 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
     /** Status writes the apiservers answered 2xx, and those refused (a 409: a write decided on a stale object). */
     uuid_writes_ok: writesOk,
     uuid_writes_refused: writes - writesOk,
+    uuid_writes_by_code: writesByCode,
     ok_writes_per_object: round(writesOk / objects, 3),
     owned_per_replica_samples: spreads,
     moved_not_to_joined: movedNotToJoined,
@@ -570,7 +575,7 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
     `shards: takeover p99 ${round(p99, 2)} s (median ${round(takeover.median, 2)}), graceful ${
       round(handoff.median, 2)
     } s, moved ${round(movedS.median, 3)} (1,000: ${round(moved1000, 3)}), violations ${violations}, ` +
-      `${round(writes / objects, 3)} writes per object over ${objects} (${writes - writesOk} refused), ` +
+      `${round(writes / objects, 3)} writes per object over ${objects} (by code ${JSON.stringify(writesByCode)}), ` +
       `spreads ${spreads.map((x) => x.join("/")).join(" ")}, Lease writes/s ${round(writesPerS30, 2)} (30) ` +
       `${round(writesPerS1000, 2)} (1,000)`,
   );
