@@ -29,6 +29,12 @@ const GROUP_LABEL = "shard.operator-hub.demo.operator/group";
 /** Hang guards, not speed checks. */
 const SETTLE_GUARD_MS = 240_000;
 const TAKEOVER_GUARD_MS = 180_000;
+/**
+ * How long the replicas' agreed owners must stay unchanged before a state counts as settled: longer than a renew
+ * period (2 s) plus a pass, so a state caught between a peer becoming visible and the others handing over is not
+ * taken for the final one.
+ */
+const STABLE_MS = 5_000;
 
 /** Counts every write (ADDED, MODIFIED, DELETED) to one shard group's Leases, with when it was seen. */
 class LeaseWrites {
@@ -149,30 +155,56 @@ class Replicas {
 
   /**
    * Waits until the replicas agree on one live owner per cluster among themselves, each engaged exactly what it
-   * owns, and each sees all of them live; resolves with the owners.
+   * owns, and each sees all of them live, and that agreement stays unchanged for STABLE_MS; resolves with the owners.
+   * Agreed states that did not last are logged (they are what a single poll would have taken for settled).
    */
   async settled(clusters: string[], guardMs = SETTLE_GUARD_MS): Promise<Record<string, string>> {
     const deadline = performance.now() + guardMs;
     let last = "";
+    let agreedSince = 0;
+    let agreedKey = "";
+    let agreedOwners: Record<string, string> | undefined;
+    let stableSince: number | undefined;
     while (performance.now() < deadline) {
       const vs = await this.views();
       const ok = vs.every((v) => v !== undefined) ? vs as View[] : undefined;
+      let owners: Record<string, string> | undefined;
       if (ok) {
         const ids = new Set(ok.map((v) => v.id));
-        const owners: Record<string, string> = {};
-        let agreed = ok.every((v) => v.livePeers === ok.length);
+        const agreed: Record<string, string> = {};
+        let all = ok.every((v) => v.livePeers === ok.length);
         for (const c of clusters) {
           const o = ok[0].owners?.[c];
           if (!o || !ids.has(o) || ok.some((v) => v.owners?.[c] !== o)) {
-            agreed = false;
+            all = false;
             break;
           }
-          owners[c] = o;
+          agreed[c] = o;
         }
-        if (agreed && ok.every((v) => v.engaged.length === clusters.filter((c) => owners[c] === v.id).length)) {
-          return owners;
+        if (all && ok.every((v) => v.engaged.length === clusters.filter((c) => agreed[c] === v.id).length)) {
+          owners = agreed;
         }
         last = `${ok.map((v) => `${v.id}: ${v.engaged.length} engaged, ${v.livePeers} peers`).join("; ")}`;
+      }
+      const key = owners ? JSON.stringify(owners) : "";
+      if (owners && key !== agreedKey) {
+        if (agreedOwners) {
+          const differ = clusters.filter((c) => agreedOwners![c] !== owners![c]);
+          log(
+            `shards: an agreed state held ${round((performance.now() - agreedSince) / 1000, 2)} s, then another: ` +
+              `${differ.length} owners differ (${
+                differ.map((c) => `${c} ${agreedOwners![c]}→${owners![c]}`).join(", ")
+              })`,
+          );
+        }
+        agreedOwners = owners;
+        agreedKey = key;
+        agreedSince = performance.now();
+      }
+      if (!owners) stableSince = undefined;
+      else stableSince ??= performance.now();
+      if (owners && stableSince !== undefined && performance.now() - Math.max(stableSince, agreedSince) >= STABLE_MS) {
+        return owners;
       }
       await sleep(100);
     }
@@ -245,6 +277,22 @@ async function deleteGroupLeases(apiserver: string, namespace: string, group: st
 const moved = (before: Record<string, string>, after: Record<string, string>, clusters: string[]) =>
   clusters.filter((c) => before[c] !== after[c]).length / clusters.length;
 
+/** Clusters per owner, largest first. */
+const spread = (owners: Record<string, string>): number[] => {
+  const n = new Map<string, number>();
+  for (const o of Object.values(owners)) n.set(o, (n.get(o) ?? 0) + 1);
+  return [...n.values()].sort((a, b) => b - a);
+};
+
+/** Each moved cluster as `cluster old→new`, and how many did not go to `joined`. */
+function moves(before: Record<string, string>, after: Record<string, string>, clusters: string[], joined?: string) {
+  const list = clusters.filter((c) => before[c] !== after[c]);
+  return {
+    text: list.map((c) => `${c} ${before[c]}→${after[c]}`).join(", "),
+    notToJoined: list.filter((c) => after[c] !== joined).length,
+  };
+}
+
 /** The phase; adds its rows and keys to `ctx`. */
 export async function shardsPhase(ctx: PhaseContext): Promise<void> {
   const { names: apiservers, rows, out } = ctx;
@@ -263,8 +311,9 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
   await Deno.writeTextFile(file, tenantKubeconfig(list));
   const apis = new Map(apiservers.map((s) => [s, new ClusterApi(localEndpoint(s))]));
   const observers: UuidObserver[] = list.map((t) => apis.get(t.apiserver)!.observe(t.namespace));
-  const writesBefore = new Map<string, number>();
-  for (const [s, api] of apis) writesBefore.set(s, await api.uuidWrites());
+  /** Uuid writes at the apiservers by status code, before the phase: the phase counts the difference. */
+  const writesBefore = new Map<string, Record<string, number>>();
+  for (const [s, api] of apis) writesBefore.set(s, await api.uuidWritesByCode());
   const leases = new LeaseWrites(home.apiserver, home.namespace, group);
   const replicas = new Replicas(file, [
     "--shard",
@@ -296,6 +345,9 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
   const takeovers: number[] = [];
   const graceful: number[] = [];
   const movedOnJoin: number[] = [];
+  /** Clusters per replica in every settled state of three replicas. */
+  const spreads: number[][] = [];
+  const movedNotToJoined: number[] = [];
   let owned: number[] = [];
   let writesPerS30 = NaN;
   try {
@@ -305,6 +357,7 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
     const ids = (await replicas.views()).map((v) => v!.id);
     for (const o of Object.values(owners)) owned[ids.indexOf(o)]++;
     log(`shards: 3 replicas own ${owned.join(", ")} of 30 clusters`);
+    spreads.push(spread(owners));
     // Coordination cost at 30 clusters, in steady state.
     const w0 = performance.now();
     await sleep(60_000);
@@ -322,12 +375,20 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
       log(`shards: kill -9 #${run + 1}: ${theirs.length} clusters owned again in ${round(s, 2)} s`);
       replicas.start();
       owners = await replicas.settled(clusters);
+      spreads.push(spread(owners));
+      log(`shards: after kill -9 #${run + 1} and a fresh replica: ${spreads.at(-1)!.join(", ")} of 30`);
     }
     for (let run = 0; run < 3; run++) {
       const fourth = replicas.start();
       const after = await replicas.settled(clusters);
       movedOnJoin.push(moved(owners, after, clusters));
       const fid = (await viewOf(fourth))?.id;
+      const m = moves(owners, after, clusters, fid);
+      movedNotToJoined.push(m.notToJoined);
+      log(
+        `shards: join #${run + 1} (${fid}): before ${spread(owners).join(", ")}, after ${spread(after).join(", ")}; ` +
+          `moved ${m.text}; ${m.notToJoined} not to the new replica`,
+      );
       const theirs = clusters.filter((c) => after[c] === fid);
       const t0 = performance.now();
       const stopping = replicas.stop(fourth);
@@ -338,7 +399,14 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
         `shards: join #${run + 1}: ${round(movedOnJoin.at(-1)! * 100, 1)} % moved; SIGTERM: ${theirs.length} ` +
           `clusters owned again in ${round(s, 2)} s`,
       );
-      owners = await replicas.settled(clusters);
+      const back = await replicas.settled(clusters);
+      log(
+        `shards: after SIGTERM #${run + 1}: ${
+          moves(owners, back, clusters).text || "back to the owners before the join"
+        }`,
+      );
+      owners = back;
+      spreads.push(spread(owners));
     }
   } finally {
     creating.abort();
@@ -360,7 +428,18 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
   await replicas.stopAll();
   const objects = [...created.values()].reduce((n, l) => n + l.length, 0);
   let writes = 0;
-  for (const [s, api] of apis) writes += (await api.uuidWrites()) - writesBefore.get(s)!;
+  let writesOk = 0;
+  const writesByCode: Record<string, number> = {};
+  for (const [s, api] of apis) {
+    const before = writesBefore.get(s)!;
+    for (const [code, n] of Object.entries(await api.uuidWritesByCode())) {
+      const d = n - (before[code] ?? 0);
+      if (d === 0) continue;
+      writesByCode[code] = (writesByCode[code] ?? 0) + d;
+      writes += d;
+      if (code.startsWith("2")) writesOk += d;
+    }
+  }
   const changed = observers.reduce((n, o) => n + o.changed().length, 0);
   const observerErrors = observers.reduce((n, o) => n + o.errors.length, 0);
   const violations = [...replicas.violations.values()].reduce((a, b) => a + b, 0) + changed;
@@ -481,6 +560,13 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
     objects_created: objects,
     uuid_writes_at_apiservers: writes,
     writes_per_object: round(writes / objects, 3),
+    /** Status writes the apiservers answered 2xx, and those refused (a 409: a write decided on a stale object). */
+    uuid_writes_ok: writesOk,
+    uuid_writes_refused: writes - writesOk,
+    uuid_writes_by_code: writesByCode,
+    ok_writes_per_object: round(writesOk / objects, 3),
+    owned_per_replica_samples: spreads,
+    moved_not_to_joined: movedNotToJoined,
     uuids_changed: changed,
     observer_errors: observerErrors,
     replica_fence_violations: [...replicas.violations.values()].reduce((a, b) => a + b, 0),
@@ -489,9 +575,8 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
     `shards: takeover p99 ${round(p99, 2)} s (median ${round(takeover.median, 2)}), graceful ${
       round(handoff.median, 2)
     } s, moved ${round(movedS.median, 3)} (1,000: ${round(moved1000, 3)}), violations ${violations}, ` +
-      `${round(writes / objects, 3)} writes per object over ${objects}, Lease writes/s ${
-        round(writesPerS30, 2)
-      } (30) ` +
+      `${round(writes / objects, 3)} writes per object over ${objects} (by code ${JSON.stringify(writesByCode)}), ` +
+      `spreads ${spreads.map((x) => x.join("/")).join(" ")}, Lease writes/s ${round(writesPerS30, 2)} (30) ` +
       `${round(writesPerS1000, 2)} (1,000)`,
   );
 }

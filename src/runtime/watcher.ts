@@ -25,6 +25,28 @@ export interface ListWatchClient {
   resetConnections?(): void;
 }
 
+/** A ListWatchClient whose list and watch also take a label selector (the kube layer's KubeClient fits). */
+export interface SelectableListWatchClient {
+  listPage(
+    path: string,
+    options: { limit?: number; continueToken?: string; signal?: AbortSignal; labelSelector?: string },
+  ): ReturnType<ListWatchClient["listPage"]>;
+  watch(
+    path: string,
+    options: Parameters<ListWatchClient["watch"]>[1] & { labelSelector?: string },
+  ): AsyncIterable<WatchEvent>;
+  resetConnections?(): void;
+}
+
+/** `client` with every list and watch restricted to objects matching the label `selector` (`key=value,…`). */
+export function labelled(client: SelectableListWatchClient, selector: string): ListWatchClient {
+  return {
+    listPage: (path, options) => client.listPage(path, { ...options, labelSelector: selector }),
+    watch: (path, options) => client.watch(path, { ...options, labelSelector: selector }),
+    resetConnections: () => client.resetConnections?.(),
+  };
+}
+
 export interface WatchSnapshot {
   phase: WatchPhase;
   synced: boolean;

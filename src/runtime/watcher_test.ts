@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { VirtualClock } from "../util/mod.ts";
 import { Store } from "./store.ts";
 import type { WatchEvent } from "../kube/mod.ts";
-import { type ListWatchClient, Watcher } from "./watcher.ts";
+import { labelled, type ListWatchClient, Watcher } from "./watcher.ts";
 
 const obj = (name: string, rv: string) => ({ metadata: { name, namespace: "ns", resourceVersion: rv } });
 
@@ -238,4 +238,28 @@ Deno.test("Watcher shows credentials that cannot be obtained (an AuthError from 
   assert.match(t.watcher.snapshot().lastError ?? "", /exec credential plugin "x" failed/);
   t.stop.abort();
   await t.done;
+});
+
+Deno.test("labelled() adds the label selector to every list and watch, keeping the caller's other options", async () => {
+  const seen: unknown[] = [];
+  let resets = 0;
+  const client = labelled({
+    listPage: (path, options) => {
+      seen.push({ path, ...options });
+      return Promise.resolve({ items: [], resourceVersion: "7" });
+    },
+    watch: async function* (path, options) {
+      seen.push({ path, ...options });
+      yield* [];
+    },
+    resetConnections: () => void resets++,
+  }, "role=peer");
+  await client.listPage("/x", { limit: 5 });
+  for await (const _ of client.watch("/x", { resourceVersion: "7", timeoutSeconds: 1 })) { /* none */ }
+  client.resetConnections?.();
+  assert.deepEqual(seen, [
+    { path: "/x", limit: 5, labelSelector: "role=peer" },
+    { path: "/x", resourceVersion: "7", timeoutSeconds: 1, labelSelector: "role=peer" },
+  ]);
+  assert.equal(resets, 1);
 });

@@ -221,17 +221,23 @@ export class ClusterApi {
 
   /** Sum of apiserver_request_total for writes (PATCH/PUT/APPLY) to the uuid resource; `okOnly` counts 2xx only. */
   async uuidWrites(okOnly = false): Promise<number> {
+    const byCode = await this.uuidWritesByCode();
+    return Object.entries(byCode).reduce((n, [code, v]) => (!okOnly || code.startsWith("2") ? n + v : n), 0);
+  }
+
+  /** The apiserver's Uuid writes (PATCH, PUT, APPLY) so far, by HTTP status code ("200", "409", …). */
+  async uuidWritesByCode(): Promise<Record<string, number>> {
     const res = await this.#fetch("/metrics");
     const text = await res.text();
     if (!res.ok) throw new ClusterApiError(`${this.name}: GET /metrics: ${res.status}`, res.status);
-    let sum = 0;
+    const out: Record<string, number> = {};
     for (const line of text.split("\n")) {
       if (!line.startsWith("apiserver_request_total{")) continue;
       if (!line.includes('resource="uuid"') || !/verb="(PATCH|PUT|APPLY)"/.test(line)) continue;
-      if (okOnly && !/code="2\d\d"/.test(line)) continue;
-      sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+      const code = /code="(\d+)"/.exec(line)?.[1] ?? "?";
+      out[code] = (out[code] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
     }
-    return sum;
+    return out;
   }
 
   /** Starts observing a namespace's Uuids; see {@linkcode UuidObserver}. */

@@ -1,14 +1,7 @@
 // The Secret provider: labelled kubeconfig Secrets in one namespace of the home cluster (multicluster-runtime's convention).
 
 import { type ClusterAccess, KubeClient, parseKubeconfigText } from "../../kube/mod.ts";
-import {
-  type ListWatchClient,
-  objectMeta,
-  Store,
-  type StoredObject,
-  Watcher,
-  type WatchSnapshot,
-} from "../../runtime/mod.ts";
+import { labelled, objectMeta, Store, type StoredObject, Watcher, type WatchSnapshot } from "../../runtime/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
 import type { ClusterOffer, ClusterRegistry } from "./registry.ts";
 
@@ -58,17 +51,10 @@ export class SecretProvider {
       userAgent: "operator-hub/cluster-secrets",
       http2: options.http2,
     });
-    const selector = `${KUBECONFIG_SECRET_LABEL}=true`;
-    const c = this.#client;
-    const selected: ListWatchClient = {
-      listPage: (path, opts) => c.listPage(path, { ...opts, labelSelector: selector }),
-      watch: (path, opts) => c.watch(path, { ...opts, labelSelector: selector }),
-      resetConnections: () => c.resetConnections(),
-    };
     this.#watcher = new Watcher({
       path: `/api/v1/namespaces/${encodeURIComponent(options.namespace)}/secrets`,
       namespace: options.namespace,
-      client: selected,
+      client: labelled(this.#client, `${KUBECONFIG_SECRET_LABEL}=true`),
       store: this.#store,
       onChange: (keys) => {
         for (const key of keys) {

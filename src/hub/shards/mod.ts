@@ -1,4 +1,7 @@
-// Public surface of src/hub/shards: the coordinator (peer and fence Leases), its state table and rendezvous hashing.
+// Public surface of src/hub/shards: the coordinator, its state table, rendezvous hashing (plain and bounded-load).
 export * from "./rendezvous.ts";
+export * from "./bounded_rendezvous.ts";
 export * from "./shard_table.ts";
+export * from "./shard_status.ts";
+export * from "./lease_names.ts";
 export * from "./shard_coordinator.ts";

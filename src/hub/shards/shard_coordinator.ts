@@ -1,22 +1,18 @@
 // One replica's side of sharding: its peer Lease, the fence Leases of the clusters it owns, and engage/disengage.
 
-import client from "prom-client";
-import { type ClusterAccess, httpStatusOf, KubeClient } from "../../kube/mod.ts";
-import { type ListWatchClient, Store, type StoredObject, Watcher } from "../../runtime/mod.ts";
+import type client from "prom-client";
+import type { ClusterAccess } from "../../kube/mod.ts";
+import { KubeClient } from "../../kube/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
 import type { ClusterRegistration, RegistrationProblem } from "../hub.ts";
-import { LeaseClient, type LeaseObject, type LeaseSpec, microTime } from "../leases.ts";
+import { LeaseClient } from "../leases.ts";
 import type { EngageTarget } from "../providers/mod.ts";
-import { fnv1a64 } from "./rendezvous.ts";
-import {
-  CLUSTER_ANNOTATION,
-  GROUP_LABEL,
-  ROLE_LABEL,
-  SHARD_TIMING_DEFAULTS,
-  ShardTable,
-  type ShardTimings,
-  WEIGHT_ANNOTATION,
-} from "./shard_table.ts";
+import { Fences } from "./_fences.ts";
+import { LeaseWatch } from "./_lease_watch.ts";
+import { PeerLease } from "./_peer_lease.ts";
+import { registerShardMetrics } from "./_shard_metrics.ts";
+import { SHARD_TIMING_DEFAULTS, ShardTable, type ShardTimings } from "./shard_table.ts";
+import type { ShardCounters, ShardPeer, ShardStatus } from "./shard_status.ts";
 
 /** What the coordinator drives: the Hub (engage/disengage/hold, and pause/resume for `--shard-warm`). */
 export interface ShardTarget extends EngageTarget {
@@ -48,41 +44,6 @@ export interface ShardCoordinatorOptions {
   logger: Logger;
 }
 
-/** A peer as /status shows it. */
-export interface ShardPeer {
-  identity: string;
-  weight: number;
-  live: boolean;
-  self: boolean;
-}
-
-/** The `shard` section of /status. */
-export interface ShardStatus {
-  identity: string;
-  weight: number;
-  warm: boolean;
-  /** `namespace` of the Leases in the home cluster, and the group. */
-  leases: string;
-  /** False while this replica's own peer Lease is not renewed (it reconciles nowhere then). */
-  live: boolean;
-  peers: ShardPeer[];
-  /** Clusters this replica reconciles now. */
-  owned: number;
-  /** Registered clusters with no owner as seen from here. */
-  unowned: number;
-  registered: number;
-  /** owned / registered (0 with none registered). */
-  share: number;
-  handoffs: { acquired: number; released: number };
-  fenceViolations: number;
-  leaseWrites: number;
-  /** Fence operations in flight, and clusters still winding down after a hand-over. */
-  pending: { fenceOps: number; teardowns: number };
-  lastError: string | null;
-  /** Every registered cluster's owner (a replica identity), or null. */
-  clusters: Record<string, string | null>;
-}
-
 interface Registered {
   access: ClusterAccess;
   registration: ClusterRegistration;
@@ -93,7 +54,8 @@ interface Registered {
  *
  * Guarantees:
  * - every replica holds a peer Lease (`GROUP-peer-…`, renewed every peerRenewPeriod); each registered cluster's
- *   owner is the weighted rendezvous winner among the live peers, and it reconciles there only while it holds the
+ *   owner is its bounded-load rendezvous owner among the live peers (`boundedRendezvous`: the weighted rendezvous
+ *   winner unless that peer is at its cap of ⌈n·w/W⌉ + 1), and it reconciles there only while it holds the
  *   cluster's fence Lease (`GROUP-fence-…`), which names it and is written only on acquire and release: its liveness
  *   is the holder's peer Lease, so coordination costs one write per replica per renew period plus one per handoff,
  *   whatever the number of clusters;
@@ -124,9 +86,9 @@ export class ShardCoordinator implements EngageTarget {
   readonly #leases: LeaseClient;
   /** The peer Lease's own client, so a renewal never queues behind fence writes or the Lease watch. */
   readonly #peerClient: KubeClient;
-  readonly #peerLeases: LeaseClient;
-  readonly #store = new Store(projectLease);
-  readonly #watcher: Watcher;
+  readonly #peerLease: PeerLease;
+  readonly #watch: LeaseWatch;
+  readonly #fences: Fences;
   readonly #registered = new Map<string, Registered>();
   /** Clusters engaged in the target: owned ones, or every registered one with `warm`. */
   readonly #engaged = new Set<string>();
@@ -135,15 +97,11 @@ export class ShardCoordinator implements EngageTarget {
   readonly #busy = new Map<string, Promise<void>>();
   readonly #windingDown = new Set<Promise<void>>();
   #target: ShardTarget | undefined;
-  #peerLease: LeaseObject | undefined;
   #startedAt = 0;
   #stopping = false;
   #kick: (() => void) | undefined;
   #lastError: string | null = null;
-  #writes = 0;
-  #acquired = 0;
-  #released = 0;
-  #violations = 0;
+  readonly #counters: ShardCounters = { writes: 0, acquired: 0, released: 0, violations: 0 };
 
   constructor(options: ShardCoordinatorOptions) {
     this.#o = options;
@@ -167,24 +125,27 @@ export class ShardCoordinator implements EngageTarget {
       userAgent: "operator-hub/shard-peer",
       http2: options.http2,
     });
-    this.#peerLeases = new LeaseClient(this.#peerClient, options.namespace);
-    const selector = `${GROUP_LABEL}=${options.group}`;
-    const c = this.#client;
-    const selected: ListWatchClient = {
-      listPage: (path, opts) => c.listPage(path, { ...opts, labelSelector: selector }),
-      watch: (path, opts) => c.watch(path, { ...opts, labelSelector: selector }),
-      resetConnections: () => c.resetConnections(),
-    };
-    this.#watcher = new Watcher({
-      path: this.#leases.collection,
+    const common = { table: this.#table, counters: this.#counters, clock: this.#clock, logger: this.#log };
+    this.#peerLease = new PeerLease({
+      ...common,
+      leases: new LeaseClient(this.#peerClient, options.namespace),
       namespace: options.namespace,
-      client: selected,
-      store: this.#store,
-      onChange: (keys) => this.#leasesChanged(keys),
+      group: options.group,
+      identity: options.identity,
+      onAttempt: () => this.#kick?.(),
+      onError: (error) => (this.#lastError = error),
+    });
+    this.#fences = new Fences({ ...common, leases: this.#leases, group: options.group, identity: options.identity });
+    this.#watch = new LeaseWatch({
+      client: this.#client,
+      leases: this.#leases,
+      namespace: options.namespace,
+      group: options.group,
+      table: this.#table,
+      onFence: (cluster) => this.#checkFence(cluster),
+      onChange: () => this.#kick?.(),
       clock: this.#clock,
       logger: this.#log,
-      // Bookmarks arrive about once a minute; a silent Lease watch delays takeovers, so reopen it sooner.
-      idleTimeoutMs: 75_000,
     });
   }
 
@@ -197,6 +158,7 @@ export class ShardCoordinator implements EngageTarget {
   async engage(name: string, access: ClusterAccess, registration: ClusterRegistration): Promise<void> {
     const again = this.#registered.has(name);
     this.#registered.set(name, { access, registration });
+    this.#table.register(name);
     const t = this.#target!;
     if (this.#o.warm) {
       if (!this.#reconciling.has(name)) t.pause(name);
@@ -211,6 +173,7 @@ export class ShardCoordinator implements EngageTarget {
   /** A cluster was unregistered: disengaged here, its fence released if this replica held it. */
   async disengage(name: string): Promise<void> {
     this.#registered.delete(name);
+    this.#table.unregister(name);
     await this.#run(name, () => this.#release(name, "unregistered"));
     if (this.#engaged.delete(name)) await this.#target!.disengage(name);
   }
@@ -236,7 +199,7 @@ export class ShardCoordinator implements EngageTarget {
     }
     const live = new Set(this.#table.livePeers().map((p) => p.identity));
     const peers: ShardPeer[] = [];
-    for (const p of this.#peersSeen()) {
+    for (const p of this.#watch.peersSeen({ identity: this.identity, weight: this.#table.weight })) {
       peers.push({
         identity: p.identity,
         weight: p.weight,
@@ -256,9 +219,9 @@ export class ShardCoordinator implements EngageTarget {
       unowned,
       registered,
       share: registered ? owned / registered : 0,
-      handoffs: { acquired: this.#acquired, released: this.#released },
-      fenceViolations: this.#violations,
-      leaseWrites: this.#writes,
+      handoffs: { acquired: this.#counters.acquired, released: this.#counters.released },
+      fenceViolations: this.#counters.violations,
+      leaseWrites: this.#counters.writes,
       pending: { fenceOps: this.#busy.size, teardowns: this.#windingDown.size },
       lastError: this.#lastError,
       clusters,
@@ -267,62 +230,7 @@ export class ShardCoordinator implements EngageTarget {
 
   /** Adds the `hub_shard_*` series to a Prometheus registry. */
   registerMetrics(registry: client.Registry): void {
-    const status = () => this.status();
-    const registers = [registry];
-    new client.Gauge({
-      name: "hub_shard_clusters_owned",
-      help: "Registered clusters this replica owns (holds the fence of, and reconciles in)",
-      registers,
-      collect() {
-        this.set(status().owned);
-      },
-    });
-    new client.Gauge({
-      name: "hub_shard_clusters_unowned",
-      help: "Registered clusters no live replica owns, as seen from this replica",
-      registers,
-      collect() {
-        this.set(status().unowned);
-      },
-    });
-    new client.Gauge({
-      name: "hub_shard_peers",
-      help: "Live replicas of this shard group, this one included",
-      registers,
-      collect() {
-        this.set(status().peers.filter((p) => p.live).length);
-      },
-    });
-    new client.Counter({
-      name: "hub_shard_handoffs_total",
-      help: "Fences this replica acquired or released, by direction",
-      labelNames: ["direction"],
-      registers,
-      collect() {
-        const s = status();
-        this.reset();
-        this.inc({ direction: "acquired" }, s.handoffs.acquired);
-        this.inc({ direction: "released" }, s.handoffs.released);
-      },
-    });
-    new client.Counter({
-      name: "hub_shard_fence_violations_total",
-      help: "Fences found taken by another replica while this one still counted itself their holder (should be 0)",
-      registers,
-      collect() {
-        this.reset();
-        this.inc(status().fenceViolations);
-      },
-    });
-    new client.Counter({
-      name: "hub_shard_lease_writes_total",
-      help: "Peer and fence Lease writes this replica sent successfully",
-      registers,
-      collect() {
-        this.reset();
-        this.inc(status().leaseWrites);
-      },
-    });
+    registerShardMetrics(registry, () => this.status());
   }
 
   /** Runs until `signal` aborts; then hands everything over and settles. */
@@ -336,8 +244,8 @@ export class ShardCoordinator implements EngageTarget {
       warm: this.#o.warm ?? false,
     });
     const inner = new AbortController();
-    const watching = this.#watcher.start(inner.signal);
-    const renewing = this.#renewLoop(signal);
+    const watching = this.#watch.start(inner.signal);
+    const renewing = this.#peerLease.start(signal);
     const guarding = this.#guardLoop(signal);
     const passing = this.#passLoop(signal);
     await Promise.all([renewing, guarding, passing]);
@@ -346,7 +254,7 @@ export class ShardCoordinator implements EngageTarget {
     this.#stopping = true;
     await Promise.all([...this.#busy.values()]);
     const held = this.#table.heldClusters();
-    await this.#deletePeerLease();
+    await this.#peerLease.delete();
     await Promise.all(held.map((c) => this.#release(c, "shutdown")));
     await Promise.all([...this.#engaged].map((c) => this.#target!.disengage(c)));
     this.#engaged.clear();
@@ -358,44 +266,13 @@ export class ShardCoordinator implements EngageTarget {
     this.#log.info("sharding stopped", { identity: this.identity });
   }
 
-  #peersSeen(): { identity: string; weight: number }[] {
-    const seen = new Map<string, number>();
-    for (const key of this.#store.keys()) {
-      const l = this.#store.get(key) as unknown as LeaseObject;
-      if (l.metadata.labels?.[ROLE_LABEL] !== "peer" || !l.spec?.holderIdentity) continue;
-      seen.set(l.spec.holderIdentity, Number(l.metadata.annotations?.[WEIGHT_ANNOTATION] ?? "1") || 1);
-    }
-    seen.set(this.identity, this.#table.weight);
-    return [...seen].sort(([a], [b]) => a.localeCompare(b)).map(([identity, weight]) => ({ identity, weight }));
-  }
-
-  #leasesChanged(keys: string[]): void {
-    if (this.#watcher.snapshot().synced) this.#table.synced();
-    for (const key of keys) {
-      const l = this.#store.get(key) as unknown as LeaseObject | undefined;
-      if (!l) {
-        const gone = this.#gone.get(key);
-        if (gone) this.#table.forget(gone);
-        this.#gone.delete(key);
-        continue;
-      }
-      this.#gone.set(key, l);
-      const seen = this.#table.observe(l);
-      if (seen?.role === "fence") this.#checkFence(seen.cluster);
-    }
-    this.#kick?.();
-  }
-
-  /** The last version of every Lease in the store, so a deletion still knows its role and holder. */
-  readonly #gone = new Map<string, LeaseObject>();
-
   /** After a fence changed: if this replica held it and someone else holds it now, stop there at once. */
   #checkFence(cluster: string): void {
     const held = this.#table.held(cluster);
     const f = this.#table.fence(cluster);
     if (!held || !f || f.holder === this.identity) return;
     if (this.#table.mayReconcile(cluster)) {
-      this.#violations++;
+      this.#counters.violations++;
       this.#log.error("fence taken by another replica while this one still held it", {
         cluster,
         holder: f.holder,
@@ -405,64 +282,6 @@ export class ShardCoordinator implements EngageTarget {
     }
     this.#windDown(this.#stopReconciling(cluster));
     this.#table.drop(cluster);
-  }
-
-  /**
-   * Renews this replica's peer Lease every renew period. An attempt gets at most two periods (a slow answer does not
-   * use up the renew deadline in one go), and a failed one is retried after half a period.
-   */
-  async #renewLoop(signal: AbortSignal): Promise<void> {
-    const t = this.#table.timings;
-    while (!signal.aborted) {
-      const sentAt = this.#clock.now();
-      let ok = false;
-      try {
-        const lease = await this.#bounded(t.peerRenewPeriodMs * 2, signal, (s) => this.#writePeerLease(s));
-        this.#peerLease = lease;
-        this.#table.renewed(sentAt);
-        this.#table.observe(lease);
-        this.#lastError = null;
-        ok = true;
-      } catch (err) {
-        if (signal.aborted) break;
-        this.#lastError = `renewing peer Lease: ${errorText(err)}`;
-        this.#log.warn("cannot renew the shard peer Lease", { error: this.#lastError });
-      }
-      this.#kick?.();
-      await this.#clock.sleep(ok ? t.peerRenewPeriodMs : t.peerRenewPeriodMs / 2, signal);
-    }
-  }
-
-  async #writePeerLease(signal: AbortSignal): Promise<LeaseObject> {
-    const t = this.#table.timings;
-    const now = microTime(this.#clock.now());
-    const spec = (old?: LeaseSpec): LeaseSpec => ({
-      holderIdentity: this.identity,
-      leaseDurationSeconds: Math.ceil(t.peerLeaseDurationMs / 1000),
-      acquireTime: old?.acquireTime ?? now,
-      renewTime: now,
-      leaseTransitions: old?.leaseTransitions ?? 0,
-    });
-    const meta = {
-      labels: { [ROLE_LABEL]: "peer", [GROUP_LABEL]: this.#o.group },
-      annotations: { [WEIGHT_ANNOTATION]: String(this.#table.weight) },
-    };
-    const name = peerLeaseName(this.#o.group, this.identity);
-    let current = this.#peerLease;
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        const out = current
-          ? await this.#peerLeases.update(current, spec(current.spec), signal, meta)
-          : await this.#peerLeases.create(name, spec(), meta, signal);
-        this.#writes++;
-        return out;
-      } catch (err) {
-        const code = httpStatusOf(err);
-        if (code !== 409 && code !== 404) throw err;
-        current = await this.#peerLeases.get(name, signal);
-      }
-    }
-    throw new Error(`peer Lease ${this.#o.namespace}/${name} changed under this replica twice in a row`);
   }
 
   /** Every quarter second: stop reconciling wherever this replica's hold is no longer certain. */
@@ -522,13 +341,13 @@ export class ShardCoordinator implements EngageTarget {
     // A new replica waits two periods after its start, so its first view includes the replicas started with it.
     const settled = this.#clock.now() >= this.#startedAt + t.peerRenewPeriodMs * 2;
     const peers = this.#table.livePeers();
-    this.#table.pruneHashes(new Set(peers.map((p) => p.identity)), new Set(this.#registered.keys()));
+    const owners = this.#table.owners(peers);
     const limit = this.#o.concurrency ?? 32;
     for (const name of this.#registered.keys()) {
       if (this.#busy.size >= limit) break;
       if (this.#busy.has(name)) continue;
       const held = this.#table.held(name) !== undefined;
-      const want = live && this.#table.desiredOwner(name, peers) === this.identity;
+      const want = live && owners.get(name) === this.identity;
       if (held && !want && live) this.#run(name, () => this.#release(name, "handoff"));
       else if (!held && want && settled && this.#table.takeable(name).ok) this.#run(name, () => this.#acquire(name));
     }
@@ -538,8 +357,8 @@ export class ShardCoordinator implements EngageTarget {
       for (const name of this.#table.orphans()) {
         if (this.#busy.size >= limit) break;
         if (this.#busy.has(name)) continue;
-        if (this.#registered.has(name) && this.#table.desiredOwner(name, peers) === this.identity) continue;
-        this.#run(name, () => this.#freeOrphan(name));
+        if (this.#registered.has(name) && owners.get(name) === this.identity) continue;
+        this.#run(name, () => this.#fences.freeOrphan(name));
       }
     }
     for (const name of this.#table.heldClusters()) {
@@ -572,66 +391,8 @@ export class ShardCoordinator implements EngageTarget {
   }
 
   async #acquire(cluster: string): Promise<void> {
-    const t = this.#table.timings;
-    const name = fenceLeaseName(this.#o.group, cluster);
-    const current = await this.#leases.get(name);
-    if (current) this.#table.observe(current);
-    const take = this.#table.takeable(cluster);
-    if (!take.ok || this.#table.desiredOwner(cluster) !== this.identity || !this.#registered.has(cluster)) return;
-    if (take.reason === "holder-gone") {
-      // The watch may be behind: read the holder's peer Lease now; a change means it is alive after all.
-      const seen = this.#table.peer(take.holder);
-      const fresh = await this.#leases.get(seen?.name ?? peerLeaseName(this.#o.group, take.holder));
-      if (fresh && (!seen || fresh.metadata.resourceVersion !== seen.resourceVersion)) {
-        this.#table.observe(fresh);
-        return;
-      }
-    }
-    const now = microTime(this.#clock.now());
-    const spec: LeaseSpec = {
-      holderIdentity: this.identity,
-      // Informational: the fence lives as long as its holder's peer Lease, whose duration this is.
-      leaseDurationSeconds: Math.ceil(t.peerLeaseDurationMs / 1000),
-      acquireTime: now,
-      renewTime: now,
-      leaseTransitions: current ? (current.spec?.leaseTransitions ?? 0) + 1 : 0,
-    };
-    const meta = {
-      labels: { [ROLE_LABEL]: "fence", [GROUP_LABEL]: this.#o.group },
-      annotations: { [CLUSTER_ANNOTATION]: cluster },
-    };
-    const sentAt = this.#clock.now();
-    let lease: LeaseObject;
-    try {
-      lease = current
-        ? await this.#leases.update(current, spec, undefined, meta)
-        : await this.#leases.create(name, spec, meta);
-    } catch (err) {
-      if (httpStatusOf(err) === 409) return; // another replica wrote first; the next pass sees who
-      throw err;
-    }
-    this.#writes++;
-    this.#acquired++;
-    this.#table.hold(cluster, lease, sentAt);
-    this.#log.info("fence acquired; reconciling here", {
-      cluster,
-      previousHolder: take.holder || null,
-      reason: take.reason,
-    });
-    await this.#startReconciling(cluster);
-  }
-
-  /** Frees a fence that still names this replica although it does not hold it (after a lapse). */
-  async #freeOrphan(cluster: string): Promise<void> {
-    if (this.#table.held(cluster)) return;
-    const fresh = await this.#leases.get(fenceLeaseName(this.#o.group, cluster));
-    if (!fresh) return;
-    this.#table.observe(fresh);
-    if (fresh.spec?.holderIdentity !== this.identity || this.#table.held(cluster)) return;
-    await this.#leases.update(fresh, { ...fresh.spec, holderIdentity: "", renewTime: microTime(this.#clock.now()) });
-    this.#writes++;
-    this.#released++;
-    this.#log.info("fence freed after a lapse", { cluster });
+    const wanted = () => this.#registered.has(cluster) && this.#table.desiredOwner(cluster) === this.identity;
+    if (await this.#fences.acquire(cluster, wanted)) await this.#startReconciling(cluster);
   }
 
   /**
@@ -642,7 +403,7 @@ export class ShardCoordinator implements EngageTarget {
     const h = this.#table.held(cluster);
     this.#windDown(this.#stopReconciling(cluster));
     this.#table.drop(cluster);
-    if (h) await this.#free(cluster, h.lease, why);
+    if (h) await this.#fences.free(cluster, h.lease, why);
   }
 
   /**
@@ -655,25 +416,6 @@ export class ShardCoordinator implements EngageTarget {
     )
       .finally(() => this.#windingDown.delete(tracked));
     this.#windingDown.add(tracked);
-  }
-
-  async #free(cluster: string, lease: LeaseObject, why: string): Promise<void> {
-    const h = { lease };
-    const now = microTime(this.#clock.now());
-    const spec: LeaseSpec = { ...h.lease.spec, holderIdentity: "", renewTime: now };
-    try {
-      await this.#leases.update(h.lease, spec);
-    } catch (err) {
-      const code = httpStatusOf(err);
-      if (code === 404) return;
-      if (code !== 409) throw err;
-      const fresh = await this.#leases.get(fenceLeaseName(this.#o.group, cluster));
-      if (fresh?.spec?.holderIdentity !== this.identity) return;
-      await this.#leases.update(fresh, { ...fresh.spec, holderIdentity: "", renewTime: now });
-    }
-    this.#writes++;
-    this.#released++;
-    this.#log.info("fence released", { cluster, why });
   }
 
   async #startReconciling(cluster: string): Promise<void> {
@@ -701,66 +443,4 @@ export class ShardCoordinator implements EngageTarget {
     if (!this.#engaged.delete(cluster)) return Promise.resolve();
     return this.#target!.disengage(cluster);
   }
-
-  async #deletePeerLease(): Promise<void> {
-    const lease = this.#peerLease;
-    this.#table.lapse();
-    if (!lease) return;
-    try {
-      await this.#bounded(
-        this.#table.timings.peerRenewPeriodMs * 2,
-        undefined,
-        (s) => this.#peerLeases.delete(lease.metadata.name, undefined, s),
-      );
-      this.#log.info("peer Lease deleted", { lease: lease.metadata.name });
-    } catch (err) {
-      this.#log.warn("could not delete the peer Lease; the others take over when it expires", {
-        error: errorText(err),
-      });
-    }
-  }
-
-  /** Runs `fn` with a signal that aborts after `ms` on the injected clock, or with `parent`. */
-  async #bounded<T>(ms: number, parent: AbortSignal | undefined, fn: (s: AbortSignal) => Promise<T>): Promise<T> {
-    const ac = new AbortController();
-    const timer = this.#clock.setTimer(ms, () => ac.abort(new DOMException("lease request timed out", "TimeoutError")));
-    const onParent = () => ac.abort(parent?.reason);
-    parent?.addEventListener("abort", onParent, { once: true });
-    try {
-      return await fn(ac.signal);
-    } finally {
-      timer.cancel();
-      parent?.removeEventListener("abort", onParent);
-    }
-  }
-}
-
-/** Keeps what the shard reads of a Lease: name, version, labels, annotations, spec. */
-function projectLease(raw: Record<string, unknown>): StoredObject {
-  const m = (raw.metadata ?? {}) as Record<string, unknown>;
-  return {
-    metadata: {
-      name: String(m.name ?? ""),
-      namespace: m.namespace as string | undefined,
-      resourceVersion: m.resourceVersion as string | undefined,
-      labels: m.labels,
-      annotations: m.annotations,
-    } as StoredObject["metadata"],
-    spec: raw.spec,
-  };
-}
-
-/** A DNS-1123 name part from any text: lowercase, [a-z0-9-], at most `max` characters, no dash at either end. */
-function slug(text: string, max: number): string {
-  return text.toLowerCase().replace(/[^a-z0-9-]+/g, "-").slice(0, max).replace(/^-+|-+$/g, "") || "x";
-}
-
-/** `GROUP-peer-IDENTITY`, made a valid Lease name. */
-export function peerLeaseName(group: string, identity: string): string {
-  return `${group}-peer-${slug(identity, 60)}-${fnv1a64(identity).toString(16).padStart(16, "0").slice(0, 8)}`;
-}
-
-/** `GROUP-fence-CLUSTER-HASH`: the hash keeps names distinct when slugging or truncation makes them alike. */
-export function fenceLeaseName(group: string, cluster: string): string {
-  return `${group}-fence-${slug(cluster, 60)}-${fnv1a64(cluster).toString(16).padStart(16, "0").slice(0, 8)}`;
 }

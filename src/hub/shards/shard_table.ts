@@ -2,6 +2,7 @@
 
 import type { Clock } from "../../util/mod.ts";
 import type { LeaseObject } from "../leases.ts";
+import { boundedRendezvous } from "./bounded_rendezvous.ts";
 import { type RendezvousPeer, unitHash } from "./rendezvous.ts";
 
 /** The shard's Lease timings. Defaults: 15 s / 10 s / 2 s, controller-runtime's leader-election ones. */
@@ -67,7 +68,10 @@ export interface HeldFence {
  *   a fresh read before it writes); a fence is never taken from a live holder, which releases it itself when the
  *   rendezvous hash gives the cluster to another replica;
  * - `mayReconcile(c)` holds only while this replica holds c's fence and is live, that is until its renew deadline,
- *   which ends before any other replica may count it dead (the lease duration, from a later observation).
+ *   which ends before any other replica may count it dead (the lease duration, from a later observation);
+ * - `desiredOwner(c)` is the bounded-load rendezvous owner (`boundedRendezvous`) of c among the registered clusters
+ *   and the live peers: replicas that see the same clusters and peers want the same owners. Safety never rests on
+ *   that agreement: while views differ, the fences still admit one holder per cluster.
  *
  * Assumptions: the replicas' clocks run at the same rate within a few percent (they need not agree on the time);
  * a write sent before the renew deadline is applied by the API server within the margin (lease duration minus renew
@@ -87,6 +91,11 @@ export class ShardTable {
   #renewedAt: number | undefined;
   /** peer → cluster → ln(u): the hashes of an ownership pass are computed once per peer and cluster. */
   readonly #logU = new Map<string, Map<string, number>>();
+  /** The registered clusters the owners are computed over; `#generation` counts their changes. */
+  readonly #clusters = new Set<string>();
+  #generation = 0;
+  /** The last assignment, and the clusters generation and peers it was computed from. */
+  #assignment: { key: string; owners: Map<string, string> } | undefined;
 
   constructor(identity: string, weight: number, timings: ShardTimings, clock: Clock) {
     this.identity = identity;
@@ -207,31 +216,56 @@ export class ShardTable {
     return out.sort((a, b) => (a.identity < b.identity ? -1 : a.identity > b.identity ? 1 : 0));
   }
 
-  /**
-   * The rendezvous winner for `cluster` among the live peers (rendezvousOwner's rule, with each ln(u) cached, so a
-   * pass over thousands of clusters costs a few multiplications each).
-   */
-  desiredOwner(cluster: string, peers: RendezvousPeer[] = this.livePeers()): string | undefined {
-    let best: { identity: string; score: number } | undefined;
-    for (const p of peers) {
-      if (!(p.weight > 0)) continue;
-      let logs = this.#logU.get(p.identity);
-      if (!logs) this.#logU.set(p.identity, logs = new Map());
-      let l = logs.get(cluster);
-      if (l === undefined) logs.set(cluster, l = Math.log(unitHash(cluster, p.identity)));
-      const score = -p.weight / l;
-      if (!best || score > best.score || (score === best.score && p.identity < best.identity)) {
-        best = { identity: p.identity, score };
-      }
-    }
-    return best?.identity;
+  /** A cluster was registered: it counts in the owners (and in every peer's cap) from now on. */
+  register(cluster: string): void {
+    if (this.#clusters.has(cluster)) return;
+    this.#clusters.add(cluster);
+    this.#generation++;
   }
 
-  /** Drops cached hashes of peers no longer live and of clusters no longer registered. */
-  pruneHashes(liveIdentities: Set<string>, clusters: Set<string>): void {
+  /** A cluster was unregistered. */
+  unregister(cluster: string): void {
+    if (this.#clusters.delete(cluster)) this.#generation++;
+  }
+
+  /** The registered clusters, in registration order. */
+  registered(): string[] {
+    return [...this.#clusters];
+  }
+
+  /**
+   * Every registered cluster's owner among `peers` (by default the live ones): `boundedRendezvous`, computed once per
+   * change of the clusters or the peers, from cached hashes.
+   */
+  owners(peers: RendezvousPeer[] = this.livePeers()): Map<string, string> {
+    const key = `${this.#generation}|${peers.map((p) => `${p.identity}=${p.weight}`).sort().join(",")}`;
+    if (this.#assignment?.key === key) return this.#assignment.owners;
+    this.#pruneHashes(new Set(peers.map((p) => p.identity)));
+    const owners = boundedRendezvous([...this.#clusters], peers, { logU: (c, p) => this.#log(c, p) });
+    this.#assignment = { key, owners };
+    return owners;
+  }
+
+  /** The owner `owners()` gives a registered `cluster` among `peers` (by default the live ones), or undefined. */
+  desiredOwner(cluster: string, peers: RendezvousPeer[] = this.livePeers()): string | undefined {
+    return this.owners(peers).get(cluster);
+  }
+
+  #log(cluster: string, peer: string): number {
+    let logs = this.#logU.get(peer);
+    if (!logs) this.#logU.set(peer, logs = new Map());
+    let l = logs.get(cluster);
+    if (l === undefined) logs.set(cluster, l = Math.log(unitHash(cluster, peer)));
+    return l;
+  }
+
+  /** Drops cached hashes of peers not in `identities` and of clusters no longer registered. */
+  #pruneHashes(identities: Set<string>): void {
     for (const [peer, logs] of this.#logU) {
-      if (!liveIdentities.has(peer)) this.#logU.delete(peer);
-      else if (logs.size > clusters.size) { for (const c of logs.keys()) if (!clusters.has(c)) logs.delete(c); }
+      if (!identities.has(peer)) this.#logU.delete(peer);
+      else if (logs.size > this.#clusters.size) {
+        for (const c of logs.keys()) if (!this.#clusters.has(c)) logs.delete(c);
+      }
     }
   }
 

@@ -11,7 +11,7 @@ import {
   ShardTable,
   WEIGHT_ANNOTATION,
 } from "./shard_table.ts";
-import { rendezvousOwner } from "./rendezvous.ts";
+import { boundedRendezvous } from "./bounded_rendezvous.ts";
 
 let rv = 100;
 function peer(identity: string, weight = 1, version = String(++rv)): LeaseObject {
@@ -177,13 +177,15 @@ Deno.test("ShardTable gives every replica the same owner from the same live peer
   a.observe(peer("b", 3));
   b.observe(peer("a", 1));
   const names = Array.from({ length: 2000 }, (_, i) => `c${i}`);
+  for (const n of names) a.register(n);
+  for (const n of [...names].reverse()) b.register(n);
   let bCount = 0;
   for (const n of names) {
     assert.equal(a.desiredOwner(n), b.desiredOwner(n));
     if (a.desiredOwner(n) === "b") bCount++;
   }
-  // b weighs 3 against a's 1: about three quarters.
-  assert.ok(bCount > 1420 && bCount < 1580, `b owns ${bCount} of 2000`);
+  // b weighs 3 against a's 1: three quarters, capped at ⌈2000 · 3/4⌉ + 1.
+  assert.ok(bCount > 1420 && bCount <= 1501, `b owns ${bCount} of 2000`);
 });
 
 Deno.test("ShardTable does not count itself live once it lapsed, nor before its first renewal", () => {
@@ -199,15 +201,34 @@ Deno.test("ShardTable does not count itself live once it lapsed, nor before its 
   assert.equal(t.takeable("c1").reason, "not-synced");
 });
 
-Deno.test("ShardTable.desiredOwner() picks what rendezvousOwner() picks, with weights, from its cached hashes", () => {
+Deno.test("ShardTable.desiredOwner() picks what boundedRendezvous() picks over its registered clusters, with weights", () => {
   const clock = new VirtualClock(0);
   const t = table(clock, "a");
   const peers = [{ identity: "a", weight: 1 }, { identity: "b", weight: 2 }, { identity: "c", weight: 0.5 }];
-  for (let i = 0; i < 3000; i++) {
-    const c = `cluster-${i}`;
-    assert.equal(t.desiredOwner(c, peers), rendezvousOwner(c, peers));
-    assert.equal(t.desiredOwner(c, peers), rendezvousOwner(c, peers), "from the cache");
+  const names = Array.from({ length: 300 }, (_, i) => `cluster-${i}`);
+  for (const c of names) t.register(c);
+  const want = boundedRendezvous(names, peers);
+  for (const c of names) {
+    assert.equal(t.desiredOwner(c, peers), want.get(c));
+    assert.equal(t.desiredOwner(c, peers), want.get(c), "from the cache");
   }
+  // Unregistering a cluster changes the caps: the owners are computed again over the clusters left.
+  t.unregister("cluster-0");
+  const left = boundedRendezvous(names.slice(1), peers);
+  assert.equal(t.desiredOwner("cluster-0", peers), undefined);
+  for (const c of names.slice(1)) assert.equal(t.desiredOwner(c, peers), left.get(c));
+});
+
+Deno.test("ShardTable.owners() spreads 30 registered clusters over 3 live replicas within 10 ± 3", () => {
+  const clock = new VirtualClock(0);
+  const t = table(clock, "me");
+  t.observe(peer("hub_3a41c2"));
+  t.observe(peer("hub_51d0be"));
+  for (let i = 1; i <= 30; i++) t.register(`shard-${String(i).padStart(2, "0")}`);
+  const counts = new Map<string, number>();
+  for (const o of t.owners().values()) counts.set(o, (counts.get(o) ?? 0) + 1);
+  assert.equal([...counts.values()].reduce((a, b) => a + b, 0), 30);
+  for (const [p, n] of counts) assert.ok(n >= 7 && n <= 13, `${p} owns ${n} of 30`);
 });
 
 Deno.test("ShardTable.nextPeerExpiry() names when the earliest live peer Lease expires", async () => {

@@ -1,0 +1,98 @@
+// The watch on one shard group's Leases in the home cluster, feeding what it sees into the replica's ShardTable.
+
+import type { KubeClient } from "../../kube/mod.ts";
+import { labelled, Store, type StoredObject, Watcher } from "../../runtime/mod.ts";
+import type { Clock, Logger } from "../../util/mod.ts";
+import type { LeaseClient, LeaseObject } from "../leases.ts";
+import { GROUP_LABEL, ROLE_LABEL, type ShardTable, WEIGHT_ANNOTATION } from "./shard_table.ts";
+
+export interface LeaseWatchOptions {
+  client: KubeClient;
+  leases: LeaseClient;
+  namespace: string;
+  group: string;
+  table: ShardTable;
+  /** A fence Lease changed (after the table recorded it). */
+  onFence(cluster: string): void;
+  /** Something changed (after every batch of events). */
+  onChange(): void;
+  clock: Clock;
+  logger: Logger;
+}
+
+/**
+ * Lists and watches the group's Leases (label-selected) and records each in the table; a deleted Lease is forgotten
+ * with the last version seen, so its role and holder are still known.
+ */
+export class LeaseWatch {
+  readonly #o: LeaseWatchOptions;
+  readonly #store = new Store(projectLease);
+  readonly #watcher: Watcher;
+  /** The last version of every Lease in the store, so a deletion still knows its role and holder. */
+  readonly #last = new Map<string, LeaseObject>();
+
+  constructor(options: LeaseWatchOptions) {
+    this.#o = options;
+    this.#watcher = new Watcher({
+      path: options.leases.collection,
+      namespace: options.namespace,
+      client: labelled(options.client, `${GROUP_LABEL}=${options.group}`),
+      store: this.#store,
+      onChange: (keys) => this.#changed(keys),
+      clock: options.clock,
+      logger: options.logger,
+      // Bookmarks arrive about once a minute; a silent Lease watch delays takeovers, so reopen it sooner.
+      idleTimeoutMs: 75_000,
+    });
+  }
+
+  /** Runs the watch until `signal` aborts. */
+  start(signal: AbortSignal): Promise<void> {
+    return this.#watcher.start(signal);
+  }
+
+  /** Every peer Lease seen (live or not) with its weight, `self` included, sorted by identity. */
+  peersSeen(self: { identity: string; weight: number }): { identity: string; weight: number }[] {
+    const seen = new Map<string, number>();
+    for (const key of this.#store.keys()) {
+      const l = this.#store.get(key) as unknown as LeaseObject;
+      if (l.metadata.labels?.[ROLE_LABEL] !== "peer" || !l.spec?.holderIdentity) continue;
+      seen.set(l.spec.holderIdentity, Number(l.metadata.annotations?.[WEIGHT_ANNOTATION] ?? "1") || 1);
+    }
+    seen.set(self.identity, self.weight);
+    return [...seen].sort(([a], [b]) => a.localeCompare(b)).map(([identity, weight]) => ({ identity, weight }));
+  }
+
+  #changed(keys: string[]): void {
+    const table = this.#o.table;
+    if (this.#watcher.snapshot().synced) table.synced();
+    for (const key of keys) {
+      const l = this.#store.get(key) as unknown as LeaseObject | undefined;
+      if (!l) {
+        const gone = this.#last.get(key);
+        if (gone) table.forget(gone);
+        this.#last.delete(key);
+        continue;
+      }
+      this.#last.set(key, l);
+      const seen = table.observe(l);
+      if (seen?.role === "fence") this.#o.onFence(seen.cluster);
+    }
+    this.#o.onChange();
+  }
+}
+
+/** Keeps what the shard reads of a Lease: name, version, labels, annotations, spec. */
+function projectLease(raw: Record<string, unknown>): StoredObject {
+  const m = (raw.metadata ?? {}) as Record<string, unknown>;
+  return {
+    metadata: {
+      name: String(m.name ?? ""),
+      namespace: m.namespace as string | undefined,
+      resourceVersion: m.resourceVersion as string | undefined,
+      labels: m.labels,
+      annotations: m.annotations,
+    } as StoredObject["metadata"],
+    spec: raw.spec,
+  };
+}
