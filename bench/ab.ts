@@ -219,9 +219,8 @@ async function main(): Promise<void> {
       const throughput = new Map(variants.map((v) => [v.label, [] as ThroughputRun[]]));
       const disturbed: Disturbance[] = [];
       for (let rep = 0; rep < reps; rep++) {
-        // Alternating: each repetition starts with a different variant and runs them in turn.
+        // Alternating: each repetition starts with the next variant and runs them in turn (A B, B A, … for two).
         const order = variants.map((_, i) => variants[(i + rep) % variants.length]);
-        if (variants.length === 2 && rep % 2 === 1) order.reverse();
         for (const empty of phase === "backlog" ? [true, false] : [false]) {
           for (const v of order) {
             const vcfg: Config = {
