@@ -1,6 +1,6 @@
 // A/B of two hub builds (or two flag sets) on the same backlog in the same run: `deno run -A bench/ab.ts`.
 //
-// Each repetition gives both variants an empty start and a fresh `kubectl apply` backlog (bench/_backlog.ts),
+// Each repetition gives every variant (two, or three with --c) an empty start and a fresh `kubectl apply` backlog (bench/_backlog.ts),
 // alternating which goes first; the report gives medians of hub CPU per object net of the empty start, seconds from
 // process start to drained, peak RSS and writes per object, and B over A. On a shared, noisy machine judge a change
 // by these same-run ratios of process CPU time, never by wall time alone.
@@ -13,28 +13,36 @@ import { requireClusters } from "../tests/support/local_clusters.ts";
 import { type BacklogRun, backlogRun } from "./_backlog.ts";
 import { BenchCluster } from "./_cluster.ts";
 import { shapeOf } from "./_report.ts";
+import { type Disturbance, steadyRun, type ThroughputRun } from "./_throughput.ts";
 import { type Config, load1, log, setShape, type Shape, SHAPES } from "./_run.ts";
 import { round, summarize, type Summary } from "./_stats.ts";
 
 const USAGE = `Usage: deno run -A bench/ab.ts [options]
   --a ENTRY          variant A's script, relative to the repository root (default src/main.ts)
   --b ENTRY          variant B's script (default src/main.ts)
-  --a-arg FLAG       extra hub flag for A, repeatable (e.g. --a-arg=--qps=5000); --b-arg likewise
-  --deno-flag FLAG   extra \`deno run\` flag for both, repeatable; --a-deno-flag, --b-deno-flag for one
-  --objects N        backlog objects per cluster, made by kubectl apply (default 500)
+  --c ENTRY          an optional third variant C's script (e.g. --c src/main.ts --c-arg=--operators=uuid)
+  --a-arg FLAG       extra hub flag for A, repeatable (e.g. --a-arg=--qps=5000); --b-arg, --c-arg likewise
+  --arg FLAG         extra hub flag for every variant, repeatable
+  --deno-flag FLAG   extra \`deno run\` flag for all, repeatable; --a-deno-flag, --b-deno-flag, --c-deno-flag for one
+  --phase P          backlog (default: kubectl-applied objects made while no hub runs, then the hub started) or
+                     throughput (objects created while the hub runs, as \`deno task bench --phases throughput\`)
+  --objects N        objects per cluster (default 500; made by kubectl apply in the backlog phase)
+  --out FILE         the JSON report (default bench/last_ab.json)
   --reps R           repetitions (default 3)
   --shapes a,b       CRD shapes: status,seed (default status)
   --clusters N       local clusters to use (default 3)
   --concurrency C    the hub's --concurrency (default: the hub's own default)`;
 
 interface Variant {
-  label: "A" | "B";
+  label: "A" | "B" | "C";
   entry: string;
   args: string[];
   denoFlags: string[];
 }
 
 function parse(): {
+  phase: "backlog" | "throughput";
+  out: string | undefined;
   variants: Variant[];
   objects: number;
   reps: number;
@@ -48,12 +56,18 @@ function parse(): {
     options: {
       a: { type: "string" },
       b: { type: "string" },
+      c: { type: "string" },
+      arg: { type: "string", multiple: true },
       "a-arg": { type: "string", multiple: true },
       "b-arg": { type: "string", multiple: true },
+      "c-arg": { type: "string", multiple: true },
       "deno-flag": { type: "string", multiple: true },
       "a-deno-flag": { type: "string", multiple: true },
       "b-deno-flag": { type: "string", multiple: true },
+      "c-deno-flag": { type: "string", multiple: true },
       objects: { type: "string" },
+      phase: { type: "string" },
+      out: { type: "string" },
       reps: { type: "string" },
       shapes: { type: "string" },
       clusters: { type: "string" },
@@ -83,8 +97,13 @@ function parse(): {
     shapes.push(sh as Shape);
   }
   const objects = int(values.objects, "objects", 500);
+  const phase = values.phase ?? "backlog";
+  if (phase !== "backlog" && phase !== "throughput") {
+    console.error(`ab: unknown --phase "${phase}": choose from backlog, throughput`);
+    Deno.exit(2);
+  }
   const concurrency = values.concurrency === undefined ? [] : ["--concurrency", values.concurrency];
-  const argsOf = (extra: string[] | undefined) => [...concurrency, ...(extra ?? [])];
+  const argsOf = (extra: string[] | undefined) => [...concurrency, ...(values.arg ?? []), ...(extra ?? [])];
   const cfg: Config = {
     clusters: int(values.clusters, "clusters", 3),
     objects,
@@ -105,21 +124,32 @@ function parse(): {
     shapes,
     hubDefaultConcurrency: true,
   };
+  const variants: Variant[] = [
+    {
+      label: "A",
+      entry: values.a ?? "src/main.ts",
+      args: argsOf(values["a-arg"]),
+      denoFlags: values["a-deno-flag"] ?? [],
+    },
+    {
+      label: "B",
+      entry: values.b ?? "src/main.ts",
+      args: argsOf(values["b-arg"]),
+      denoFlags: values["b-deno-flag"] ?? [],
+    },
+  ];
+  if (values.c !== undefined || values["c-arg"] || values["c-deno-flag"]) {
+    variants.push({
+      label: "C",
+      entry: values.c ?? "src/main.ts",
+      args: argsOf(values["c-arg"]),
+      denoFlags: values["c-deno-flag"] ?? [],
+    });
+  }
   return {
-    variants: [
-      {
-        label: "A",
-        entry: values.a ?? "src/main.ts",
-        args: argsOf(values["a-arg"]),
-        denoFlags: values["a-deno-flag"] ?? [],
-      },
-      {
-        label: "B",
-        entry: values.b ?? "src/main.ts",
-        args: argsOf(values["b-arg"]),
-        denoFlags: values["b-deno-flag"] ?? [],
-      },
-    ],
+    phase,
+    out: values.out,
+    variants,
     objects,
     reps: cfg.reps,
     shapes,
@@ -149,26 +179,49 @@ function figures(empty: BacklogRun[], full: BacklogRun[]): Figures {
   };
 }
 
+/** The throughput phase's figures: hub CPU per reconcile is `hub_cpu_ms_per_reconcile` of `deno task bench`. */
+interface ThroughputFigures {
+  cpuMsPerReconcile: Summary;
+  cpuMsPerObject: Summary;
+  objectsPerSecond: Summary;
+  seconds: Summary;
+  peakRssMb: Summary;
+  writesPerObject: Summary;
+}
+
+function throughputFigures(runs: ThroughputRun[]): ThroughputFigures {
+  return {
+    cpuMsPerReconcile: summarize(runs.map((r) => r.hubCpuMsPerReconcile ?? NaN)),
+    cpuMsPerObject: summarize(runs.map((r) => r.hubCpuMsPerObject ?? NaN)),
+    objectsPerSecond: summarize(runs.map((r) => r.objectsPerSecond)),
+    seconds: summarize(runs.map((r) => r.seconds)),
+    peakRssMb: summarize(runs.map((r) => r.peakRssMb ?? NaN)),
+    writesPerObject: summarize(runs.map((r) => r.writesPerObject)),
+  };
+}
+
 function fmt(s: Summary, digits = 3): string {
   return `${round(s.median, digits)} (${round(s.min, digits)}–${round(s.max, digits)})`;
 }
 
 async function main(): Promise<void> {
-  const { variants, reps, shapes, clusters, cfg } = parse();
+  const { phase, out: outFlag, variants, reps, shapes, clusters, cfg } = parse();
   const names = requireClusters().names.slice(0, clusters);
   const cl = names.map((n) => new BenchCluster(n));
   await Promise.all(cl.map((c) => c.detect()));
   const original = shapeOf(cl);
-  const report: Record<string, unknown> = { variants, objects: cfg.backlogObjects, clusters: names, reps };
+  const report: Record<string, unknown> = { phase, variants, objects: cfg.backlogObjects, clusters: names, reps };
   try {
     for (const shape of shapes) {
       await setShape(cl, shape);
-      const runs = new Map<string, { empty: BacklogRun[]; full: BacklogRun[] }>();
-      for (const v of variants) runs.set(v.label, { empty: [], full: [] });
       const loads: number[] = [];
+      const backlog = new Map(variants.map((v) => [v.label, { empty: [] as BacklogRun[], full: [] as BacklogRun[] }]));
+      const throughput = new Map(variants.map((v) => [v.label, [] as ThroughputRun[]]));
+      const disturbed: Disturbance[] = [];
       for (let rep = 0; rep < reps; rep++) {
-        const order = rep % 2 === 0 ? variants : [...variants].reverse();
-        for (const empty of [true, false]) {
+        // Alternating: each repetition starts with the next variant and runs them in turn (A B, B A, … for two).
+        const order = variants.map((_, i) => variants[(i + rep) % variants.length]);
+        for (const empty of phase === "backlog" ? [true, false] : [false]) {
           for (const v of order) {
             const vcfg: Config = {
               ...cfg,
@@ -176,9 +229,22 @@ async function main(): Promise<void> {
               hubArgs: v.args,
               denoFlags: [...cfg.denoFlags, ...v.denoFlags],
             };
+            if (phase === "throughput") {
+              const run = await steadyRun("hub", vcfg, names, cl, {}, "ab", disturbed);
+              throughput.get(v.label)!.push(run);
+              loads.push(run.load1);
+              log(
+                `${shape} rep ${rep + 1} ${v.label}: ${round(run.hubCpuMsPerReconcile ?? NaN, 3)} ms/reconcile, ${
+                  round(run.objectsPerSecond)
+                } obj/s, peak ${round(run.peakRssMb ?? NaN, 1)} MB, writes/obj ${round(run.writesPerObject)}, load ${
+                  round(run.load1, 1)
+                }`,
+              );
+              continue;
+            }
             const run = await backlogRun(vcfg, names, cl, { kind: "hub", empty });
             if (run.missing > 0) log(`${v.label}: ${run.missing} objects never became Ok`);
-            runs.get(v.label)![empty ? "empty" : "full"].push(run);
+            backlog.get(v.label)![empty ? "empty" : "full"].push(run);
             loads.push(load1());
             log(
               `${shape} rep ${rep + 1} ${v.label}${empty ? " empty" : ""}: cpu ${run.cpuMs} ms, ${
@@ -190,22 +256,32 @@ async function main(): Promise<void> {
           }
         }
       }
-      const fa = figures(runs.get("A")!.empty, runs.get("A")!.full);
-      const fb = figures(runs.get("B")!.empty, runs.get("B")!.full);
-      const ratio = (k: keyof Figures) => round(fb[k].median / fa[k].median, 3);
-      report[shape] = { A: fa, B: fb, load: summarize(loads) };
-      console.log(`\n### ${shape} CRD, ${names.length} × ${cfg.backlogObjects} kubectl-applied, ${reps} reps`);
+      const fig = new Map<Variant["label"], Record<string, Summary>>(variants.map((v) => [
+        v.label,
+        phase === "throughput" ? { ...throughputFigures(throughput.get(v.label)!) } : {
+          ...figures(backlog.get(v.label)!.empty, backlog.get(v.label)!.full),
+        },
+      ]));
+      const fa = fig.get("A")!;
+      const others = variants.slice(1).map((v) => v.label);
+      const ratio = (k: string, l: Variant["label"]) => round(fig.get(l)![k].median / fa[k].median, 3);
+      report[shape] = { ...Object.fromEntries(fig), load: summarize(loads), disturbed };
+      const made = phase === "throughput" ? "created while the hub runs" : "kubectl-applied before the hub starts";
+      console.log(`\n### ${phase}, ${shape} CRD, ${names.length} × ${cfg.backlogObjects} ${made}, ${reps} reps`);
       for (const v of variants) console.log(`${v.label} = ${[...v.denoFlags, v.entry, ...v.args].join(" ")}`);
-      console.log("| figure | A | B | B/A |\n|---|--:|--:|--:|");
-      for (const k of Object.keys(fa) as (keyof Figures)[]) {
-        console.log(`| ${k} | ${fmt(fa[k])} | ${fmt(fb[k])} | ${ratio(k)} |`);
+      const labels = variants.map((v) => v.label);
+      console.log(`| figure | ${labels.join(" | ")} | ${others.map((l) => `${l}/A`).join(" | ")} |`);
+      console.log(`|---|${labels.map(() => "--:|").join("")}${others.map(() => "--:|").join("")}`);
+      for (const k of Object.keys(fa)) {
+        const cells = [...labels.map((l) => fmt(fig.get(l)![k])), ...others.map((l) => String(ratio(k, l)))];
+        console.log(`| ${k} | ${cells.join(" | ")} |`);
       }
       console.log(`load average (1 min) ${fmt(summarize(loads), 1)}`);
     }
   } finally {
     await setShape(cl, original);
   }
-  const out = `${new URL("..", import.meta.url).pathname}bench/last_ab.json`;
+  const out = outFlag ?? `${new URL("..", import.meta.url).pathname}bench/last_ab.json`;
   await Deno.writeTextFile(out, JSON.stringify(report, null, 2) + "\n");
   log(`wrote ${out}`);
 }
