@@ -25,6 +25,8 @@ export interface ClustersRun {
   idleCpuPct?: number;
   /** Create → `status.uuid` seen, for a Uuid in the last cluster while the others idle. */
   uuidLatencySeconds?: number;
+  /** Hub CPU from spawn to ready (process start, kubeconfig, every cluster's engage to `watching`), ms. */
+  startupCpuMs?: number;
 }
 
 export interface ClustersRunOptions {
@@ -43,6 +45,14 @@ export interface ClustersRunOptions {
   readyTimeoutMs?: number;
   /** Extra `deno run` flags (e.g. --v8-flags) for the hub. */
   denoFlags?: string[];
+  /** The hub's script, relative to the repository root (an A/B baseline). Default src/main.ts. */
+  entry?: string;
+  /** `--operators`; undefined keeps the bench's `uuid`, `null` runs the hub's default operators (no flag). */
+  operators?: string[] | null;
+  /** Called once the hub is ready, before the settle wait (e.g. to read the API servers' counters). */
+  onReady?: () => Promise<void>;
+  /** Called with the hub's pid once it is spawned. */
+  onSpawn?: (pid: number) => void;
   env?: Record<string, string>;
   log?: (line: string) => void;
 }
@@ -57,15 +67,25 @@ export async function clustersRun(all: Tenant[], n: number, options: ClustersRun
   const hub = HubProcess.start({
     clusters: ["all"],
     kubeconfigs: [file],
-    args: ["--operators", "uuid", "--log-level", "warn"],
+    args: [
+      ...(options.operators === null ? [] : ["--operators", (options.operators ?? ["uuid"]).join(",")]),
+      "--log-level",
+      "warn",
+    ],
+    entry: options.entry,
     permissions: [...runTaskPermissions(), ...runTaskV8Flags(), ...(options.denoFlags ?? [])],
     env: options.env,
   });
+  options.onSpawn?.(hub.pid);
   try {
     const readySeconds = await waitReady(hub, spawnedAt, options.readyTimeoutMs ?? 300_000);
-    options.log?.(`clusters: ${n} ready in ${readySeconds.toFixed(2)} s`);
+    const startupCpuMs = cpuMs(hub.pid);
+    await options.onReady?.();
+    options.log?.(
+      `clusters: ${n} ready in ${readySeconds.toFixed(2)} s (hub CPU ${(startupCpuMs / 1000).toFixed(2)} s)`,
+    );
     const rssMib = await settledRss(hub.pid, options.settleMs ?? 15_000, options.stableMs ?? 0);
-    const out: ClustersRun = { clusters: n, readySeconds, rssMib };
+    const out: ClustersRun = { clusters: n, readySeconds, rssMib, startupCpuMs };
     if (options.idleMs) {
       const c0 = cpuMs(hub.pid), t0 = performance.now();
       await sleep(options.idleMs);

@@ -170,7 +170,8 @@ export async function main(argv: string[], options: { operators?: readonly Opera
   // The reconcile rates behind the status page's sparklines, sampled while /status is served anywhere.
   const history = flags.liveness || flags.metricsServing
     ? new ReconcileHistory({
-      read: () => reconcileTotals(hub.metrics.registry, hub.clusters()),
+      read: () => reconcileTotals(hub.metrics.registry),
+      clusters: () => hub.clusters(),
       logger,
     })
     : undefined;

@@ -14,6 +14,7 @@ import {
   resourcePath,
   type ResourceType,
   retryAfterMsOf,
+  rulesReview,
 } from "../kube/mod.ts";
 import type { TokenBucket } from "../queue/mod.ts";
 import {
@@ -37,6 +38,7 @@ import {
 import { Backoff, type Clock, errorText, type Logger, type Semaphore, SystemClock } from "../util/mod.ts";
 import { type Informer, type Slot, slotsHealth } from "./_cluster_slot.ts";
 import type { ClusterHealth } from "./cluster_health.ts";
+import { FirstRulesReview } from "./_first_rules.ts";
 
 export interface EngagedClusterOptions {
   operators: readonly Operator[];
@@ -103,6 +105,8 @@ export class EngagedCluster {
   readonly #informers = new Map<string, Informer>();
   /** The watches of operators' other watched resources (see WatchedResource), until they stop. */
   readonly #otherRuns: Promise<void>[] = [];
+  /** A namespaced cluster's rules review, shared by its operators' first pre-flight attempts. */
+  readonly #firstRules: FirstRulesReview | undefined;
 
   constructor(name: string, access: ClusterAccess, options: EngagedClusterOptions) {
     this.name = name;
@@ -129,6 +133,10 @@ export class EngagedCluster {
       logger: this.#log,
     });
     for (const op of options.operators) this.#slots.set(op.name, this.#slot(op));
+    const scope = this.#scope;
+    this.#firstRules = scope
+      ? new FirstRulesReview((signal) => rulesReview(this.#client, scope, signal), this.#slots.size)
+      : undefined;
   }
 
   /** What reconciles `operator`'s objects here; undefined for an operator this hub does not host. */
@@ -386,9 +394,17 @@ export class EngagedCluster {
           }),
           ...(this.#o.extraPermissions ?? []),
         ];
-        // A namespaced cluster asks for its namespace's rules once instead of one review per check.
+        // A namespaced cluster asks for its namespace's rules once instead of one review per check, and its
+        // operators' first attempts share that one review.
+        const first = p.attempts === 1;
         const missing = this.#scope
-          ? await missingPermissionsIn(this.#client, this.#scope, checks, signal)
+          ? await missingPermissionsIn(
+            this.#client,
+            this.#scope,
+            checks,
+            signal,
+            (s) => this.#firstRules!.rules(first, s),
+          )
           : await missingPermissions(this.#client, checks, signal);
         if (missing.length === 0) return true;
         p.state = "forbidden";
@@ -402,6 +418,7 @@ export class EngagedCluster {
         retryAfterMs = retryAfterMsOf(err);
       } finally {
         release?.();
+        if (p.attempts === 1) this.#firstRules?.firstAttemptEnded();
       }
       // A server that says when to come back (429/503 Retry-After while it starts) is believed, within bounds.
       const delay = retryAfterMs === undefined

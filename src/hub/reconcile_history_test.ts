@@ -60,4 +60,25 @@ Deno.test("reconcileTotals() sums controller_runtime_reconcile_total per cluster
   total.inc("uuid", "gone", "success");
   assert.deepEqual(await reconcileTotals(registry, ["prod", "down"]), new Map([["prod", 3], ["down", 0]]));
   assert.deepEqual(await reconcileTotals(new client.Registry(), ["a"]), new Map([["a", 0]]));
+  assert.deepEqual(
+    await reconcileTotals(registry),
+    new Map([["prod", 3], ["gone", 1]]),
+    "without names: those counted",
+  );
+});
+
+Deno.test("ReconcileHistory with clusters() keeps a flat line for a cluster read() does not name, and only those", async () => {
+  const clock = new VirtualClock();
+  let names = ["prod", "idle"];
+  let totals = new Map([["prod", 0], ["elsewhere", 9]]);
+  const h = new ReconcileHistory({ read: () => Promise.resolve(totals), clusters: () => names, clock, stepMs: 5_000 });
+  await h.sample();
+  await clock.advance(5_000);
+  totals = new Map([["prod", 25], ["elsewhere", 99]]);
+  await h.sample();
+  assert.deepEqual(h.snapshot().clusters, { prod: [5], idle: [0] });
+  names = ["idle"];
+  await clock.advance(5_000);
+  await h.sample();
+  assert.deepEqual(h.snapshot().clusters, { idle: [0, 0] }, "a cluster no longer named is forgotten");
 });

@@ -49,4 +49,4 @@ export {
   parseKubeconfigText,
 } from "./kubeconfig_text.ts";
 export { describePermission, missingPermissions, type PermissionCheck } from "./access_review.ts";
-export { missingPermissionsIn } from "./rules_review.ts";
+export { missingPermissionsIn, type ResourceRule, rulesReview } from "./rules_review.ts";

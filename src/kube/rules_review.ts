@@ -27,9 +27,22 @@ export async function missingPermissionsIn<C extends PermissionCheck>(
   namespace: string,
   checks: readonly C[],
   signal?: AbortSignal,
+  /** Where the namespace's rules come from (e.g. one review shared by several operators); default `rulesReview`. */
+  rulesOf: (signal?: AbortSignal) => Promise<ResourceRule[]> = (s) => rulesReview(client, namespace, s),
 ): Promise<C[]> {
   const inNamespace = checks.filter((c) => c.namespace === namespace);
   if (inNamespace.length < 2) return await missingPermissions(client, checks, signal);
+  const rules = await rulesOf(signal);
+  const unsure = checks.filter((c) => c.namespace !== namespace || !rules.some((r) => allows(r, c)));
+  return await missingPermissions(client, unsure, signal);
+}
+
+/** One SelfSubjectRulesReview: the resource rules of the client's identity in `namespace`. */
+export async function rulesReview(
+  client: KubeClient,
+  namespace: string,
+  signal?: AbortSignal,
+): Promise<ResourceRule[]> {
   const review = await client.request<{ status?: { resourceRules?: ResourceRule[] } }>("POST", SSRR_PATH, {
     body: {
       apiVersion: "authorization.k8s.io/v1",
@@ -38,9 +51,7 @@ export async function missingPermissionsIn<C extends PermissionCheck>(
     },
     signal,
   });
-  const rules = review?.status?.resourceRules ?? [];
-  const unsure = checks.filter((c) => c.namespace !== namespace || !rules.some((r) => allows(r, c)));
-  return await missingPermissions(client, unsure, signal);
+  return review?.status?.resourceRules ?? [];
 }
 
 /** RBAC's own matching: verb, API group and resource (or `resource/subresource`), `*` wildcards, no resource names. */

@@ -212,15 +212,18 @@ export class Watcher {
     signal.addEventListener("abort", onAbort, { once: true });
     let stalled = false;
     let lastActivity = this.#clock.now();
+    // The watchdog is due `idle` after the last activity: one timer per quiet spell (an idle watch's bookmark about
+    // once a minute moves it on once), not a re-arm every fraction of `idle`.
     const check = () => {
-      if (this.#clock.now() - lastActivity >= idle) {
+      const quiet = this.#clock.now() - lastActivity;
+      if (quiet >= idle) {
         stalled = true;
         // A silent stream is most likely a half-open connection: never send the reconnect over it.
         client.resetConnections?.();
         stream.abort();
-      } else timer = this.#clock.setTimer(Math.max(1, idle / 4), check);
+      } else timer = this.#clock.setTimer(Math.max(1, idle - quiet), check);
     };
-    let timer = this.#clock.setTimer(Math.max(1, idle / 4), check);
+    let timer = this.#clock.setTimer(Math.max(1, idle), check);
     const openedAt = this.#clock.now();
     let events = 0;
     this.#snap.connectAttempts++;

@@ -10,7 +10,7 @@ const obj = (name: string, rv: string) => ({ metadata: { name, namespace: "ns", 
 type Step =
   | { list: { items: unknown[]; rv: string } }
   | { listError: unknown }
-  | { watch: WatchEvent[]; hang?: boolean }
+  | { watch: WatchEvent[]; hang?: boolean; gapMs?: number }
   | { watchError: unknown; afterMs?: number };
 
 /** Plays `steps` in order: each list/watch call takes the next step. */
@@ -49,7 +49,11 @@ class ScriptedClient implements ListWatchClient {
       }
       if (!("watch" in s)) throw new Error("script expected a watch");
       opts.onOpen?.();
-      for (const ev of s.watch) yield ev;
+      for (const ev of s.watch) {
+        if (s.gapMs) await clock.sleep(s.gapMs, signal);
+        if (signal?.aborted) return;
+        yield ev;
+      }
       if (s.hang) {
         await new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }));
       }
@@ -157,6 +161,27 @@ Deno.test("Watcher's inactivity watchdog reopens a silent stream from the last r
   await t.clock.advance(2_000); // backoff after the stall
   assert.deepEqual(t.client.calls, ["list", "watch@10", "watch@15"]);
   assert.equal(t.watcher.snapshot().watchdogAborts, 1);
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Watcher's watchdog fires exactly idleTimeoutMs after the last event, never before", async () => {
+  const bookmark = (rv: string) => ({ type: "BOOKMARK" as const, object: { metadata: { resourceVersion: rv } } });
+  const t = setup([
+    { list: { items: [], rv: "10" } },
+    { watch: [bookmark("15"), bookmark("16")], gapMs: 3_000, hang: true },
+    { watch: [], hang: true },
+  ], 5_000);
+  await t.clock.advance(10);
+  await t.clock.advance(6_000); // bookmarks at +3 s and +6 s: the quiet spell starts again at each
+  await t.clock.advance(4_900);
+  assert.deepEqual(t.client.calls, ["list", "watch@10"], "4.9 s after the last bookmark the stream is still trusted");
+  assert.equal(t.watcher.snapshot().watchdogAborts, 0);
+  await t.clock.advance(200);
+  assert.equal(t.watcher.snapshot().watchdogAborts, 1, "5 s after the last bookmark the watchdog fired");
+  await t.clock.advance(2_000); // backoff after the stall
+  assert.deepEqual(t.client.calls, ["list", "watch@10", "watch@16"]);
+  assert.ok(t.clock.pending <= 2, `one watchdog and at most one other timer pending, not ${t.clock.pending}`);
   t.stop.abort();
   await t.done;
 });

@@ -58,18 +58,43 @@ export const COARSE_FROM_MS = 5_000;
 /** Resolution of coarse timers. */
 export const SLOT_MS = 100;
 
-interface CoarseEntry {
-  fn: () => void;
+/** One coarse timer: its own handle, so setting one allocates a single object. */
+class CoarseEntry implements Timer {
+  readonly fn: () => void;
+  readonly #owner: CoarseTimers;
+  readonly #slot: number;
+  #set: Set<CoarseEntry> | undefined;
+
+  constructor(owner: CoarseTimers, slot: number, set: Set<CoarseEntry>, fn: () => void) {
+    this.#owner = owner;
+    this.#slot = slot;
+    this.#set = set;
+    this.fn = fn;
+  }
+
+  cancel(): void {
+    const set = this.#set;
+    this.#set = undefined;
+    if (set?.delete(this) && set.size === 0) this.#owner.emptied(this.#slot, set);
+  }
+
+  /** Detaches the entry as it fires (a later cancel is a no-op). */
+  take(): void {
+    this.#set = undefined;
+  }
 }
 
 /**
  * Long timers grouped by the `SLOT_MS` slot they are due in, behind a single setTimeout armed for the
  * earliest non-empty slot. Guarantees: a callback never runs before its due time, nor more than one
  * slot after it (event loop permitting); a cancelled one never runs; with no timers pending, no
- * setTimeout is left (the process may exit).
+ * setTimeout is left (the process may exit). Setting, cancelling and firing allocate nothing per pending timer: the
+ * due slots come off a binary min-heap of slot numbers (a slot emptied by cancels stays in it until it surfaces).
  */
 export class CoarseTimers {
   readonly #slots = new Map<number, Set<CoarseEntry>>();
+  /** Min-heap of slot numbers; may hold slots no longer in `#slots` (emptied), skipped when they surface. */
+  readonly #heap: number[] = [];
   readonly #now: () => number;
   #armed: { slot: number; id: ReturnType<typeof setTimeout> } | undefined;
 
@@ -87,23 +112,27 @@ export class CoarseTimers {
   add(ms: number, fn: () => void): Timer {
     const slot = Math.ceil((this.#now() + ms) / SLOT_MS);
     let set = this.#slots.get(slot);
-    if (!set) this.#slots.set(slot, set = new Set());
-    const entry = { fn };
+    if (!set) {
+      this.#slots.set(slot, set = new Set());
+      this.#push(slot);
+    }
+    const entry = new CoarseEntry(this, slot, set, fn);
     set.add(entry);
     if (!this.#armed || slot < this.#armed.slot) this.#arm(slot);
-    return {
-      cancel: () => {
-        if (!set.delete(entry) || set.size > 0) return;
-        this.#slots.delete(slot);
-        if (this.#armed?.slot === slot) this.#arm(this.#earliest());
-      },
-    };
+    return entry;
   }
 
+  /** A slot's last timer was cancelled. */
+  emptied(slot: number, set: Set<CoarseEntry>): void {
+    if (this.#slots.get(slot) !== set) return;
+    this.#slots.delete(slot);
+    if (this.#armed?.slot === slot) this.#arm(this.#earliest());
+  }
+
+  /** The earliest slot with timers, dropping emptied ones off the heap's top. */
   #earliest(): number | undefined {
-    let min: number | undefined;
-    for (const slot of this.#slots.keys()) if (min === undefined || slot < min) min = slot;
-    return min;
+    while (this.#heap.length > 0 && !this.#slots.has(this.#heap[0])) this.#pop();
+    return this.#heap[0];
   }
 
   #arm(slot: number | undefined): void {
@@ -117,11 +146,12 @@ export class CoarseTimers {
   #fire(): void {
     this.#armed = undefined;
     const current = Math.floor(this.#now() / SLOT_MS);
-    const due = [...this.#slots.keys()].filter((s) => s <= current).sort((a, b) => a - b);
-    for (const slot of due) {
+    for (let slot = this.#earliest(); slot !== undefined && slot <= current; slot = this.#earliest()) {
       const set = this.#slots.get(slot)!;
       this.#slots.delete(slot);
+      this.#pop();
       for (const entry of set) {
+        entry.take();
         try {
           entry.fn();
         } catch (err) {
@@ -133,6 +163,34 @@ export class CoarseTimers {
       }
     }
     this.#arm(this.#earliest());
+  }
+
+  #push(slot: number): void {
+    const h = this.#heap;
+    let i = h.push(slot) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (h[parent] <= slot) break;
+      h[i] = h[parent];
+      i = parent;
+    }
+    h[i] = slot;
+  }
+
+  #pop(): void {
+    const h = this.#heap;
+    const last = h.pop()!;
+    if (h.length === 0) return;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= h.length) break;
+      const c = l + 1 < h.length && h[l + 1] < h[l] ? l + 1 : l;
+      if (h[c] >= last) break;
+      h[i] = h[c];
+      i = c;
+    }
+    h[i] = last;
   }
 }
 

@@ -82,6 +82,24 @@ Deno.test("CoarseTimers: cancelling the earliest timer re-arms for the next, can
   // No armed setTimeout may remain for the 10 s slot: the sanitizer would report a leaked timer.
 });
 
+Deno.test("CoarseTimers: a slot emptied by cancels and filled again fires its new timer once, in order with the rest", async () => {
+  const timers = new CoarseTimers();
+  const fired: string[] = [];
+  const first = timers.add(100, () => fired.push("cancelled"));
+  first.cancel();
+  timers.add(100, () => fired.push("again")); // the same slot, now holding only this one
+  // Many slots set and cancelled out of order: the heap keeps their numbers until they surface.
+  const cancelled = Array.from({ length: 50 }, (_, i) => timers.add(20 + i * 7, () => fired.push("never")));
+  for (const t of cancelled.reverse()) t.cancel();
+  timers.add(60, () => fired.push("first"));
+  timers.add(300, () => fired.push("last"));
+  first.cancel(); // cancelling twice is a no-op
+  assert.equal(timers.size, 3);
+  await until(() => fired.includes("last"), `timer "last"`);
+  assert.deepEqual(fired, ["first", "again", "last"]);
+  assert.equal(timers.size, 0);
+});
+
 Deno.test("SystemClock.setTimer() uses coarse timers from COARSE_FROM_MS and exact ones below", () => {
   const clock = new SystemClock();
   // Records the delay of every runtime timer armed while the clock's timers are set.
