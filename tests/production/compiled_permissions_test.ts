@@ -21,6 +21,7 @@ import {
   taskWords,
   tokenStatus,
 } from "./_support.ts";
+import { hostLibrary, imageAllocator, mappedJemalloc } from "../support/image_allocator.ts";
 import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
 
 const assigned = (api: ClusterApi, namespace: string, count: number, timeoutMs = 90_000) =>
@@ -228,6 +229,46 @@ Deno.test("Like in the image, the binary's permissions let the hub find the Secr
       } catch { /* already exited */ }
       console.error(new TextDecoder().decode((await child.output()).stderr).slice(-3000));
     }
+    await staging.cleanup();
+    await ns.cleanup();
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
+
+Deno.test("Like in the image, with the Dockerfile's jemalloc preloaded the hub under exactly the compile task's permissions gets ready, serves a Uuid and stops cleanly, and jemalloc is its malloc", async () => {
+  requireClusters();
+  // The image's LD_PRELOAD, with this machine's copy of the same pinned Debian package.
+  const library = (await hostLibrary(imageAllocator(Deno.readTextFileSync(`${ROOT}Dockerfile`)))).path;
+  const ns = await testNamespace("jemalloc", { contexts: ["staging"] });
+  const tmp = await Deno.makeTempDir({ prefix: "operator-hub-jemalloc-" });
+  const staging = await HubIdentity.create("staging", ns.name, "operator-hub", { leases: false });
+  const api = localApi("staging");
+  let hub: HubProcess | undefined;
+  try {
+    Deno.mkdirSync(`${tmp}/clusters`);
+    Deno.writeTextFileSync(`${tmp}/clusters/staging.yaml`, remoteKubeconfig("staging", await staging.token()));
+    hub = HubProcess.start({
+      clusters: ["staging"],
+      kubeconfigs: [`${tmp}/clusters/staging.yaml`],
+      permissions: mapPaths(compilePermissions(), {
+        [MOUNT_DIR]: `${tmp}/clusters`,
+        [SERVICE_ACCOUNT_DIR]: `${tmp}/sa`,
+      }),
+      env: { LD_PRELOAD: library },
+      args: ["--namespace", ns.name],
+    });
+    await hub.waitReady();
+    assert.equal(mappedJemalloc(hub.pid), library, "the hub's process maps the preloaded jemalloc");
+    assert.equal((await hub.get("/healthz")).status, 200);
+    assert.equal((await hub.get("/readyz")).status, 200);
+    await api.createUuids(ns.name, names("j", 3));
+    const uuids = await assigned(api, ns.name, 3);
+    assert.equal(new Set(uuids.values()).size, 3);
+    assert.equal((await hub.stop()).code, 0, hub.tail());
+  } finally {
+    await hub?.kill();
+    await api.deleteAllUuids(ns.name).catch(() => {});
+    api.close();
     await staging.cleanup();
     await ns.cleanup();
     await Deno.remove(tmp, { recursive: true });
