@@ -142,6 +142,15 @@ const mib = (x: number) => Math.round(x / 1048576);
 /** What malloc holds and keeps free, through FFI (the bench runs with -A); undefined without FFI. */
 const malloc = mallocProbe(allocator);
 
+/** CPU seconds this process (every thread: the hub, its HTTP and TLS, malloc) has used: utime + stime. */
+const clockTicks = Number(
+  new TextDecoder().decode((await new Deno.Command("getconf", { args: ["CLK_TCK"] }).output()).stdout),
+);
+function cpuSeconds(): number {
+  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+}
+
 /** Resident MiB by kind of mapping (/proc/self/smaps): the brk heap, anonymous mappings, files. */
 function mappedMiB(): Record<string, number> {
   const out: Record<string, number> = { brk: 0, anon: 0, file: 0 };
@@ -453,10 +462,12 @@ try {
     const rounds = [];
     for (let r = 0; r < Number(values.rounds); r++) {
       const t0 = performance.now();
+      const cpu0 = cpuSeconds();
       await Promise.all(names.map(async (_, i) => {
         for (let c = i; c < cycles; c += contexts) await cycle(i);
       }));
       const seconds = Math.round((performance.now() - t0) / 100) / 10;
+      const cpu = Math.round((cpuSeconds() - cpu0) * 10) / 10;
       await sleep(3000);
       const afterGc = await sample("regular");
       const idleRss: number[] = [];
@@ -468,7 +479,14 @@ try {
       const afterFull = await sample("full");
       // After the sample (writing a snapshot costs native memory): diff them to see what a round left behind.
       if (values["heap-snapshots"]) v8.writeHeapSnapshot(`${values["heap-snapshots"]}/round-${r + 1}.heapsnapshot`);
-      rounds.push({ seconds, after_gc: afterGc, after_idle: afterIdle, after_full_gc: afterFull, idle_rss: idleRss });
+      rounds.push({
+        seconds,
+        cpu_seconds: cpu,
+        after_gc: afterGc,
+        after_idle: afterIdle,
+        after_full_gc: afterFull,
+        idle_rss: idleRss,
+      });
     }
     clearInterval(trace);
     // What malloc keeps free but resident: glibc's malloc_trim(0) or jemalloc's purge returns it.
