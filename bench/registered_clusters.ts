@@ -2,9 +2,12 @@
 //
 //   OPERATOR_HUB_PORT_OFFSET=… deno run -A bench/registered_clusters.ts [--phases register,rotate,churn,blackhole]
 //     [--cycles 1000] [--rounds 2] [--idle-seconds 60] [--churn-via auto|folder|secret]
-//     [--heap-snapshots DIR] [--out FILE]
+//     [--allocator image|glibc] [--heap-snapshots DIR] [--out FILE]
 //
-// The churn phase needs `--v8-flags=--expose-gc` (it compares memory after garbage collection).
+// The churn phase needs `--v8-flags=--expose-gc` (it compares memory after garbage collection). `--allocator image`
+// (the default) runs with the image's malloc: the bench re-runs itself with the Dockerfile's LD_PRELOAD library (this
+// machine's copy of the same pinned Debian package) and the image's MALLOC_CONF; `glibc` runs without. The JSON's
+// `allocator` says which malloc the process had and whether it was exactly the image's.
 //
 // The hub runs in this process (the same wiring as src/main.ts: loadRegisteredClusters, Hub, SecretProvider), so its
 // timers, sockets and metric series can be counted exactly. Needs `deno task clusters:up` (prod, staging, dev).
@@ -45,6 +48,7 @@ const liveTimers = new Set<unknown>();
 
 import { parseArgs } from "node:util";
 import v8 from "node:v8";
+import { mallocProbe, useAllocator } from "./_allocator.ts";
 import { stringify as toYaml } from "yaml";
 import { Hub } from "../src/hub/mod.ts";
 import { loadRegisteredClusters, SecretProvider } from "../src/hub/providers/mod.ts";
@@ -64,12 +68,16 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "2" },
     "churn-via": { type: "string", default: "auto" },
     "heap-snapshots": { type: "string" },
+    allocator: { type: "string", default: "image" },
     out: { type: "string" },
   },
 });
 const phases = new Set(values.phases!.split(","));
-const results: Record<string, unknown> = {};
 const say = (line: string) => console.log(line);
+// Before anything else: with `image`, this may re-run the command with the image's malloc preloaded and exit.
+const allocator = await useAllocator(values.allocator!);
+const results: Record<string, unknown> = { allocator };
+say(`allocator: ${JSON.stringify(allocator)}`);
 
 requireClusters();
 await using dir = await tempDir("bench-registered");
@@ -131,36 +139,17 @@ async function until(check: () => boolean, what: string, timeoutMs = 120_000, ev
 
 const mib = (x: number) => Math.round(x / 1048576);
 
-/**
- * glibc's allocator, through FFI (the bench runs with -A): `mallinfo2()` sums every arena, so `inUse` is what native
- * code holds and `free` what glibc keeps without giving it back; `trim()` is `malloc_trim(0)`. Undefined elsewhere.
- */
-const glibc = (() => {
-  try {
-    const lib = Deno.dlopen(
-      "libc.so.6",
-      {
-        mallinfo2: { parameters: [], result: { struct: Array(10).fill("usize") } },
-        malloc_trim: { parameters: ["usize"], result: "i32" },
-      } as const,
-    );
-    return {
-      info() {
-        const v = new BigUint64Array((lib.symbols.mallinfo2() as Uint8Array).buffer);
-        // arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks, fordblks, keepcost
-        return {
-          arena: mib(Number(v[0])),
-          mmapped: mib(Number(v[4])),
-          inUse: mib(Number(v[7])),
-          free: mib(Number(v[8])),
-        };
-      },
-      trim: () => lib.symbols.malloc_trim(0n),
-    };
-  } catch {
-    return undefined;
-  }
-})();
+/** What malloc holds and keeps free, through FFI (the bench runs with -A); undefined without FFI. */
+const malloc = mallocProbe(allocator);
+
+/** CPU seconds this process (every thread: the hub, its HTTP and TLS, malloc) has used: utime + stime. */
+const clockTicks = Number(
+  new TextDecoder().decode((await new Deno.Command("getconf", { args: ["CLK_TCK"] }).output()).stdout),
+);
+function cpuSeconds(): number {
+  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+}
 
 /** Resident MiB by kind of mapping (/proc/self/smaps): the brk heap, anonymous mappings, files. */
 function mappedMiB(): Record<string, number> {
@@ -439,7 +428,7 @@ try {
       if (collect === "full") gc({ type: "major", execution: "sync", flavor: "last-resort" });
       const m = Deno.memoryUsage();
       const space = (name: string) => mib(v8.getHeapSpaceStatistics().find((s) => s.space_name === name)!.space_size);
-      const g = glibc?.info();
+      const g = malloc?.info();
       return {
         rss: mib(m.rss),
         heap_used: Math.round(m.heapUsed / 104857.6) / 10,
@@ -447,7 +436,7 @@ try {
         new_space: space("new_space"),
         old_space: space("old_space"),
         ...mappedMiB(),
-        ...(g ? { glibc_in_use: g.inUse, glibc_free: g.free } : {}),
+        ...g,
         fds: fds(),
         sockets: sockets(),
         series: (await series()).length,
@@ -473,10 +462,12 @@ try {
     const rounds = [];
     for (let r = 0; r < Number(values.rounds); r++) {
       const t0 = performance.now();
+      const cpu0 = cpuSeconds();
       await Promise.all(names.map(async (_, i) => {
         for (let c = i; c < cycles; c += contexts) await cycle(i);
       }));
       const seconds = Math.round((performance.now() - t0) / 100) / 10;
+      const cpu = Math.round((cpuSeconds() - cpu0) * 10) / 10;
       await sleep(3000);
       const afterGc = await sample("regular");
       const idleRss: number[] = [];
@@ -488,12 +479,19 @@ try {
       const afterFull = await sample("full");
       // After the sample (writing a snapshot costs native memory): diff them to see what a round left behind.
       if (values["heap-snapshots"]) v8.writeHeapSnapshot(`${values["heap-snapshots"]}/round-${r + 1}.heapsnapshot`);
-      rounds.push({ seconds, after_gc: afterGc, after_idle: afterIdle, after_full_gc: afterFull, idle_rss: idleRss });
+      rounds.push({
+        seconds,
+        cpu_seconds: cpu,
+        after_gc: afterGc,
+        after_idle: afterIdle,
+        after_full_gc: afterFull,
+        idle_rss: idleRss,
+      });
     }
     clearInterval(trace);
-    // What glibc keeps free but resident (freed in the middle of its arenas): malloc_trim(0) returns it.
-    glibc?.trim();
-    const afterTrim = glibc ? await sample("none") : undefined;
+    // What malloc keeps free but resident: glibc's malloc_trim(0) or jemalloc's purge returns it.
+    malloc?.release();
+    const afterRelease = malloc ? await sample("none") : undefined;
     const last = rounds[rounds.length - 1];
     const pct = (a: number, b: number) => Math.round(((a - b) / b) * 1000) / 10;
     results.churn = {
@@ -504,14 +502,14 @@ try {
       rss_pct_after_full_gc: rounds.map((x) => pct(x.after_full_gc.rss, before.rss)),
       rss_pct_after_idle: rounds.map((x) => pct(x.after_idle.rss, before.rss)),
       rss_pct_after_gc: rounds.map((x) => pct(x.after_gc.rss, before.rss)),
-      ...(afterTrim ? { rss_pct_after_malloc_trim: pct(afterTrim.rss, before.rss) } : {}),
+      ...(afterRelease ? { rss_pct_after_malloc_release: pct(afterRelease.rss, before.rss) } : {}),
       heap_used_pct: pct(last.after_full_gc.heap_used, before.heap_used),
       fds_pct: pct(last.after_full_gc.fds, before.fds),
       series_pct: pct(last.after_full_gc.series, before.series),
       // MiB unless named otherwise.
       before,
       rounds,
-      ...(afterTrim ? { after_malloc_trim: afterTrim } : {}),
+      ...(afterRelease ? { after_malloc_release: afterRelease } : {}),
     };
     say(`churn: ${JSON.stringify(results.churn)}`);
   }

@@ -21,6 +21,7 @@ import {
   taskWords,
   tokenStatus,
 } from "./_support.ts";
+import { hostLibrary, imageAllocator, mappedJemalloc } from "../support/image_allocator.ts";
 import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
 
 const assigned = (api: ClusterApi, namespace: string, count: number, timeoutMs = 90_000) =>
@@ -228,6 +229,56 @@ Deno.test("Like in the image, the binary's permissions let the hub find the Secr
       } catch { /* already exited */ }
       console.error(new TextDecoder().decode((await child.output()).stderr).slice(-3000));
     }
+    await staging.cleanup();
+    await ns.cleanup();
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
+
+Deno.test("Like in the image, with the Dockerfile's jemalloc preloaded and its MALLOC_CONF (taken without a warning) the hub under exactly the compile task's permissions gets ready, serves a Uuid and stops cleanly, and jemalloc is its malloc", async () => {
+  requireClusters();
+  // The image's LD_PRELOAD and MALLOC_CONF, with this machine's copy of the same pinned Debian package.
+  const image = imageAllocator(Deno.readTextFileSync(`${ROOT}Dockerfile`));
+  const library = (await hostLibrary(image)).path;
+  const malloc = { LD_PRELOAD: library, ...(image.env.MALLOC_CONF ? { MALLOC_CONF: image.env.MALLOC_CONF } : {}) };
+  // jemalloc names an option it does not take on stderr; prove it would, so its silence below means something.
+  const probe = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "0"],
+    env: { ...malloc, MALLOC_CONF: `${image.env.MALLOC_CONF ?? "narenas:1"},no_such_option:1` },
+    stdin: "null",
+  }).output();
+  assert.match(new TextDecoder().decode(probe.stderr), /<jemalloc>: Invalid conf pair: no_such_option:1/);
+  const ns = await testNamespace("jemalloc", { contexts: ["staging"] });
+  const tmp = await Deno.makeTempDir({ prefix: "operator-hub-jemalloc-" });
+  const staging = await HubIdentity.create("staging", ns.name, "operator-hub", { leases: false });
+  const api = localApi("staging");
+  let hub: HubProcess | undefined;
+  try {
+    Deno.mkdirSync(`${tmp}/clusters`);
+    Deno.writeTextFileSync(`${tmp}/clusters/staging.yaml`, remoteKubeconfig("staging", await staging.token()));
+    hub = HubProcess.start({
+      clusters: ["staging"],
+      kubeconfigs: [`${tmp}/clusters/staging.yaml`],
+      permissions: mapPaths(compilePermissions(), {
+        [MOUNT_DIR]: `${tmp}/clusters`,
+        [SERVICE_ACCOUNT_DIR]: `${tmp}/sa`,
+      }),
+      env: malloc,
+      args: ["--namespace", ns.name],
+    });
+    await hub.waitReady();
+    assert.equal(mappedJemalloc(hub.pid), library, "the hub's process maps the preloaded jemalloc");
+    assert.equal((await hub.get("/healthz")).status, 200);
+    assert.equal((await hub.get("/readyz")).status, 200);
+    await api.createUuids(ns.name, names("j", 3));
+    const uuids = await assigned(api, ns.name, 3);
+    assert.equal(new Set(uuids.values()).size, 3);
+    assert.equal((await hub.stop()).code, 0, hub.tail());
+    assert.ok(!hub.logs.some((l) => l.includes("<jemalloc>")), `jemalloc took the image's MALLOC_CONF: ${hub.tail()}`);
+  } finally {
+    await hub?.kill();
+    await api.deleteAllUuids(ns.name).catch(() => {});
+    api.close();
     await staging.cleanup();
     await ns.cleanup();
     await Deno.remove(tmp, { recursive: true });

@@ -18,6 +18,7 @@ import {
   SERVICE_ACCOUNT_DIR,
 } from "./_support.ts";
 import { observeHub } from "./_apiserver_proxy.ts";
+import { globMatches, hostLibrary, imageAllocator } from "../support/image_allocator.ts";
 
 const CONTEXT = "dev";
 const SA = "system:serviceaccount:operator-hub:operator-hub";
@@ -183,8 +184,12 @@ Deno.test("The Dockerfile's text builds with the compile task on deno 2.9.6 and 
   const text = Deno.readTextFileSync(`${ROOT}Dockerfile`);
   const lines = text.split("\n").filter((l) => l.trim() && !l.trimStart().startsWith("#"));
   const froms = lines.filter((l) => l.startsWith("FROM "));
-  assert.deepEqual(froms, ["FROM denoland/deno:2.9.6 AS build", "FROM gcr.io/distroless/cc-debian12:nonroot"]);
-  const final = lines.slice(lines.indexOf(froms[1]));
+  assert.deepEqual(froms, [
+    "FROM denoland/deno:2.9.6 AS build",
+    "FROM debian:bookworm-slim AS jemalloc",
+    "FROM gcr.io/distroless/cc-debian12:nonroot",
+  ]);
+  const final = lines.slice(lines.indexOf(froms.at(-1)!));
   assert.ok(lines.includes("RUN deno task compile && ./dist/operator-hub --version"));
   assert.ok(final.includes("ENV DENO_USE_CGROUPS=1"));
   assert.ok(final.includes(`WORKDIR ${MOUNT_DIR.replace(/\/clusters$/, "")}`), "WORKDIR is the parent of the mount");
@@ -197,6 +202,42 @@ Deno.test("The Dockerfile's text builds with the compile task on deno 2.9.6 and 
   for (const want of ["*", "!deno.json", "!deno.lock", "!src/"]) {
     assert.ok(ignore.includes(want), `.dockerignore ${want}`);
   }
+});
+
+Deno.test("The image preloads Debian's pinned libjemalloc2, copied from the one file of the package's list its stage's glob matches to an architecture-independent path, and it needs only libraries distroless's cc image ships", async () => {
+  const image = imageAllocator(Deno.readTextFileSync(`${ROOT}Dockerfile`));
+  assert.equal(image.package, "libjemalloc2");
+  assert.match(image.version, /^\d+\.\d+\.\d+-\d+$/, "an exact Debian version");
+  // The same Debian release as distroless's cc-debian12, so the library was built against the image's glibc.
+  assert.match(image.stageFrom, /^debian:bookworm(-slim)?$/);
+  assert.equal(image.copySource, image.stagePath, "the final stage copies what the stage's cp wrote");
+  assert.ok(
+    image.path.startsWith("/") && !/linux-gnu/.test(image.path),
+    `one path for every architecture: ${image.path}`,
+  );
+  assert.equal(image.chmod, "0444", "readable by the non-root user, writable by nobody");
+  assert.deepEqual(Object.keys(image.env).sort(), ["DENO_USE_CGROUPS", "LD_PRELOAD", "MALLOC_CONF"]);
+  // jemalloc's options, `name:value` pairs (compiled_permissions_test.ts runs the hub with them: no warning).
+  assert.match(image.env.MALLOC_CONF, /^[a-z_]+:[\w.-]+(,[a-z_]+:[\w.-]+)*$/);
+  // Debian's file list (this machine has the pinned package: .ci/run installs it) has exactly one match for the glob,
+  // also under another architecture's multiarch folder.
+  const host = await hostLibrary(image);
+  assert.ok(globMatches(image.sourceGlob, host.path.replace("x86_64-linux-gnu", "aarch64-linux-gnu")));
+  assert.ok(!globMatches(image.sourceGlob, "/usr/share/doc/libjemalloc2/README"));
+  // Its dependencies: glibc's libc, libm and loader (libc6), libgcc_s (libgcc-s1) and libstdc++ (libstdc++6), all
+  // in gcr.io/distroless/cc-debian12 (base's libc6 plus libgcc-s1, libgomp1 and libstdc++6).
+  const ldd = await new Deno.Command("ldd", { args: [host.path], stdin: "null" }).output();
+  assert.equal(ldd.code, 0, new TextDecoder().decode(ldd.stderr));
+  const needed = new TextDecoder().decode(ldd.stdout).split("\n").map((l) => l.trim().split(/\s+/)[0]).filter(Boolean)
+    .map((p) => p.split("/").pop()!).filter((n) => n !== "linux-vdso.so.1");
+  const distrolessCc = /^(libc\.so\.6|libm\.so\.6|libgcc_s\.so\.1|libstdc\+\+\.so\.6|ld-linux[-\w.]*\.so\.\d)$/;
+  assert.ok(needed.length >= 2, `ldd lists the libraries: ${needed}`);
+  for (const lib of needed) assert.match(lib, distrolessCc, `${lib} is in distroless's cc image`);
+  // Neither deploy/ nor the chart's defaults override the image's allocator.
+  const container = one(await kustomize("deploy"), "Deployment").spec.template.spec.containers[0];
+  for (const e of container.env ?? []) assert.ok(!/^(LD_PRELOAD|MALLOC_CONF)$/.test(e.name), `deploy/ sets ${e.name}`);
+  const values = YAML.parse(Deno.readTextFileSync(`${ROOT}deploy/helm/operator-hub/values.yaml`));
+  assert.deepEqual(values.extraEnv ?? [], [], "the chart adds no environment by default");
 });
 
 Deno.test("The example Secret's kubeconfig format is accepted by the hub's kubeconfig loader", async () => {
