@@ -4,72 +4,22 @@ import { type ClusterAccess, type FetchLike, KubeClient, type PermissionCheck } 
 import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../queue/mod.ts";
 import { Controller, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
 import { type Clock, type Logger, Semaphore, SystemClock } from "../util/mod.ts";
-import type { ClusterHealth, OperatorHealth, ProviderHealth } from "./cluster_health.ts";
+import type { ClusterHealth, ProviderHealth } from "./cluster_health.ts";
 import { EngagedCluster } from "./engaged_cluster.ts";
-import { type LeaderElectionSnapshot, LeaderElector } from "./leader_election.ts";
+import { LeaderElector } from "./leader_election.ts";
 import { HubMetrics } from "./metrics.ts";
+import {
+  type ClusterRegistration,
+  type HubHealth,
+  type HubShardView,
+  notEngagedHealth,
+  registrationOf,
+  type RegistrationProblem,
+} from "./hub_health.ts";
+import { DEFAULT_LIMITS, type HubLimits, type ScaledLimit, scaledLimit } from "./hub_limits.ts";
 
-/** Tunables; every one has a default a newcomer never needs to change. */
-export interface HubLimits {
-  /**
-   * Reconciles running at once, across all clusters. Default 16, and 4 per engaged cluster beyond four clusters, at
-   * most 256 (on a 3-cluster backlog 24 and 48 drained no faster than 16 and held 4 and 18 MB more); a value given is
-   * kept whatever the clusters.
-   */
-  concurrency: number;
-  /** Process-wide reconciles per second. Default: 500 per engaged cluster; a value given is kept as is. */
-  qps: number;
-  /** Process-wide reconcile burst. Default: 1000 per engaged cluster; a value given is kept as is. */
-  burst: number;
-  /** Each cluster's API requests per second from reconcilers. Default 200. */
-  clusterQps: number;
-  /** Each cluster's API request burst from reconcilers. Default 400. */
-  clusterBurst: number;
-  /** A reconcile running longer is abandoned and retried. Default 30 s. */
-  reconcileTimeoutMs: number;
-  /** A watch silent for this long is reopened. Default 90 s. */
-  watchIdleTimeoutMs: number;
-  /** Timeout of one non-watch API request. Default 30 s. */
-  requestTimeoutMs: number;
-  /** On shutdown, in-flight reconciles get this long. Default 10 s. */
-  drainTimeoutMs: number;
-  /** Per-item retry backoff cap. Default 5 minutes. */
-  maxRetryDelayMs: number;
-  /** Clusters running their pre-flight (discovery, RBAC checks) at once; the rest wait their turn. Default 128. */
-  preflightConcurrency: number;
-}
-
-/**
- * The limits a Hub uses for every one not given in `HubOptions.limits`. A hub not given `concurrency`, `qps` or
- * `burst` scales them with the clusters it serves: `qps` and `burst` here are per engaged cluster; `concurrency` is
- * the floor, raised by `CONCURRENCY_PER_CLUSTER` per engaged cluster up to `MAX_SCALED_CONCURRENCY`. Each API server is protected by its own `clusterQps`/`clusterBurst`, which need no
- * scaling; the process-wide reconcile limits only bound the hub's own work, so they grow with the clusters.
- *
- * @example
- * ```ts
- * import { DEFAULT_LIMITS } from "./hub.ts";
- * console.log(DEFAULT_LIMITS.concurrency); // 16
- * ```
- */
-export const DEFAULT_LIMITS: HubLimits = {
-  concurrency: 16,
-  qps: 500,
-  burst: 1000,
-  clusterQps: 200,
-  clusterBurst: 400,
-  reconcileTimeoutMs: 30_000,
-  watchIdleTimeoutMs: 90_000,
-  requestTimeoutMs: 30_000,
-  drainTimeoutMs: 10_000,
-  maxRetryDelayMs: 300_000,
-  preflightConcurrency: 128,
-};
-
-/** Reconciles at once per engaged cluster when `concurrency` scales with the clusters (not given), above 16. */
-export const CONCURRENCY_PER_CLUSTER = 4;
-
-/** The most reconciles a hub runs at once when `concurrency` scales with the clusters (not given). */
-export const MAX_SCALED_CONCURRENCY = 256;
+export * from "./hub_health.ts";
+export * from "./hub_limits.ts";
 
 /** How to build a Hub; only `logger` is required. */
 export interface HubOptions {
@@ -127,59 +77,6 @@ export interface HubLeaderElection {
   retryPeriodMs?: number;
 }
 
-/** The hub's overall status: `failing` fails liveness, `degraded` names a cluster or operator in trouble. */
-export type HubStatus = "ok" | "degraded" | "failing";
-
-/** The aggregated health document served by /healthz, /readyz and /status. */
-export interface HubHealth {
-  /** `failing` when the controller or a watch loop is wedged, `degraded` when a cluster is not `watching`. */
-  status: HubStatus;
-  /** True once every engaged cluster completed its first full list for every operator. */
-  ready: boolean;
-  /** Each engaged cluster's health, by name. */
-  clusters: Record<string, ClusterHealth>;
-  /** The clusters not ready yet, when there are any. */
-  notReady?: string[];
-  /** The shared controller: reconciles running, keys queued, and whether it stopped making progress. */
-  controller: { inFlight: number; queued: number; wedged: boolean };
-  /** Present with --leader-elect. `leader: false` is a healthy standby: it watches but does not reconcile. */
-  leaderElection?: LeaderElectionSnapshot & { cluster: string };
-  /** The cluster providers at work (`folder`, `secret`), when a registry drives this hub (see `showProviders`). */
-  providers?: Record<string, ProviderHealth>;
-  /** Present with --shard: this replica, its peers, its share, and every registered cluster's owner. */
-  shard?: HubShardStatus;
-}
-
-/** The `shard` section of /status, as the shard coordinator reports it (src/hub/shards). */
-export interface HubShardStatus {
-  /** This replica's identity. */
-  identity: string;
-  /** Every registered cluster's owner (a replica identity), or null while none holds it. */
-  clusters: Record<string, string | null>;
-}
-
-/** Where the hub reads ownership from, with --shard. */
-export interface HubShardView {
-  /** The owner of one cluster as seen from this replica, or null. */
-  owner(cluster: string): string | null;
-  /** The `shard` section of /status, built when health is. */
-  status(): HubShardStatus;
-}
-
-/** Where an engaged cluster came from; echoed into its health entry. */
-export interface ClusterRegistration {
-  /** `flag` (--clusters at start), `folder` (a kubeconfig file) or `secret` (a labelled Secret). */
-  provider: string;
-  /** ISO-8601. */
-  registeredAt: string;
-}
-
-/** A name that is registered but cannot be engaged (a name collision, a broken kubeconfig, not registered yet). */
-export interface RegistrationProblem extends Partial<ClusterRegistration> {
-  /** Says what is wrong and how to fix it; never holds credentials. */
-  error: string;
-}
-
 /** One cluster × operator's queue labels and depth. */
 interface QueueSeries {
   readonly cluster: string;
@@ -222,7 +119,7 @@ export class Hub {
    */
   readonly limits: HubLimits;
   /** The limits that scale with the clusters (those the options did not give). */
-  readonly #scaled: ("concurrency" | "qps" | "burst")[];
+  readonly #scaled: ScaledLimit[];
   readonly #budget: TokenBucket;
   readonly #o: HubOptions;
   readonly #clock: Clock;
@@ -496,12 +393,7 @@ export class Hub {
   /** Sizes the limits not given in the options to the clusters engaged now (at least one). */
   #scale(): void {
     if (this.#scaled.length === 0) return;
-    const n = Math.max(1, this.#clusters.size);
-    for (const k of this.#scaled) {
-      this.limits[k] = k === "concurrency"
-        ? Math.min(MAX_SCALED_CONCURRENCY, Math.max(DEFAULT_LIMITS.concurrency, CONCURRENCY_PER_CLUSTER * n))
-        : DEFAULT_LIMITS[k] * n;
-    }
+    for (const k of this.#scaled) this.limits[k] = scaledLimit(k, this.#clusters.size);
     if (this.#controller.concurrency !== this.limits.concurrency) {
       this.#controller.setConcurrency(this.limits.concurrency);
     }
@@ -569,35 +461,6 @@ export class Hub {
     }
   }
 
-  /** The entry of a cluster registered but not engaged yet: `registering`, every operator too. */
-  #notEngaged(error: string | null): ClusterHealth {
-    const operators: Record<string, OperatorHealth> = {};
-    for (const op of this.#operators.keys()) {
-      operators[op] = {
-        state: "registering",
-        synced: false,
-        objects: 0,
-        queue: 0,
-        lastError: error,
-        missingPermissions: [],
-      };
-    }
-    return {
-      state: "registering",
-      synced: false,
-      objects: 0,
-      queue: 0,
-      lastEventAgeSeconds: null,
-      lastError: error,
-      connectAttempts: 0,
-      relists: 0,
-      watchdogAborts: 0,
-      missingPermissions: [],
-      wedged: false,
-      operators,
-    };
-  }
-
   /** The aggregated health of every cluster and of the shared controller. */
   health(): HubHealth {
     const wedgedAfterMs = this.limits.watchIdleTimeoutMs * 2 + 60_000;
@@ -609,9 +472,11 @@ export class Hub {
         wedgedAfterMs,
       );
     }
-    for (const name of this.#pending.keys()) clusters[name] = this.#notEngaged(null);
+    for (const name of this.#pending.keys()) clusters[name] = notEngagedHealth(this.#operators.keys(), null);
     for (const [name, p] of this.#problems) {
-      if (!clusters[name]) clusters[name] = { ...this.#notEngaged(p.error), ...registrationOf(p) };
+      if (!clusters[name]) {
+        clusters[name] = { ...notEngagedHealth(this.#operators.keys(), p.error), ...registrationOf(p) };
+      }
     }
     for (const [name, r] of this.#registrations) {
       if (clusters[name]) Object.assign(clusters[name], registrationOf(r));
@@ -649,12 +514,4 @@ function leasePermissions(le: HubLeaderElection): PermissionCheck[] {
     resource: "leases",
     namespace: le.namespace,
   }));
-}
-
-/** Only the registration fields (a problem also carries its error). */
-function registrationOf(r: Partial<ClusterRegistration>): Partial<ClusterRegistration> {
-  return {
-    ...(r.provider ? { provider: r.provider } : {}),
-    ...(r.registeredAt ? { registeredAt: r.registeredAt } : {}),
-  };
 }

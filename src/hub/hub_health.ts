@@ -1,0 +1,97 @@
+// The Hub's health document (/healthz, /readyz, /status) and the entries of clusters registered but not engaged.
+
+import type { ClusterHealth, OperatorHealth, ProviderHealth } from "./cluster_health.ts";
+import type { LeaderElectionSnapshot } from "./leader_election.ts";
+
+/** The hub's overall status: `failing` fails liveness, `degraded` names a cluster or operator in trouble. */
+export type HubStatus = "ok" | "degraded" | "failing";
+
+/** The aggregated health document served by /healthz, /readyz and /status. */
+export interface HubHealth {
+  /** `failing` when the controller or a watch loop is wedged, `degraded` when a cluster is not `watching`. */
+  status: HubStatus;
+  /** True once every engaged cluster completed its first full list for every operator. */
+  ready: boolean;
+  /** Each engaged cluster's health, by name. */
+  clusters: Record<string, ClusterHealth>;
+  /** The clusters not ready yet, when there are any. */
+  notReady?: string[];
+  /** The shared controller: reconciles running, keys queued, and whether it stopped making progress. */
+  controller: { inFlight: number; queued: number; wedged: boolean };
+  /** Present with --leader-elect. `leader: false` is a healthy standby: it watches but does not reconcile. */
+  leaderElection?: LeaderElectionSnapshot & { cluster: string };
+  /** The cluster providers at work (`folder`, `secret`), when a registry drives this hub (see `showProviders`). */
+  providers?: Record<string, ProviderHealth>;
+  /** Present with --shard: this replica, its peers, its share, and every registered cluster's owner. */
+  shard?: HubShardStatus;
+}
+
+/** The `shard` section of /status, as the shard coordinator reports it (src/hub/shards). */
+export interface HubShardStatus {
+  /** This replica's identity. */
+  identity: string;
+  /** Every registered cluster's owner (a replica identity), or null while none holds it. */
+  clusters: Record<string, string | null>;
+}
+
+/** Where the hub reads ownership from, with --shard. */
+export interface HubShardView {
+  /** The owner of one cluster as seen from this replica, or null. */
+  owner(cluster: string): string | null;
+  /** The `shard` section of /status, built when health is. */
+  status(): HubShardStatus;
+}
+
+/** Where an engaged cluster came from; echoed into its health entry. */
+export interface ClusterRegistration {
+  /** `flag` (--clusters at start), `folder` (a kubeconfig file) or `secret` (a labelled Secret). */
+  provider: string;
+  /** ISO-8601. */
+  registeredAt: string;
+}
+
+/** A name that is registered but cannot be engaged (a name collision, a broken kubeconfig, not registered yet). */
+export interface RegistrationProblem extends Partial<ClusterRegistration> {
+  /** Says what is wrong and how to fix it; never holds credentials. */
+  error: string;
+}
+
+/**
+ * The health entry of a cluster registered but not engaged yet: `registering`, and every operator too, with `error`
+ * (a registration problem) as each one's lastError.
+ */
+export function notEngagedHealth(operators: Iterable<string>, error: string | null): ClusterHealth {
+  const entries: Record<string, OperatorHealth> = {};
+  for (const op of operators) {
+    entries[op] = {
+      state: "registering",
+      synced: false,
+      objects: 0,
+      queue: 0,
+      lastError: error,
+      missingPermissions: [],
+    };
+  }
+  return {
+    state: "registering",
+    synced: false,
+    objects: 0,
+    queue: 0,
+    lastEventAgeSeconds: null,
+    lastError: error,
+    connectAttempts: 0,
+    relists: 0,
+    watchdogAborts: 0,
+    missingPermissions: [],
+    wedged: false,
+    operators: entries,
+  };
+}
+
+/** Only the registration fields (a problem also carries its error). */
+export function registrationOf(r: Partial<ClusterRegistration>): Partial<ClusterRegistration> {
+  return {
+    ...(r.provider ? { provider: r.provider } : {}),
+    ...(r.registeredAt ? { registeredAt: r.registeredAt } : {}),
+  };
+}
