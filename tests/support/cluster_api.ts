@@ -323,6 +323,8 @@ export class UuidObserver {
   readonly errors: string[] = [];
   /** Connection errors ridden out with `acrossRestarts`. */
   interruptions = 0;
+  /** 429 answers (the apiserver's "retry after"), retried from the same resourceVersion. */
+  throttled = 0;
   reconnects = 0;
   /** How many errors a failed assertStable reported already (stop() does not throw them a second time). */
   #reported = 0;
@@ -384,10 +386,15 @@ export class UuidObserver {
         }
       } catch (err) {
         if (signal.aborted) break;
-        // 429 "storage is (re)initializing" and 5xx are an apiserver coming up; other answers are real errors.
-        const answered = err instanceof ClusterApiError && err.status < 500 && err.status !== 429;
-        if (options.acrossRestarts && !answered) this.interruptions++;
+        // A 429 (e.g. "storage is (re)initializing" while the apiserver's watch cache rebuilds) is an answer to the
+        // request itself, before any event: retrying from the same resourceVersion misses nothing, as client-go's
+        // reflector does. 5xx and connection errors are an apiserver coming up (ridden out with acrossRestarts only);
+        // other answers are real errors.
+        const status = err instanceof ClusterApiError ? err.status : undefined;
+        if (status === 429) this.throttled++;
+        else if (options.acrossRestarts && !(status !== undefined && status < 500)) this.interruptions++;
         else this.errors.push(String((err as Error)?.message ?? err));
+        if (status === 429) await new Promise((r) => setTimeout(r, 1000));
       }
       if (signal.aborted) break;
       this.reconnects++;
