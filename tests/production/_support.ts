@@ -322,11 +322,19 @@ export class StatusWrites {
     const ep = localEndpoint(context);
     const client = Deno.createHttpClient({ caCerts: [ep.caPem] });
     try {
-      const res = await fetch(`${ep.server}/apis/demo.operator/v1/namespaces/${namespace}/uuid?watch=1`, {
-        client,
-        headers: { authorization: `Bearer ${ep.token}` },
-        signal: this.#abort.signal,
-      });
+      let res: Response;
+      for (let attempt = 1;; attempt++) {
+        res = await fetch(`${ep.server}/apis/demo.operator/v1/namespaces/${namespace}/uuid?watch=1`, {
+          client,
+          headers: { authorization: `Bearer ${ep.token}` },
+          signal: this.#abort.signal,
+        });
+        // A 429 (the apiserver's watch cache rebuilding) answers before the watch opens, so asking again after its
+        // retry-after misses nothing: `ready` resolves only once a watch is open.
+        if (res.status !== 429 || attempt >= 10) break;
+        await res.body?.cancel();
+        await new Promise((r) => setTimeout(r, 1000));
+      }
       if (!res.ok || !res.body) throw new Error(`watch for StatusWrites: ${res.status}`);
       this.#opened();
       const last = new Map<string, string>();
