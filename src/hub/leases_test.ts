@@ -1,28 +1,12 @@
 // Tests of the Lease client against the real local apiserver (context prod), in a namespace of the test's own.
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { testNamespace } from "../../tests/support/namespace.ts";
-import { ApiError, KubeClient, loadContexts } from "../kube/mod.ts";
-import { errorText } from "../util/mod.ts";
+import { inLocalNamespace } from "../../tests/support/local_client.ts";
+import { ApiError } from "../kube/mod.ts";
 import { LeaseClient, microTime } from "./leases.ts";
 
-const KUBECONFIG = join(new URL("../..", import.meta.url).pathname, "clusters", "local.yaml");
-
-/** Runs `fn` with a client for prod and a fresh namespace there; the namespace is deleted afterwards. */
-async function inNamespace(fn: (leases: LeaseClient) => Promise<void>): Promise<void> {
-  let client: KubeClient;
-  try {
-    const [access] = (await loadContexts({ files: [KUBECONFIG] })).select(["prod"]);
-    client = new KubeClient(access, { requestTimeoutMs: 15_000 });
-  } catch (err) {
-    throw new Error(`local clusters are not running: start them with \`deno task clusters:up\` (${errorText(err)})`);
-  }
-  try {
-    await using ns = await testNamespace("leases", { contexts: ["prod"] });
-    await fn(new LeaseClient(client, ns.name));
-  } finally {
-    client.close();
-  }
+/** Runs `fn` with a Lease client in a fresh namespace of prod; the namespace is deleted afterwards. */
+function inNamespace(fn: (leases: LeaseClient) => Promise<void>): Promise<void> {
+  return inLocalNamespace("prod", "leases", (client, ns) => fn(new LeaseClient(client, ns)));
 }
 
 const spec = (holder: string) => ({

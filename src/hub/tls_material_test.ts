@@ -6,6 +6,7 @@ import forge from "node-forge";
 import { join } from "node:path";
 import { VirtualClock } from "../util/mod.ts";
 import { readTlsFiles, selfSignedTls, TlsMaterialError, type TlsPair, watchTlsFiles } from "./tls_material.ts";
+import { withTempDir } from "../../tests/support/local_client.ts";
 
 const CERT = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
 const KEY = "-----BEGIN PRIVATE KEY-----\nKKKK\n-----END PRIVATE KEY-----\n";
@@ -14,17 +15,8 @@ const KEY = "-----BEGIN PRIVATE KEY-----\nKKKK\n-----END PRIVATE KEY-----\n";
 let shared: Promise<TlsPair> | undefined;
 const selfSigned = () => shared ??= selfSignedTls(["hub.example", "localhost"]);
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
 Deno.test("readTlsFiles reads a PEM certificate and key, and names the flag, file and problem otherwise", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     const cert = join(dir, "tls.crt");
     const key = join(dir, "tls.key");
     await Deno.writeTextFile(cert, CERT);
@@ -93,7 +85,7 @@ async function untilSleeping(clock: VirtualClock): Promise<void> {
 }
 
 Deno.test("watchTlsFiles reports each change of content once, offers a refused pair again, and keeps the pair on read errors", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     const certFile = join(dir, "tls.crt");
     const keyFile = join(dir, "tls.key");
     const write = async (p: TlsPair) => {

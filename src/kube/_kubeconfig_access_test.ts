@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type AccessInit, KubeconfigAccess } from "./_kubeconfig_access.ts";
 import { AuthError } from "./errors.ts";
+import { withTempDir } from "../../tests/support/local_client.ts";
 
 const PEM_A = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
 const PEM_B = "-----BEGIN CERTIFICATE-----\nBBBB\n-----END CERTIFICATE-----\n";
@@ -24,15 +25,6 @@ function access(
   });
 }
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
 Deno.test("KubeconfigAccess sends a bearer token and an impersonated user as headers", async () => {
   const a = access({ name: "u", token: "tok-1", impersonateUser: "alice" });
   assert.deepEqual((await a.auth()).headers, { Authorization: "Bearer tok-1", "Impersonate-User": "alice" });
@@ -47,7 +39,7 @@ Deno.test("KubeconfigAccess sends basic auth as a base64 Basic header", async ()
 });
 
 Deno.test("KubeconfigAccess prefers an inline token to a tokenFile, and reads the tokenFile when there is none", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     const file = join(dir, "token");
     await Deno.writeTextFile(file, "from-file\n");
     assert.equal(
@@ -61,7 +53,7 @@ Deno.test("KubeconfigAccess prefers an inline token to a tokenFile, and reads th
   }));
 
 Deno.test("KubeconfigAccess decodes inline CA, certificate and key data, and the file wins over data", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     const caFile = join(dir, "ca.crt");
     await Deno.writeTextFile(caFile, PEM_B);
     const inline = access(
@@ -77,7 +69,7 @@ Deno.test("KubeconfigAccess decodes inline CA, certificate and key data, and the
   }));
 
 Deno.test("KubeconfigAccess re-reads certificate files on every auth(), so a rotated certificate is used at once", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     const certFile = join(dir, "client.crt");
     const keyFile = join(dir, "client.key");
     await Deno.writeTextFile(certFile, PEM_A);
@@ -89,7 +81,7 @@ Deno.test("KubeconfigAccess re-reads certificate files on every auth(), so a rot
   }));
 
 Deno.test("KubeconfigAccess fails with an AuthError naming the context and the unreadable file", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     const certFile = join(dir, "gone.crt");
     await assert.rejects(access({ name: "u", certFile }).auth(), (err: Error) => {
       assert.ok(err instanceof AuthError);
@@ -106,7 +98,7 @@ Deno.test("KubeconfigAccess marks insecure-skip-tls-verify only for an https ser
 });
 
 Deno.test("Concurrent auth() calls share one run; a later call starts a new one", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     const file = join(dir, "token");
     await Deno.writeTextFile(file, "t1");
     const a = access({ name: "u" }, {}, { tokenFile: file });
@@ -120,7 +112,7 @@ Deno.test("Concurrent auth() calls share one run; a later call starts a new one"
   }));
 
 Deno.test("KubeconfigAccess reports an exec plugin that prints something other than ExecCredential JSON, without its output", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     const plugin = join(dir, "cred-plugin");
     await Deno.writeTextFile(plugin, "#!/bin/sh\necho 'not-json plugin-secret-output'\n");
     await Deno.chmod(plugin, 0o755);

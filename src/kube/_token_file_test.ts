@@ -3,18 +3,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fsReason, TokenFile } from "./_token_file.ts";
 import { AuthError } from "./errors.ts";
-
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+import { withTempDir } from "../../tests/support/local_client.ts";
 
 Deno.test("TokenFile reads the trimmed token and sees a rewrite of the file at once", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     const path = join(dir, "token");
     await Deno.writeTextFile(path, "first-token\n");
     const f = new TokenFile("prod", path);
@@ -24,7 +16,7 @@ Deno.test("TokenFile reads the trimmed token and sees a rewrite of the file at o
   }));
 
 Deno.test("TokenFile sees kubelet's atomic symlink swap to a new token at once", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     await Deno.writeTextFile(join(dir, "a"), "token-a");
     await Deno.writeTextFile(join(dir, "b"), "token-b");
     const link = join(dir, "token");
@@ -37,7 +29,7 @@ Deno.test("TokenFile sees kubelet's atomic symlink swap to a new token at once",
   }));
 
 Deno.test("TokenFile keeps its cached token while the file is unchanged, and re-reads it after maxAgeMs or invalidate()", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     const path = join(dir, "token");
     await Deno.writeTextFile(path, "tok-1");
     const { mtime } = await Deno.stat(path);
@@ -59,7 +51,7 @@ Deno.test("TokenFile keeps its cached token while the file is unchanged, and re-
   }));
 
 Deno.test("TokenFile fails with an AuthError naming the file when it is missing or empty, never its content", () =>
-  withDir(async (dir) => {
+  withTempDir(async (dir) => {
     const path = join(dir, "token");
     const f = new TokenFile("prod", path);
     await assert.rejects(f.read(), (err: Error) => {

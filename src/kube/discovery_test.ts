@@ -1,31 +1,12 @@
 // Tests of resource discovery: against the real local apiserver (context prod of clusters/local.yaml, read-only), and
 // the error mapping with an injected client for answers a healthy apiserver does not give.
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { errorText } from "../util/mod.ts";
-import { KubeClient } from "./client.ts";
 import { discoverResource, type DiscoveryClient, MissingResourceError } from "./discovery.ts";
 import { ApiError } from "./errors.ts";
-import { loadContexts } from "./kubeconfig.ts";
-
-const KUBECONFIG = join(new URL("../..", import.meta.url).pathname, "clusters", "local.yaml");
+import { localKubeClient } from "../../tests/support/local_client.ts";
 
 /** A client for context prod; fails with how to start the clusters when they are not running. */
-async function prod(): Promise<KubeClient> {
-  try {
-    const [access] = (await loadContexts({ files: [KUBECONFIG] })).select(["prod"]);
-    const client = new KubeClient(access, { requestTimeoutMs: 15_000 });
-    try {
-      await client.request("GET", "/version");
-    } catch (err) {
-      client.close();
-      throw err;
-    }
-    return client;
-  } catch (err) {
-    throw new Error(`local clusters are not running: start them with \`deno task clusters:up\` (${errorText(err)})`);
-  }
-}
+const prod = () => localKubeClient("prod");
 
 Deno.test("discoverResource finds the status subresource of pods and deployments, and none for configmaps, on a real apiserver", async () => {
   const client = await prod();

@@ -1,10 +1,8 @@
 // Tests of cluster:add's object helpers against the real local apiserver (context prod), in a namespace of the
 // test's own: ownership labels on server-side apply, tolerant reads and deletes.
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { testNamespace } from "../../tests/support/namespace.ts";
-import { ApiError, KubeClient, loadContexts } from "../kube/mod.ts";
-import { errorText } from "../util/mod.ts";
+import { inLocalNamespace } from "../../tests/support/local_client.ts";
+import { ApiError, type KubeClient } from "../kube/mod.ts";
 import {
   applyOwned,
   deleteIgnoringMissing,
@@ -17,23 +15,9 @@ import {
   RegistrationError,
 } from "./_objects.ts";
 
-const KUBECONFIG = join(new URL("../..", import.meta.url).pathname, "clusters", "local.yaml");
-
 /** Runs `fn` with a client for prod and a fresh namespace there; the namespace is deleted afterwards. */
-async function inNamespace(fn: (client: KubeClient, ns: string) => Promise<void>): Promise<void> {
-  let client: KubeClient;
-  try {
-    const [access] = (await loadContexts({ files: [KUBECONFIG] })).select(["prod"]);
-    client = new KubeClient(access, { requestTimeoutMs: 15_000 });
-  } catch (err) {
-    throw new Error(`local clusters are not running: start them with \`deno task clusters:up\` (${errorText(err)})`);
-  }
-  try {
-    await using ns = await testNamespace("registration-objects", { contexts: ["prod"] });
-    await fn(client, ns.name);
-  } finally {
-    client.close();
-  }
+function inNamespace(fn: (client: KubeClient, ns: string) => Promise<void>): Promise<void> {
+  return inLocalNamespace("prod", "registration-objects", fn);
 }
 
 const serviceAccount = (name: string, namespace: string, labels: Record<string, string> = {}): Obj => ({
