@@ -31,6 +31,8 @@ export interface BacklogRun {
   concurrency?: number;
   /** From the operator's spawn (the ceiling: its first list) to the last object seen Ok. */
   seconds: number;
+  /** From the same start to the first object seen Ok (start-up, lists and pre-flight before any write). */
+  firstSeconds?: number;
   /** Operator CPU from spawn until drained and quiet (start-up included). */
   cpuMs?: number;
   peakRssMb?: number;
@@ -122,6 +124,7 @@ export async function backlogRun(
         missing,
       };
       if (opts.concurrency !== undefined) run.concurrency = opts.concurrency;
+      if (seen.length) run.firstSeconds = (Math.min(...seen) - startedAt) / 1000;
       if (op) {
         run.cpuMs = op.cpuMs();
         run.peakRssMb = op.memory().peak;

@@ -119,11 +119,11 @@ export async function backlogPhase(ctx: PhaseContext): Promise<void> {
         log(
           `backlog ${shape} rep ${r + 1} ${kind}: ${run.objects} objects (kubectl apply ${
             round(run.kubectlSeconds, 1)
-          } s) drained ${round(run.seconds, 2)} s from process start, CPU ${round(run.cpuMs!, 0)} ms, writes/obj ${
-            round(run.writesPerObject, 3)
-          }, peak RSS ${round(run.peakRssMb!, 1)} MB, load ${round(run.load1, 1)}${
-            run.missing ? `, ${run.missing} MISSING` : ""
-          }`,
+          } s) drained ${round(run.seconds, 2)} s from process start (first Ok at ${
+            round(run.firstSeconds ?? NaN, 2)
+          } s), CPU ${round(run.cpuMs!, 0)} ms, writes/obj ${round(run.writesPerObject, 3)}, peak RSS ${
+            round(run.peakRssMb!, 1)
+          } MB, load ${round(run.load1, 1)}${run.missing ? `, ${run.missing} MISSING` : ""}`,
         );
       }
     }
@@ -165,6 +165,14 @@ export async function backlogPhase(ctx: PhaseContext): Promise<void> {
     put(`backlog_cpu_ms_per_object_${shape}`, c.hubCpuMsPerObject, 4);
     put(`backlog_seconds_to_drain_${shape}`, c.hubSeconds);
     put(`backlog_ratio_to_ceiling_${shape}`, c.ratioToCeiling);
+    // Where the drain's seconds go: before the first write (process start, lists, pre-flight) and after it.
+    put(`backlog_seconds_to_first_ok_${shape}`, summarize(runs.hub.map((r) => r.firstSeconds ?? NaN)));
+    if (bin) {
+      put(
+        `peer_kube_rs_backlog_seconds_to_first_ok_${shape}`,
+        summarize(runs.peer.map((r) => r.firstSeconds ?? NaN)),
+      );
+    }
     put(`backlog_writes_per_object_${shape}`, c.hubWritesPerObject, 4);
     put(`rss_mb_backlog_${shape}`, c.hubPeakRssMb, 1);
     put(`peer_kube_rs_backlog_cpu_ms_per_object_${shape}`, c.peerCpuMsPerObject, 4);

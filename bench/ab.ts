@@ -249,9 +249,9 @@ async function main(): Promise<void> {
             log(
               `${shape} rep ${rep + 1} ${v.label}${empty ? " empty" : ""}: cpu ${run.cpuMs} ms, ${
                 round(run.seconds)
-              } s, peak ${round(run.peakRssMb ?? NaN, 1)} MB, writes/obj ${round(run.writesPerObject)}, load ${
-                round(run.load1, 1)
-              }`,
+              } s${run.firstSeconds === undefined ? "" : ` (first Ok ${round(run.firstSeconds, 2)} s)`}, peak ${
+                round(run.peakRssMb ?? NaN, 1)
+              } MB, writes/obj ${round(run.writesPerObject)}, load ${round(run.load1, 1)}`,
             );
           }
         }

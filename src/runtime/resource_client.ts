@@ -114,6 +114,27 @@ class StatusDroppedError extends Error {
   override name = "StatusDroppedError";
 }
 
+/**
+ * True when a status patch changed something (`wrote` differs from `before` in some field) and none of those changes is
+ * in the API server's answer: the whole status was dropped (a status subresource the write did not go through).
+ * A field the CRD's schema prunes (the seed article's CRD has no `observedGeneration`) is dropped alone while the
+ * others stick: that is not a dropped status, so it is not an error.
+ */
+function droppedAll(
+  before: Record<string, unknown> | undefined,
+  wrote: Record<string, unknown>,
+  answer: Record<string, unknown> | undefined,
+): boolean {
+  let changed = false;
+  for (const k in wrote) {
+    const v = wrote[k];
+    if (sameJson(before?.[k], v)) continue;
+    changed = true;
+    if (sameJson(answer?.[k], v)) return false;
+  }
+  return changed;
+}
+
 /** The ResourceClient over the hub's rate-limited API client; `withSignal` binds one reconcile's signal. */
 export class KubeResourceClient<T extends StoredObject = StoredObject> implements ResourceClient<T> {
   readonly #d: ResourceClientDeps;
@@ -219,7 +240,10 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
       );
       // A CRD that gained a status subresource since discovery answers 200 to a status patch of the object
       // but drops it: without this check, the object would keep its old status and no event would bring it back.
-      if (!viaSubresource && written && !Object.entries(status).every(([k, v]) => sameJson(written.status?.[k], v))) {
+      if (
+        !viaSubresource && written &&
+        droppedAll(object.status as Record<string, unknown> | undefined, status, written.status)
+      ) {
         throw new StatusDroppedError(
           `the API server ignored the status written to ${namespace}/${name}: the CRD now has a status subresource`,
         );

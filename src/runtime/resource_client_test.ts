@@ -129,6 +129,21 @@ Deno.test("patchStatus fails when the API server drops the status and discovery 
   assert.equal(t.calls.length, 1);
 });
 
+Deno.test("patchStatus accepts an answer where the CRD's schema pruned one written field (the seed CRD has no observedGeneration) while the others stuck", async () => {
+  const t = setup(() => ({ status: { uuid: "u-1", state: "Ok" } }), { info: { statusSubresource: false } });
+  await t.client.patchStatus(object, { uuid: "u-1", state: "Ok", observedGeneration: 1 });
+  assert.deepEqual(t.calls.map((c) => c.path), [OBJECT_PATH], "one write, no retry through /status");
+  assert.equal(t.rediscoveries(), 0, "a pruned field is not a dropped status: no rediscovery");
+});
+
+Deno.test("patchStatus still notices a dropped status when only the fields it changed are compared (unchanged ones match)", async () => {
+  const before = { ...object, status: { uuid: "u-1", state: "Error" } };
+  // The answer keeps the old status: uuid matches (it was not changed), the state change did not stick.
+  const t = setup(() => ({ status: { uuid: "u-1", state: "Error" } }), { info: { statusSubresource: false } });
+  await assert.rejects(t.client.patchStatus(before, { uuid: "u-1", state: "Ok" }), /ignored the status written/);
+  assert.equal(t.rediscoveries(), 1);
+});
+
 Deno.test("patchStatus turns a rejected (422) status write into a StatusRejected Warning event and a TerminalError", async () => {
   const t = setup((c) => {
     throw new ApiError({ method: "PATCH", path: c.path, status: 422, statusMessage: "status.uuid: Invalid value" });

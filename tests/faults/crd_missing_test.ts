@@ -91,6 +91,14 @@ Deno.test("A CRD switched at runtime between the seed shape (no status subresour
   await f.installCrdFiles([SEED_CRD_FILE], false);
   await api.createUuids(ns, ["seed-shape-0", "seed-shape-1"]);
   await waitAllAssigned(api, ns, 3, 30_000);
+  // The seed CRD's schema prunes status.observedGeneration: the write's uuid and state stuck, so that is not a
+  // dropped status, and no reconcile may fail over it (each one did, with a rediscovery, before the fix).
+  const metrics = (await hub.get("/metrics")).text;
+  const sum = (name: string, ...has: string[]) =>
+    metrics.split("\n").filter((l) => l.startsWith(`${name}{`) && has.every((h) => l.includes(h)))
+      .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+  assert.ok(sum("controller_runtime_reconcile_total", 'cluster="crdswap"', 'result="success"') >= 3, metrics);
+  assert.equal(sum("controller_runtime_reconcile_errors_total", 'cluster="crdswap"'), 0, "no reconcile failed");
 
   // Back to the production shape: a status written to the main resource would now be silently dropped.
   await f.installCrds();
