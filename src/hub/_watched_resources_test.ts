@@ -69,7 +69,7 @@ Deno.test("requestMapper() logs a map function that throws and counts it as mapp
   const store = new Store(metadataOnly);
   const w = {
     type: CONFIGMAPS,
-    map: (o: StoredObject, cluster: string, cached: (c: string) => StoredObject[]): Request[] => {
+    map: (o: StoredObject, _cluster: string, cached: (c: string) => StoredObject[]): Request[] => {
       if (o.metadata.labels?.broken) throw new Error("broken map");
       return cached("dev").map((c) => ({ cluster: "dev", namespace: "ns", name: c.metadata.name }));
     },
