@@ -1,5 +1,6 @@
 // Tests of the hub's leader election against the real local apiserver (context prod), in a namespace of the test's own.
 import assert from "node:assert/strict";
+import { waitFor } from "../../tests/support/cluster_api.ts";
 import { inLocalNamespace } from "../../tests/support/local_client.ts";
 import { KUBECONFIG_PATH } from "../../tests/kube/clusters.ts";
 import { type ClusterAccess, loadContexts } from "../kube/mod.ts";
@@ -13,14 +14,6 @@ const HANG_GUARD_MS = 20_000;
 
 async function prodAccess(): Promise<ClusterAccess> {
   return (await loadContexts({ files: [KUBECONFIG_PATH] })).select(["prod"])[0];
-}
-
-async function until(what: string, ok: () => boolean): Promise<void> {
-  const end = Date.now() + HANG_GUARD_MS;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`hang guard: ${what} not seen within ${HANG_GUARD_MS} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 async function leaderGauge(metrics: HubMetrics, name: string): Promise<number | undefined> {
@@ -52,7 +45,7 @@ Deno.test("HomeLease takes a free Lease, shows it in the leader gauge, and hands
     const stop = new AbortController();
     const running = lease.start(stop.signal);
     try {
-      await until("leading", () => lease.leading);
+      await waitFor(() => lease.leading, "leading", HANG_GUARD_MS, 20);
       assert.deepEqual(changes, [true]);
       assert.equal(await leaderGauge(metrics, "hub"), 1);
       const held = await new LeaseClient(client, namespace).get("hub");
@@ -91,7 +84,7 @@ Deno.test("HomeLease stands by while another replica holds a live Lease", () =>
     const stop = new AbortController();
     const running = lease.start(stop.signal);
     try {
-      await until("the other holder observed", () => lease.snapshot().holder === "replica-b");
+      await waitFor(() => lease.snapshot().holder === "replica-b", "the other holder observed", HANG_GUARD_MS, 20);
       assert.equal(lease.leading, false);
       assert.equal(lease.snapshot().leader, false);
       assert.deepEqual(changes, []);

@@ -1,5 +1,6 @@
 // Tests of one operator's pre-flight against the real local apiserver (context prod); backoff sleeps on virtual time.
 import assert from "node:assert/strict";
+import { waitFor } from "../../tests/support/cluster_api.ts";
 import { inLocalNamespace, localKubeClient } from "../../tests/support/local_client.ts";
 import { type KubeClient, type ResourceType, rulesReview } from "../kube/mod.ts";
 import { type Operator, Store } from "../runtime/mod.ts";
@@ -39,14 +40,6 @@ function context(client: KubeClient, clock: VirtualClock, over: Partial<Prefligh
   return { cluster: "prod", api: client, client, namespaces: [], clock, log: silentLogger(), ...over };
 }
 
-async function until(what: string, ok: () => boolean): Promise<void> {
-  const end = Date.now() + HANG_GUARD_MS;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`hang guard: ${what} not seen within ${HANG_GUARD_MS} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 Deno.test("preflight() passes at the first attempt where the resource is served and every right granted, and gives the gate's permit back", async () => {
   const client = await localKubeClient("prod");
   try {
@@ -71,13 +64,13 @@ Deno.test("preflight() shows missing-crd for a resource the cluster does not ser
   const s = slot(NOPES, "nope");
   const running = preflight(s, context(client, clock), stop.signal);
   try {
-    await until("missing-crd", () => s.preflight?.state === "missing-crd");
+    await waitFor(() => s.preflight?.state === "missing-crd", "missing-crd", HANG_GUARD_MS, 20);
     assert.equal(s.preflight?.attempts, 1);
     assert.match(s.preflight?.error ?? "", /Nope/);
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(s.preflight?.attempts, 1, "no second attempt before the backoff's virtual time passed");
     await clock.advance(30_000); // past the longest first backoff
-    await until("a second attempt", () => s.preflight!.attempts >= 2);
+    await waitFor(() => s.preflight!.attempts >= 2, "a second attempt", HANG_GUARD_MS, 20);
   } finally {
     stop.abort();
   }
@@ -92,7 +85,7 @@ Deno.test("preflight() waits for the gate's permit before its first request", as
     const release = await gate.acquire();
     const s = slot(UUIDS);
     const running = preflight(s, context(client, new VirtualClock(0), { gate }), new AbortController().signal);
-    await until("waiting for the permit", () => gate.waiting === 1);
+    await waitFor(() => gate.waiting === 1, "waiting for the permit", HANG_GUARD_MS, 20);
     assert.equal(s.preflight?.attempts, 1);
     assert.equal(s.info.statusSubresource, false, "no discovery before the permit");
     release();

@@ -1,5 +1,6 @@
 // Tests of a cluster's watches: mapping and grouping (pure), and real watches of ConfigMaps in the local prod cluster.
 import assert from "node:assert/strict";
+import { waitFor } from "../../tests/support/cluster_api.ts";
 import { inLocalNamespace } from "../../tests/support/local_client.ts";
 import type { KubeClient, ResourceType } from "../kube/mod.ts";
 import { type Operator, type Request, Store, type StoredObject } from "../runtime/mod.ts";
@@ -24,14 +25,6 @@ const NAMESPACES: ResourceType = {
   plural: "namespaces",
   namespaced: false,
 };
-
-async function until(what: string, ok: () => boolean): Promise<void> {
-  const end = Date.now() + HANG_GUARD_MS;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`hang guard: ${what} not seen within ${HANG_GUARD_MS} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function watchContext(client: KubeClient, namespaces: string[]): WatchContext {
   return { cluster: "prod", client, namespaces, clock: new SystemClock(), log: silentLogger() };
@@ -136,7 +129,7 @@ Deno.test("scopedWatchers() watch only the objects their label selector selects,
       const path = `/api/v1/namespaces/${namespace}/configmaps`;
       await client.request("POST", path, { body: configMap(namespace, "other", { app: "db" }) });
       await client.request("POST", path, { body: configMap(namespace, "web", { app: "web" }) });
-      await until("the web ConfigMap", () => store.get(`${namespace}/web`) !== undefined);
+      await waitFor(() => store.get(`${namespace}/web`) !== undefined, "the web ConfigMap", HANG_GUARD_MS, 20);
       assert.deepEqual([...store.keys()], [`${namespace}/web`], "the db ConfigMap is not selected");
       assert.ok(changed.includes(`${namespace}/web`));
     } finally {
@@ -169,7 +162,7 @@ Deno.test("watchOtherResources() queues what each change of a watched resource m
       assert.equal(runs.length, 1);
       const path = `/api/v1/namespaces/${namespace}/configmaps`;
       await client.request("POST", path, { body: configMap(namespace, "cm", { app: "web", target: "a" }) });
-      await until("a queued request", () => queued.some((q) => q.length > 0));
+      await waitFor(() => queued.some((q) => q.length > 0), "a queued request", HANG_GUARD_MS, 20);
       assert.deepEqual(queued.flat(), [{ cluster: "prod", namespace, name: "a" }]);
     } finally {
       stop.abort();
