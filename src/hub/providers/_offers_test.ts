@@ -26,6 +26,10 @@ Deno.test("Offers.offer() answers the names whose offer is new, changed, or with
     ]),
     ["a"],
   );
+  const broken = (error: string) =>
+    offer("a", { access: undefined, error, endpointDigest: "e2", credentialsDigest: "c2" });
+  assert.deepEqual(o.offer("folder", "/c/a.yaml", [broken("worse")]), ["a"], "a new error alone is a change");
+  assert.deepEqual(o.offer("folder", "/c/a.yaml", [broken("worse")]), []);
   assert.deepEqual(o.offer("folder", "/c/a.yaml", []), ["a"]);
   assert.deepEqual(o.names(), []);
   assert.deepEqual([...o.sources()], [], "a source offering nothing is forgotten");
