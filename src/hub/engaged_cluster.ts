@@ -2,18 +2,12 @@
 
 import {
   type ClusterAccess,
-  describePermission,
   discoverResource,
-  failureStateOf,
   type FetchLike,
   KubeClient,
-  missingPermissions,
-  missingPermissionsIn,
   type PermissionCheck,
   type ResourceInfo,
-  resourcePath,
   type ResourceType,
-  retryAfterMsOf,
   rulesReview,
 } from "../kube/mod.ts";
 import type { TokenBucket } from "../queue/mod.ts";
@@ -24,21 +18,21 @@ import {
   EventRecorder,
   type EventSink,
   KubeResourceClient,
-  objectMeta,
   type Operator,
   ownsResourceIn,
-  permissionsFor,
   type ReconcileTarget,
   type Request,
   Store,
   type StoredObject,
   trimObject,
-  Watcher,
 } from "../runtime/mod.ts";
-import { Backoff, type Clock, errorText, type Logger, type Semaphore, SystemClock } from "../util/mod.ts";
+import { type Clock, type Logger, type Semaphore, SystemClock } from "../util/mod.ts";
+import { budgeted } from "./_budgeted_api.ts";
 import { type Informer, type Slot, slotsHealth } from "./_cluster_slot.ts";
 import type { ClusterHealth } from "./cluster_health.ts";
 import { FirstRulesReview } from "./_first_rules.ts";
+import { preflight, type PreflightContext } from "./_preflight.ts";
+import { keysByCluster, scopedWatchers, type WatchContext, watchOtherResources } from "./_watched_resources.ts";
 
 export interface EngagedClusterOptions {
   operators: readonly Operator[];
@@ -263,7 +257,7 @@ export class EngagedCluster {
 
   /** One operator: pre-flight until it passes, then join (or start) its resource's watch. */
   async #run(slot: Slot, signal: AbortSignal): Promise<void> {
-    if (!(await this.#preflight(slot, signal))) return;
+    if (!(await preflight(slot, this.#preflightContext(), signal))) return;
     this.#engaged(slot);
     if (!slot.owns) {
       slot.preflight = null;
@@ -279,25 +273,10 @@ export class EngagedCluster {
       this.#watchOthers(slot, signal);
       return;
     }
-    const op = slot.operator;
-    const { group, version, plural } = op.resource;
-    const scopes = this.#namespaces.length && op.resource.namespaced !== false ? this.#namespaces : [undefined];
     const fanOut = (keys: string[]) => {
       for (const listener of informer.listeners) listener(keys);
     };
-    informer.watchers.push(...scopes.map((namespace) =>
-      new Watcher({
-        path: resourcePath({ group, version, plural, namespace }),
-        namespace,
-        client: this.#client,
-        store: informer.store,
-        onChange: fanOut,
-        clock: this.#clock,
-        logger: this.#log.child({ resource: plural }),
-        idleTimeoutMs: this.#o.idleTimeoutMs,
-        pageSize: this.#o.pageSize,
-      })
-    ));
+    informer.watchers.push(...scopedWatchers(slot.operator.resource, informer.store, fanOut, this.#watchContext()));
     informer.running = Promise.all(informer.watchers.map((w) => w.start(signal))).then(() => {});
     this.#watchOthers(slot, signal);
   }
@@ -316,123 +295,44 @@ export class EngagedCluster {
   }
 
   #queueRequests(operator: string, requests: readonly Request[]): void {
-    const byCluster = new Map<string, Set<string>>();
-    for (const r of requests) {
-      let set = byCluster.get(r.cluster);
-      if (!set) byCluster.set(r.cluster, set = new Set());
-      set.add(r.namespace ? `${r.namespace}/${r.name}` : r.name);
-    }
-    for (const [cluster, set] of byCluster) this.#o.onChange(cluster, operator, [...set]);
+    for (const [cluster, keys] of keysByCluster(requests)) this.#o.onChange(cluster, operator, keys);
   }
 
   /** The operator's other watched resources: each change is mapped to its own objects, queued in their cluster. */
   #watchOthers(slot: Slot, signal: AbortSignal): void {
     const op = slot.operator;
-    for (const w of op.watches ?? []) {
-      if (w.clusters && !w.clusters(this.name)) continue;
-      const store = new Store(metadataOnly);
-      const last = new Map<string, Request[]>();
-      const cached = (cluster: string) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? [];
-      const onChange = (keys: string[]) => {
-        const requests: Request[] = [];
-        for (const key of keys) {
-          const obj = store.get(key);
-          const before = last.get(key) ?? [];
-          let now: Request[] = [];
-          try {
-            now = obj ? w.map(obj, this.name, cached) : [];
-          } catch (err) {
-            this.#log.error("watch map function failed", { operator: op.name, key, error: err });
-          }
-          if (now.length) last.set(key, now);
-          else last.delete(key);
-          requests.push(...before, ...now);
-        }
-        this.#queueRequests(op.name, requests);
-      };
-      const { group, version, plural } = w.type;
-      const query = w.labelSelector ? `?labelSelector=${encodeURIComponent(w.labelSelector)}` : "";
-      const scopes = this.#namespaces.length && w.type.namespaced !== false ? this.#namespaces : [undefined];
-      for (const namespace of scopes) {
-        const watcher = new Watcher({
-          path: resourcePath({ group, version, plural, namespace }) + query,
-          namespace,
-          client: this.#client,
-          store,
-          onChange,
-          clock: this.#clock,
-          // Named, so the lines of one watch's retries are told from another's (e.g. an operator's watched resources).
-          logger: this.#log.child({ resource: plural }),
-          idleTimeoutMs: this.#o.idleTimeoutMs,
-          pageSize: this.#o.pageSize,
-        });
-        slot.others.push(watcher);
-        this.#otherRuns.push(watcher.start(signal));
-      }
-    }
+    const { watchers, runs } = watchOtherResources(op, this.#watchContext(), {
+      cached: (cluster) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? [],
+      queue: (requests) => this.#queueRequests(op.name, requests),
+    }, signal);
+    slot.others.push(...watchers);
+    this.#otherRuns.push(...runs);
   }
 
-  /** Discovery and RBAC checks of one operator, retried with backoff until they pass or `signal` aborts. */
-  async #preflight(slot: Slot, signal: AbortSignal): Promise<boolean> {
-    const backoff = new Backoff({ initialMs: 1000, maxMs: 30_000 });
-    const p = slot.preflight!;
-    const op = slot.operator;
-    while (!signal.aborted) {
-      let retryAfterMs: number | undefined;
-      p.attempts++;
-      if (p.state === "registering") p.state = "connecting"; // registered until the first attempt
+  #watchContext(): WatchContext {
+    return {
+      cluster: this.name,
+      client: this.#client,
+      namespaces: this.#namespaces,
+      clock: this.#clock,
+      log: this.#log,
+      idleTimeoutMs: this.#o.idleTimeoutMs,
+      pageSize: this.#o.pageSize,
+    };
+  }
 
-      let release: (() => void) | undefined;
-      try {
-        release = await this.#o.preflightGate?.acquire(signal);
-        if (slot.owns) Object.assign(slot.info, await discoverResource(this.#api, this.name, op.resource, signal));
-        const checks = [
-          ...permissionsFor(op, {
-            statusSubresource: slot.info.statusSubresource,
-            namespaces: this.#namespaces,
-            cluster: this.name,
-          }),
-          ...(this.#o.extraPermissions ?? []),
-        ];
-        // A namespaced cluster asks for its namespace's rules once instead of one review per check, and its
-        // operators' first attempts share that one review.
-        const first = p.attempts === 1;
-        const missing = this.#scope
-          ? await missingPermissionsIn(
-            this.#client,
-            this.#scope,
-            checks,
-            signal,
-            (s) => this.#firstRules!.rules(first, s),
-          )
-          : await missingPermissions(this.#client, checks, signal);
-        if (missing.length === 0) return true;
-        p.state = "forbidden";
-        p.missing = missing.map(describePermission);
-        p.error = `operator ${op.name} is missing RBAC permissions: ${p.missing.join("; ")}`;
-      } catch (err) {
-        if (signal.aborted) break;
-        p.state = failureStateOf(err);
-        p.missing = [];
-        p.error = errorText(err);
-        retryAfterMs = retryAfterMsOf(err);
-      } finally {
-        release?.();
-        if (p.attempts === 1) this.#firstRules?.firstAttemptEnded();
-      }
-      // A server that says when to come back (429/503 Retry-After while it starts) is believed, within bounds.
-      const delay = retryAfterMs === undefined
-        ? backoff.next(this.#clock.now())
-        : Math.min(30_000, Math.max(1000, retryAfterMs));
-      this.#log.error("cluster pre-flight failed", {
-        operator: op.name,
-        state: p.state,
-        error: p.error,
-        retryInMs: delay,
-      });
-      await this.#clock.sleep(delay, signal);
-    }
-    return false;
+  #preflightContext(): PreflightContext {
+    return {
+      cluster: this.name,
+      api: this.#api,
+      client: this.#client,
+      namespaces: this.#namespaces,
+      scope: this.#scope ? { namespace: this.#scope, firstRules: this.#firstRules! } : undefined,
+      extraPermissions: this.#o.extraPermissions,
+      gate: this.#o.preflightGate,
+      clock: this.#clock,
+      log: this.#log,
+    };
   }
 
   /** The cluster's health; `queueDepth(operator)` and `queueTotal` come from the shared queue. */
@@ -442,21 +342,6 @@ export class EngagedCluster {
   }
 }
 
-/** Keeps labels and annotations too, which map functions of watched resources read. */
-function metadataOnly(raw: Record<string, unknown>): StoredObject {
-  return { ...trimObject(raw), metadata: objectMeta(raw, { labels: true }) };
-}
-
 function sameType(a: ResourceType, b: ResourceType): boolean {
   return a.group === b.group && a.version === b.version && a.plural === b.plural;
-}
-
-/** Wraps a client so every request first spends a token from the cluster's budget. */
-function budgeted(client: KubeClient, budget: TokenBucket): ApiClient {
-  return {
-    async request<T>(method: string, path: string, options: Parameters<ApiClient["request"]>[2] = {}): Promise<T> {
-      await budget.wait(options.signal);
-      return client.request<T>(method, path, options);
-    },
-  };
 }

@@ -1,13 +1,16 @@
 // The Hub: hosts several operators, engages and disengages clusters at runtime, and drives one shared, fair controller.
 
-import { type ClusterAccess, type FetchLike, KubeClient, type PermissionCheck } from "../kube/mod.ts";
+import type { ClusterAccess, FetchLike } from "../kube/mod.ts";
 import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../queue/mod.ts";
 import { Controller, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
 import { type Clock, type Logger, Semaphore, SystemClock } from "../util/mod.ts";
 import type { ClusterHealth, ProviderHealth } from "./cluster_health.ts";
 import { EngagedCluster } from "./engaged_cluster.ts";
-import { LeaderElector } from "./leader_election.ts";
 import { HubMetrics } from "./metrics.ts";
+import { rollUpHealth } from "./_health_rollup.ts";
+import { HomeLease, type HubLeaderElection, leasePermissions } from "./_home_lease.ts";
+import { QueueSeries } from "./_queue_series.ts";
+import { ShardPause } from "./_shard_pause.ts";
 import {
   type ClusterRegistration,
   type HubHealth,
@@ -20,6 +23,7 @@ import { DEFAULT_LIMITS, type HubLimits, type ScaledLimit, scaledLimit } from ".
 
 export * from "./hub_health.ts";
 export * from "./hub_limits.ts";
+export type { HubLeaderElection } from "./_home_lease.ts";
 
 /** How to build a Hub; only `logger` is required. */
 export interface HubOptions {
@@ -49,47 +53,10 @@ export interface HubOptions {
   logger: Logger;
 }
 
-/**
- * One Lease, held in one "home" cluster, gates reconciling in every cluster of this hub.
- *
- * Why one home Lease: a Lease is a coordination object of one API server, and the hub's job is
- * "exactly one replica reconciles"; the pod's own cluster (in-cluster) is the natural home because
- * it is where the replicas run and the one cluster they can always reach. The gate is kept per
- * cluster (`#leads(cluster)`), so sharding (a later issue) swaps this for one LeaderElector per
- * cluster, each Lease in the cluster it gates, without touching the controller or the workers.
- */
-export interface HubLeaderElection {
-  /** The engaged cluster that holds the Lease. */
-  cluster: string;
-  /** Credentials for it; the elector gets its own client, so renewals never queue behind watches. */
-  access: ClusterAccess;
-  /** The Lease's namespace. */
-  namespace: string;
-  /** The Lease's name (`--leader-elect-id`). */
-  name: string;
-  /** This replica's identity: hostname + "_" + a random UUID. */
-  identity: string;
-  /** How long a standby waits after the last renewal it saw. Default 15 s. */
-  leaseDurationMs?: number;
-  /** How long the leader retries renewing before it stops leading. Default 10 s. */
-  renewDeadlineMs?: number;
-  /** Pause between attempts to acquire or renew. Default 2 s. */
-  retryPeriodMs?: number;
-}
-
-/** One cluster × operator's queue labels and depth. */
-interface QueueSeries {
-  readonly cluster: string;
-  readonly operator: string;
-  depth: number;
-}
-
 interface Engaged {
   cluster: EngagedCluster;
   abort: AbortController;
   done: Promise<void>;
-  /** Aborted by `pause`: cancels the reconciles running in this cluster (a fresh one after `resume`). */
-  reconciles: AbortController;
 }
 
 /**
@@ -131,16 +98,12 @@ export class Hub {
   readonly #registrations = new Map<string, ClusterRegistration>();
   readonly #problems = new Map<string, RegistrationProblem>();
   readonly #operators = new Map<string, Operator>();
-  /** Per `cluster/operator` key prefix: its labels and keys queued (added minus handed out), for metrics and health. */
-  readonly #series = new Map<string, QueueSeries>();
-  readonly #elector: LeaderElector | undefined;
-  readonly #electorClient: KubeClient | undefined;
-  /** Whether this replica may reconcile: always without leader election, else while it holds the Lease. */
-  #leading: boolean;
+  /** Per cluster and operator: keys queued (added minus handed out), for metrics and health. */
+  readonly #series: QueueSeries;
+  /** Without leader election, this replica always reconciles; with it, while it holds the Lease. */
+  readonly #lease: HomeLease | undefined;
   /** Clusters paused by the shard layer (`--shard-warm`: watched, not reconciled). */
-  readonly #paused = new Set<string>();
-  /** Set once `pause` was ever called: reconciles are then bound to their cluster's pause signal. */
-  #pausable = false;
+  readonly #pause = new ShardPause();
   #shard: HubShardView | undefined;
   #running: AbortSignal | undefined;
   #providers: (() => Record<string, ProviderHealth>) | undefined;
@@ -158,25 +121,11 @@ export class Hub {
     this.metrics = new HubMetrics(() => this.health().clusters);
     const m = this.metrics;
     for (const op of options.operators ?? []) this.register(op);
+    this.#series = new QueueSeries(m);
     this.#queue = new FairWorkQueue({
       clock: this.#clock,
       rateLimiter: defaultControllerRateLimiter({ clock: this.#clock, maxMs: this.limits.maxRetryDelayMs }),
-      hooks: {
-        added: (key) => {
-          const s = this.#seriesOf(key);
-          m.adds.inc(s.operator, s.cluster);
-          m.depth.set(++s.depth, s.operator, s.cluster);
-        },
-        handedOut: (key, waitedMs) => {
-          const s = this.#seriesOf(key);
-          m.queueDuration.observe(waitedMs / 1000, s.operator, s.cluster);
-          m.depth.set(s.depth = Math.max(0, s.depth - 1), s.operator, s.cluster);
-        },
-        retried: (key) => {
-          const s = this.#seriesOf(key);
-          m.retries.inc(s.operator, s.cluster);
-        },
-      },
+      hooks: this.#series.hooks,
     });
     this.#controller = new Controller({
       queue: this.#queue,
@@ -196,32 +145,17 @@ export class Hub {
       },
     });
     const le = options.leaderElection;
-    this.#leading = !le;
-    if (le) {
-      this.#electorClient = new KubeClient(le.access, {
+    this.#lease = le
+      ? new HomeLease(le, {
         clock: this.#clock,
         requestTimeoutMs: this.limits.requestTimeoutMs,
-        logger: options.logger.child({ cluster: le.cluster }),
-        userAgent: "operator-hub/leader-election",
         http2: options.http2,
         fetch: options.fetch,
-        onResponse: ({ method, code }) => m.requests.inc(le.cluster, String(code), method),
-      });
-      m.leader.set({ name: le.name }, 0);
-      this.#elector = new LeaderElector({
-        api: this.#electorClient,
-        namespace: le.namespace,
-        name: le.name,
-        identity: le.identity,
-        leaseDurationMs: le.leaseDurationMs,
-        renewDeadlineMs: le.renewDeadlineMs,
-        retryPeriodMs: le.retryPeriodMs,
-        clock: this.#clock,
-        logger: options.logger.child({ cluster: le.cluster }),
-        onStartedLeading: () => this.#setLeading(true),
-        onStoppedLeading: () => this.#setLeading(false),
-      });
-    }
+        logger: options.logger,
+        metrics: m,
+        onChange: (leading) => this.#leadingChanged(leading),
+      })
+      : undefined;
   }
 
   /**
@@ -248,7 +182,7 @@ export class Hub {
 
   /** Whether this replica currently reconciles (always true without leader election). */
   get leading(): boolean {
-    return this.#leading;
+    return this.#lease?.leading ?? true;
   }
 
   /** Cluster names currently engaged. */
@@ -284,13 +218,12 @@ export class Hub {
     this.#clusters.delete(name);
     this.#scale();
     e.abort.abort();
-    e.reconciles.abort();
+    this.#pause.disengaged(name);
     e.cluster.closeClient();
     this.#dropQueued(name);
     await e.done;
     this.metrics.forgetCluster(name);
-    // Its queue-depth entries too: a hub that sees many names come and go must not keep one per name ever seen.
-    for (const [prefix, s] of this.#series) if (s.cluster === name) this.#series.delete(prefix);
+    this.#series.forget(name);
     this.#o.logger.info("cluster disengaged", { cluster: name });
   }
 
@@ -314,18 +247,13 @@ export class Hub {
    * reconciles cancelled, nothing queued until `resume`. The shard layer's `--shard-warm` uses it.
    */
   pause(name: string): void {
-    this.#pausable = true;
-    this.#paused.add(name);
-    const e = this.#clusters.get(name);
-    if (!e) return;
-    e.reconciles.abort();
-    e.reconciles = new AbortController();
-    this.#dropQueued(name);
+    this.#pause.pause(name);
+    if (this.#clusters.has(name)) this.#dropQueued(name);
   }
 
   /** Reconciles in `name` again, queueing every object its watches hold. */
   resume(name: string): void {
-    if (!this.#paused.delete(name)) return;
+    if (!this.#pause.resume(name)) return;
     if (this.#leads(name)) this.#clusters.get(name)?.cluster.requeueAll();
   }
 
@@ -341,16 +269,13 @@ export class Hub {
     for (const [name, access] of this.#pending) this.#launch(name, access, clustersStop.signal);
     this.#pending.clear();
     const electionStop = new AbortController();
-    const election = this.#elector?.start(electionStop.signal).catch((err) => {
-      this.#o.logger.error("leader election stopped unexpectedly", { error: err });
-    });
+    const election = this.#lease?.start(electionStop.signal);
     // The controller stops first, so in-flight reconciles drain while their clients are still open,
     // and while this replica still holds the Lease; only then is the Lease handed back.
     await this.#controller.start(signal);
     this.#queue.shutDown();
     electionStop.abort();
     await election;
-    this.#electorClient?.close();
     clustersStop.abort();
     await Promise.all([...this.#clusters.values()].map((e) => e.done));
     this.#clusters.clear();
@@ -385,7 +310,8 @@ export class Hub {
     const done = cluster.start(abort.signal).catch((err) => {
       this.#o.logger.error("engaged cluster stopped unexpectedly", { cluster: name, error: err });
     }).finally(() => parent.removeEventListener("abort", onParent));
-    this.#clusters.set(name, { cluster, abort, done, reconciles: new AbortController() });
+    this.#clusters.set(name, { cluster, abort, done });
+    this.#pause.engaged(name);
     this.#scale();
     this.#o.logger.info("cluster engaged", { cluster: name, server: access.server });
   }
@@ -405,56 +331,27 @@ export class Hub {
   #target(cluster: string, operator: string): ReconcileTarget | undefined {
     // A key dequeued after leadership was lost is dropped (the controller forgets it).
     if (!this.#leads(cluster)) return undefined;
-    const e = this.#clusters.get(cluster);
-    const t = e?.cluster.target(operator);
-    if (!t || !this.#pausable) return t;
-    // Paused clusters (--shard-warm) cancel their running reconciles: bind each to the cluster's pause signal.
-    const paused = e!.reconciles.signal;
-    return {
-      reconciler: t.reconciler,
-      events: t.events,
-      client: { withSignal: (s: AbortSignal) => t.client.withSignal(AbortSignal.any([s, paused])) } as typeof t.client,
-      cluster: (other, s) => t.cluster(other, AbortSignal.any([s, paused])),
-      clusters: t.clusters ? () => t.clusters!() : undefined,
-    };
-  }
-
-  /** The labels and depth of a queue key's cluster and operator; one Map lookup on the hot path. */
-  #seriesOf(key: string): QueueSeries {
-    const b = key.indexOf("/", key.indexOf("/") + 1);
-    const prefix = key.slice(0, b);
-    let s = this.#series.get(prefix);
-    if (!s) {
-      const a = key.indexOf("/");
-      s = { cluster: key.slice(0, a), operator: key.slice(a + 1, b), depth: 0 };
-      this.#series.set(prefix, s);
-    }
-    return s;
+    // Paused clusters (--shard-warm) cancel their running reconciles: each is bound to the cluster's pause signal.
+    return this.#pause.bind(cluster, this.#clusters.get(cluster)?.cluster.target(operator));
   }
 
   /** Drops a cluster's queued keys and zeroes its depth counts. */
   #dropQueued(cluster: string): void {
     this.#queue.removeCluster(cluster);
-    for (const s of this.#series.values()) {
-      if (s.cluster === cluster && s.depth > 0) this.metrics.depth.set(s.depth = 0, s.operator, s.cluster);
-    }
+    this.#series.zero(cluster);
   }
 
   /** The per-cluster reconcile gate: the home Lease (leader election) and the shard's pause. */
   #leads(cluster: string): boolean {
-    return this.#leading && !this.#paused.has(cluster);
+    return this.leading && !this.#pause.has(cluster);
   }
 
   /**
-   * Opens or closes the gate. Opening queues every object already in the stores (the watches kept
+   * The gate opened or closed. Opening queues every object already in the stores (the watches kept
    * them current while standing by); closing drops everything queued, so nothing new starts.
    * Reconciles already running finish: each writes at most once, guarded by resourceVersion.
    */
-  #setLeading(leading: boolean): void {
-    if (this.#leading === leading) return;
-    this.#leading = leading;
-    const le = this.#o.leaderElection!;
-    this.metrics.leader.set({ name: le.name }, leading ? 1 : 0);
+  #leadingChanged(leading: boolean): void {
     for (const [name, e] of this.#clusters) {
       if (leading) e.cluster.requeueAll();
       else this.#dropQueued(name);
@@ -467,7 +364,7 @@ export class Hub {
     const clusters: Record<string, ClusterHealth> = {};
     for (const [name, e] of this.#clusters) {
       clusters[name] = e.cluster.health(
-        (op) => this.#series.get(`${name}/${op}`)?.depth ?? 0,
+        (op) => this.#series.depth(name, op),
         this.#queue.lenFor(name),
         wedgedAfterMs,
       );
@@ -483,35 +380,18 @@ export class Hub {
     }
     const shard = this.#shard?.status();
     if (shard) { for (const [name, h] of Object.entries(clusters)) h.owner = shard.clusters[name] ?? null; }
-    const queued = this.#queue.len();
-    const idleFor = this.#clock.now() - this.#controller.lastCompletedAt;
-    const controllerWedged = queued > 0 && this.#controller.inFlight === 0 &&
-      idleFor > this.limits.reconcileTimeoutMs * 2 + 60_000 && this.#running !== undefined;
-    const notReady = Object.entries(clusters).filter(([, h]) => !h.synced).map(([n]) => n);
-    const failing = controllerWedged || Object.values(clusters).some((h) => h.wedged);
-    const degraded = Object.values(clusters).some((h) => h.state !== "watching");
+    const controller = {
+      inFlight: this.#controller.inFlight,
+      queued: this.#queue.len(),
+      idleForMs: this.#clock.now() - this.#controller.lastCompletedAt,
+      reconcileTimeoutMs: this.limits.reconcileTimeoutMs,
+      running: this.#running !== undefined,
+    };
     return {
-      status: failing ? "failing" : degraded ? "degraded" : "ok",
-      // A shard replica that owns nothing (yet, or with more replicas than clusters) is ready: it is standing by.
-      ready: notReady.length === 0 && (Object.keys(clusters).length > 0 || shard !== undefined),
-      clusters,
-      ...(notReady.length ? { notReady } : {}),
-      controller: { inFlight: this.#controller.inFlight, queued, wedged: controllerWedged },
-      ...(this.#elector
-        ? { leaderElection: { ...this.#elector.snapshot(), cluster: this.#o.leaderElection!.cluster } }
-        : {}),
+      ...rollUpHealth(clusters, controller, shard !== undefined),
+      ...(this.#lease ? { leaderElection: this.#lease.snapshot() } : {}),
       ...(this.#providers ? { providers: this.#providers() } : {}),
       ...(shard ? { shard } : {}),
     };
   }
-}
-
-/** What the elector needs in the Lease's namespace, checked in the home cluster's pre-flight. */
-function leasePermissions(le: HubLeaderElection): PermissionCheck[] {
-  return ["get", "create", "update"].map((verb) => ({
-    verb,
-    group: "coordination.k8s.io",
-    resource: "leases",
-    namespace: le.namespace,
-  }));
 }

@@ -4,8 +4,11 @@ import client from "prom-client";
 import type { ClusterAccess } from "../../kube/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
 import type { ProviderHealth } from "../cluster_health.ts";
-import type { ClusterRegistration, RegistrationProblem } from "../hub.ts";
+import type { ClusterRegistration, RegistrationProblem } from "../hub_health.ts";
+import { Offers, type Selection } from "./_offers.ts";
+import { providerHealth, type UnusableSource } from "./_provider_health.ts";
 import { SwappableAccess } from "./swappable_access.ts";
+import { SyncPump } from "./_sync_pump.ts";
 
 /** Where a registration came from: `--clusters` at start, a kubeconfig file, a labelled Secret. */
 export type ProviderName = "flag" | "folder" | "secret";
@@ -65,12 +68,6 @@ export interface RegisteredCluster {
   credentialSwaps: number;
 }
 
-interface Source {
-  provider: ProviderName;
-  source: string;
-  offers: Map<string, ClusterOffer>;
-}
-
 interface Served {
   provider: ProviderName;
   source: string;
@@ -79,11 +76,6 @@ interface Served {
   access: SwappableAccess;
   registeredAt: string;
 }
-
-type Desired =
-  | { kind: "none" }
-  | { kind: "hold"; problem: RegistrationProblem }
-  | { kind: "serve"; provider: ProviderName; source: string; offer: ClusterOffer & { access: ClusterAccess } };
 
 /**
  * Resolves every provider's offers to one cluster per name and keeps the target in step.
@@ -99,38 +91,36 @@ type Desired =
  * - a name `--clusters` selected explicitly is always shown: `registering` while no source offers it.
  */
 export class ClusterRegistry {
-  readonly #o: ClusterRegistryOptions;
   #target: EngageTarget | undefined;
   readonly #clock: Clock;
   readonly #log: Logger;
-  readonly #selected: Set<string> | "all";
-  readonly #sources = new Map<string, Source>();
-  /** name → keys of the sources that offer it. */
-  readonly #claims = new Map<string, Set<string>>();
+  readonly #selection: Selection;
+  readonly #offers = new Offers();
   readonly #served = new Map<string, Served>();
   readonly #held = new Set<string>();
-  readonly #dirty = new Set<string>();
-  readonly #syncing = new Map<string, Promise<void>>();
+  readonly #pump: SyncPump;
   /** Each provider's own watch, as it reports it. */
   readonly #watches = new Map<ProviderName, () => ProviderWatch>();
   /** `provider\0source` → why that source offers nothing (a file that does not parse, a Secret that cannot be read). */
-  readonly #unusable = new Map<string, { provider: ProviderName; source: string; error: string }>();
-  #idleWaiters: (() => void)[] = [];
-  #stopped = false;
+  readonly #unusable = new Map<string, UnusableSource>();
 
   constructor(options: ClusterRegistryOptions) {
-    this.#o = options;
     this.#clock = options.clock ?? new SystemClock();
     this.#log = options.logger;
-    this.#selected = options.selection === "all" ? "all" : new Set(options.selection);
-    if (this.#selected !== "all") { for (const name of this.#selected) this.#dirty.add(name); }
+    const names = options.selection === "all" ? "all" : new Set(options.selection);
+    this.#selection = { names, howToRegister: options.howToRegister };
+    this.#pump = new SyncPump((name) => this.#sync(name), {
+      concurrency: options.concurrency ?? 8,
+      onError: (name, err) => this.#log.error("cluster registration failed", { cluster: name, error: errorText(err) }),
+    });
+    if (names !== "all") { for (const name of names) this.#pump.mark(name); }
   }
 
   /** Starts driving `target`: everything offered so far is synced now, later offers as they come. */
   connect(target: EngageTarget): void {
     this.#target = target;
     target.showProviders?.(() => this.providerHealth());
-    this.#pump();
+    this.#pump.enable();
   }
 
   /** Makes `provider` appear in `providerHealth()`, its watch described by `watch`. */
@@ -153,30 +143,14 @@ export class ClusterRegistry {
    * (unusable sources, broken offers, names it shares with another source). Messages name sources, never content.
    */
   providerHealth(): Record<string, ProviderHealth> {
-    const out: Record<string, ProviderHealth> = {};
-    const entry = (p: ProviderName) => out[p];
-    for (const p of PROVIDERS) {
-      const w = this.#watches.get(p);
-      if (w) out[p] = { ...w(), clusters: 0, errors: [] };
-    }
-    for (const s of this.#served.values()) if (entry(s.provider)) entry(s.provider).clusters++;
-    for (const u of this.#unusable.values()) entry(u.provider)?.errors.push({ source: u.source, error: u.error });
-    for (const s of this.#sources.values()) {
-      const e = entry(s.provider);
-      if (!e) continue;
-      for (const [name, o] of s.offers) {
-        if (o.error || !o.access) {
-          e.errors.push({ source: s.source, cluster: name, error: o.error ?? `cluster "${name}" is not usable` });
-        } else if ((this.#claims.get(name)?.size ?? 0) > 1) {
-          const want = this.#desired(name);
-          if (want.kind === "hold") e.errors.push({ source: s.source, cluster: name, error: want.problem.error });
-        }
-      }
-    }
-    for (const e of Object.values(out)) {
-      e.errors.sort((a, b) => a.source.localeCompare(b.source) || (a.cluster ?? "").localeCompare(b.cluster ?? ""));
-    }
-    return out;
+    return providerHealth({
+      order: PROVIDERS,
+      watches: this.#watches,
+      served: this.#served.values(),
+      unusable: this.#unusable.values(),
+      offers: this.#offers,
+      resolve: (name) => this.#offers.resolve(name, this.#selection),
+    });
   }
 
   /**
@@ -184,14 +158,14 @@ export class ClusterRegistry {
    * main.ts turns problems at start-up into exit code 2.
    */
   check(): { serving: ClusterAccess[]; problems: { name: string; error: string; registered: boolean }[] } {
-    const names = this.#selected === "all" ? [...this.#claims.keys()].sort() : [...this.#selected];
+    const names = this.#selection.names === "all" ? this.#offers.names() : [...this.#selection.names];
     const serving: ClusterAccess[] = [];
     const problems: { name: string; error: string; registered: boolean }[] = [];
     for (const name of names) {
-      const want = this.#desired(name);
+      const want = this.#offers.resolve(name, this.#selection);
       if (want.kind === "serve") serving.push(want.offer.access);
       else if (want.kind === "hold") {
-        problems.push({ name, error: want.problem.error, registered: this.#claims.has(name) });
+        problems.push({ name, error: want.problem.error, registered: this.#offers.claims(name) > 0 });
       }
     }
     return { serving, problems };
@@ -199,38 +173,13 @@ export class ClusterRegistry {
 
   /** Every name some source offers, sorted. */
   names(): string[] {
-    return [...this.#claims.keys()].sort();
+    return this.#offers.names();
   }
 
   /** Replaces everything `source` of `provider` offers. */
   offer(provider: ProviderName, source: string, offers: ClusterOffer[]): void {
-    const key = `${provider}\u0000${source}`;
-    const before = this.#sources.get(key);
-    const next = new Map<string, ClusterOffer>();
-    const doubled = new Set<string>();
-    for (const o of offers) {
-      if (next.has(o.name)) doubled.add(o.name);
-      next.set(o.name, o);
-    }
-    for (const name of doubled) {
-      next.set(name, { ...next.get(name)!, access: undefined, error: `"${name}" is defined twice in ${source}` });
-    }
-    // The sources are updated before any name is marked: a sync reads them as soon as it is marked.
-    if (next.size === 0) this.#sources.delete(key);
-    else this.#sources.set(key, { provider, source, offers: next });
-    const changed: string[] = [];
-    for (const name of before?.offers.keys() ?? []) {
-      if (!next.has(name) && this.#unclaim(name, key)) changed.push(name);
-    }
-    for (const [name, o] of next) {
-      const old = before?.offers.get(name);
-      this.#claim(name, key);
-      if (
-        !old || old.endpointDigest !== o.endpointDigest || old.credentialsDigest !== o.credentialsDigest ||
-        old.error !== o.error || !old.access !== !o.access
-      ) changed.push(name);
-    }
-    for (const name of changed) this.#mark(name);
+    // The offers are updated before any name is marked: a sync reads them as soon as it is marked.
+    for (const name of this.#offers.offer(provider, source, offers)) this.#pump.mark(name);
   }
 
   /** Everything `source` of `provider` offered is gone (file deleted, Secret deleted). */
@@ -251,8 +200,7 @@ export class ClusterRegistry {
 
   /** Resolves once every pending sync finished (tests and the start-up path use it). */
   idle(): Promise<void> {
-    if (this.#dirty.size === 0 && this.#syncing.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    return this.#pump.idle();
   }
 
   /** Adds `hub_clusters_registered{provider}` to a Prometheus registry. */
@@ -274,92 +222,12 @@ export class ClusterRegistry {
   /** Syncs until `signal` aborts, then waits for syncs in flight. The target's own stop disengages the clusters. */
   async start(signal: AbortSignal): Promise<void> {
     if (!signal.aborted) await new Promise<void>((r) => signal.addEventListener("abort", () => r(), { once: true }));
-    this.#stopped = true;
-    this.#dirty.clear();
-    await Promise.all(this.#syncing.values());
-  }
-
-  #claim(name: string, key: string): void {
-    let set = this.#claims.get(name);
-    if (!set) this.#claims.set(name, set = new Set());
-    set.add(key);
-  }
-
-  #unclaim(name: string, key: string): boolean {
-    const set = this.#claims.get(name);
-    const had = set?.delete(key) ?? false;
-    if (set?.size === 0) this.#claims.delete(name);
-    return had;
-  }
-
-  #mark(name: string): void {
-    if (this.#stopped) return;
-    this.#dirty.add(name);
-    this.#pump();
-  }
-
-  #pump(): void {
-    if (!this.#target) return;
-    const limit = this.#o.concurrency ?? 8;
-    for (const name of this.#dirty) {
-      if (this.#syncing.size >= limit) break;
-      if (this.#syncing.has(name)) continue;
-      this.#dirty.delete(name);
-      const run = this.#sync(name).catch((err) => {
-        this.#log.error("cluster registration failed", { cluster: name, error: errorText(err) });
-      }).finally(() => {
-        this.#syncing.delete(name);
-        this.#pump();
-        if (this.#dirty.size === 0 && this.#syncing.size === 0) {
-          const waiters = this.#idleWaiters;
-          this.#idleWaiters = [];
-          for (const w of waiters) w();
-        }
-      });
-      this.#syncing.set(name, run);
-    }
-  }
-
-  #desired(name: string): Desired {
-    const selected = this.#selected === "all" || this.#selected.has(name);
-    if (!selected) return { kind: "none" };
-    const keys = [...this.#claims.get(name) ?? []].sort();
-    if (keys.length === 0) {
-      if (this.#selected === "all") return { kind: "none" };
-      return {
-        kind: "hold",
-        problem: {
-          error: `cluster "${name}" is selected by --clusters but no provider registers it yet${
-            this.#o.howToRegister ? `; ${this.#o.howToRegister}` : ""
-          }`,
-        },
-      };
-    }
-    const sources = keys.map((k) => this.#sources.get(k)!);
-    if (sources.length > 1) {
-      const where = sources.map((s) => `${s.provider} ${s.source}`).join(", ");
-      return {
-        kind: "hold",
-        problem: {
-          error: `name collision: cluster "${name}" is registered ${sources.length} times (${where}); ` +
-            `none of them is served until all but one are renamed or removed`,
-        },
-      };
-    }
-    const s = sources[0];
-    const offer = s.offers.get(name)!;
-    if (!offer.access || offer.error) {
-      return {
-        kind: "hold",
-        problem: { provider: s.provider, error: offer.error ?? `cluster "${name}" from ${s.source} is not usable` },
-      };
-    }
-    return { kind: "serve", provider: s.provider, source: s.source, offer: { ...offer, access: offer.access } };
+    await this.#pump.stop();
   }
 
   async #sync(name: string): Promise<void> {
-    if (this.#stopped) return;
-    const want = this.#desired(name);
+    if (this.#pump.stopped) return;
+    const want = this.#offers.resolve(name, this.#selection);
     const cur = this.#served.get(name);
     const target = this.#target!;
     if (want.kind === "serve") {

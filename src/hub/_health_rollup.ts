@@ -1,0 +1,45 @@
+// The hub-wide verdict of the health document: status, readiness and the shared controller's progress.
+
+import type { ClusterHealth } from "./cluster_health.ts";
+import type { HubHealth } from "./hub_health.ts";
+
+/** The shared controller as health sees it. */
+export interface ControllerProgress {
+  /** Reconciles running now. */
+  inFlight: number;
+  /** Keys queued in the shared queue. */
+  queued: number;
+  /** Milliseconds since a reconcile last completed. */
+  idleForMs: number;
+  /** A reconcile's time limit (HubLimits.reconcileTimeoutMs). */
+  reconcileTimeoutMs: number;
+  /** Whether the hub runs (a hub not started is never wedged). */
+  running: boolean;
+}
+
+/**
+ * The first fields of the health document, from every cluster's entry and the controller's progress.
+ *
+ * Guarantees: `failing` when the controller or a cluster's watch is wedged, else `degraded` when a cluster is not
+ * `watching`, else `ok`; the controller is wedged when keys wait, nothing runs and nothing completed for twice the
+ * reconcile timeout plus a minute; `ready` once every entry synced and there is one at least, or, with `sharded`,
+ * also with none (a shard replica that owns nothing is standing by); `notReady` is present only when not empty.
+ */
+export function rollUpHealth(
+  clusters: Record<string, ClusterHealth>,
+  controller: ControllerProgress,
+  sharded: boolean,
+): Pick<HubHealth, "status" | "ready" | "clusters" | "notReady" | "controller"> {
+  const { inFlight, queued, idleForMs, reconcileTimeoutMs, running } = controller;
+  const controllerWedged = queued > 0 && inFlight === 0 && idleForMs > reconcileTimeoutMs * 2 + 60_000 && running;
+  const notReady = Object.entries(clusters).filter(([, h]) => !h.synced).map(([n]) => n);
+  const failing = controllerWedged || Object.values(clusters).some((h) => h.wedged);
+  const degraded = Object.values(clusters).some((h) => h.state !== "watching");
+  return {
+    status: failing ? "failing" : degraded ? "degraded" : "ok",
+    ready: notReady.length === 0 && (Object.keys(clusters).length > 0 || sharded),
+    clusters,
+    ...(notReady.length ? { notReady } : {}),
+    controller: { inFlight, queued, wedged: controllerWedged },
+  };
+}

@@ -1,0 +1,92 @@
+// Unit tests of the offers book: which names change, and what each name resolves to (collisions, selection) (pure).
+import assert from "node:assert/strict";
+import type { ClusterAccess } from "../../kube/mod.ts";
+import { Offers, type Selection } from "./_offers.ts";
+import type { ClusterOffer } from "./registry.ts";
+
+function offer(name: string, over: Partial<ClusterOffer> = {}): ClusterOffer {
+  const access = { name, server: "https://127.0.0.1:1", source: "test" } as unknown as ClusterAccess;
+  return { name, access, endpointDigest: "e1", credentialsDigest: "c1", ...over };
+}
+
+const ALL: Selection = { names: "all" };
+
+Deno.test("Offers.offer() answers the names whose offer is new, changed, or withdrawn, and not those unchanged", () => {
+  const o = new Offers();
+  assert.deepEqual(o.offer("folder", "/c/a.yaml", [offer("a"), offer("b")]), ["a", "b"]);
+  assert.deepEqual(o.offer("folder", "/c/a.yaml", [offer("a"), offer("b")]), [], "the same offers change nothing");
+  assert.deepEqual(o.offer("folder", "/c/a.yaml", [offer("a", { credentialsDigest: "c2" }), offer("b")]), ["a"]);
+  assert.deepEqual(o.offer("folder", "/c/a.yaml", [offer("a", { credentialsDigest: "c2" })]), ["b"]);
+  assert.deepEqual(o.offer("folder", "/c/a.yaml", [offer("a", { credentialsDigest: "c2", endpointDigest: "e2" })]), [
+    "a",
+  ]);
+  assert.deepEqual(
+    o.offer("folder", "/c/a.yaml", [
+      offer("a", { access: undefined, error: "bad", endpointDigest: "e2", credentialsDigest: "c2" }),
+    ]),
+    ["a"],
+  );
+  const broken = (error: string) =>
+    offer("a", { access: undefined, error, endpointDigest: "e2", credentialsDigest: "c2" });
+  assert.deepEqual(o.offer("folder", "/c/a.yaml", [broken("worse")]), ["a"], "a new error alone is a change");
+  assert.deepEqual(o.offer("folder", "/c/a.yaml", [broken("worse")]), []);
+  assert.deepEqual(o.offer("folder", "/c/a.yaml", []), ["a"]);
+  assert.deepEqual(o.names(), []);
+  assert.deepEqual([...o.sources()], [], "a source offering nothing is forgotten");
+});
+
+Deno.test("Offers.resolve() serves a name one source offers, and holds one two sources offer, naming both, whatever the order", () => {
+  const o = new Offers();
+  o.offer("folder", "/c/a.yaml", [offer("a")]);
+  const served = o.resolve("a", ALL);
+  assert.equal(served.kind, "serve");
+  assert.equal(served.kind === "serve" && `${served.provider} ${served.source}`, "folder /c/a.yaml");
+  o.offer("secret", "hub/a", [offer("a")]);
+  const first = o.resolve("a", ALL);
+  const other = new Offers();
+  other.offer("secret", "hub/a", [offer("a")]);
+  other.offer("folder", "/c/a.yaml", [offer("a")]);
+  assert.deepEqual(other.resolve("a", ALL), first, "the outcome does not depend on which source was read first");
+  assert.equal(first.kind, "hold");
+  assert.match(
+    first.kind === "hold" ? first.problem.error : "",
+    /name collision: cluster "a" is registered 2 times \(folder \/c\/a.yaml, secret hub\/a\)/,
+  );
+  assert.equal(o.claims("a"), 2);
+  o.offer("secret", "hub/a", []);
+  assert.equal(o.resolve("a", ALL).kind, "serve", "served again once only one source is left");
+});
+
+Deno.test("Offers holds a name defined twice in one source, and one whose offer is not usable, with the source's error", () => {
+  const o = new Offers();
+  o.offer("folder", "/c/x.yaml", [offer("a"), offer("a")]);
+  const doubled = o.resolve("a", ALL);
+  assert.deepEqual(doubled, {
+    kind: "hold",
+    problem: { provider: "folder", error: `"a" is defined twice in /c/x.yaml` },
+  });
+  o.offer("folder", "/c/y.yaml", [offer("b", { access: undefined })]);
+  assert.deepEqual(o.resolve("b", ALL), {
+    kind: "hold",
+    problem: { provider: "folder", error: `cluster "b" from /c/y.yaml is not usable` },
+  });
+  o.offer("folder", "/c/z.yaml", [offer("c", { error: "no server in context c" })]);
+  const broken = o.resolve("c", ALL);
+  assert.equal(broken.kind === "hold" && broken.problem.error, "no server in context c");
+});
+
+Deno.test("Offers.resolve() ignores names not selected, and holds a selected name nobody offers with how to register it", () => {
+  const o = new Offers();
+  o.offer("folder", "/c/a.yaml", [offer("a"), offer("b")]);
+  const selection: Selection = { names: new Set(["a", "c"]), howToRegister: "run deno task cluster:add" };
+  assert.equal(o.resolve("a", selection).kind, "serve");
+  assert.deepEqual(o.resolve("b", selection), { kind: "none" });
+  assert.deepEqual(o.resolve("c", selection), {
+    kind: "hold",
+    problem: {
+      error: `cluster "c" is selected by --clusters but no provider registers it yet; run deno task cluster:add`,
+    },
+  });
+  assert.deepEqual(o.resolve("c", ALL), { kind: "none" }, "with all, a name nobody offers is nothing");
+  assert.deepEqual(o.names(), ["a", "b"]);
+});

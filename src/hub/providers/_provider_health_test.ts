@@ -1,0 +1,73 @@
+// Unit tests of the `providers` section of /status: counts, sources in trouble, order and sorting (pure).
+import assert from "node:assert/strict";
+import type { ClusterAccess } from "../../kube/mod.ts";
+import { Offers, type Selection } from "./_offers.ts";
+import { providerHealth, type ProviderHealthInputs } from "./_provider_health.ts";
+import { type ClusterOffer, type ProviderName, PROVIDERS, type ProviderWatch } from "./registry.ts";
+
+function offer(name: string, over: Partial<ClusterOffer> = {}): ClusterOffer {
+  const access = { name, server: "https://127.0.0.1:1", source: "test" } as unknown as ClusterAccess;
+  return { name, access, endpointDigest: "e1", credentialsDigest: "c1", ...over };
+}
+
+const watching = (watches: string[]): () => ProviderWatch => () => ({ state: "watching", watches, lastError: null });
+
+function inputs(over: Partial<ProviderHealthInputs> & { offers: Offers }): ProviderHealthInputs {
+  const selection: Selection = { names: "all" };
+  return {
+    order: PROVIDERS,
+    watches: new Map(),
+    served: [],
+    unusable: [],
+    resolve: (name) => over.offers.resolve(name, selection),
+    ...over,
+  };
+}
+
+Deno.test("providerHealth() lists only attached providers, in the given order, each with its watch and served count", () => {
+  const watches = new Map<ProviderName, () => ProviderWatch>([
+    ["secret", watching(["hub/clusters"])],
+    ["folder", watching(["/c"])],
+  ]);
+  const served = [{ provider: "folder" as const }, { provider: "folder" as const }, { provider: "flag" as const }];
+  const h = providerHealth(inputs({ watches, served, offers: new Offers() }));
+  assert.deepEqual(Object.keys(h), ["folder", "secret"]);
+  assert.deepEqual(h.folder, { state: "watching", watches: ["/c"], lastError: null, clusters: 2, errors: [] });
+  assert.equal(h.secret.clusters, 0);
+});
+
+Deno.test("providerHealth() names each source in trouble: unusable, broken offers and shared names, sorted by source and cluster", () => {
+  const offers = new Offers();
+  offers.offer("folder", "/c/b.yaml", [offer("shared")]);
+  offers.offer("folder", "/c/a.yaml", [offer("zeta", { access: undefined }), offer("alpha", { error: "no server" })]);
+  offers.offer("secret", "hub/shared", [offer("shared")]);
+  const h = providerHealth(inputs({
+    watches: new Map([["folder", watching(["/c"])], ["secret", watching(["hub"])]]),
+    unusable: [{ provider: "folder", source: "/c/0-broken.yaml", error: "does not parse" }],
+    offers,
+  }));
+  assert.deepEqual(h.folder.errors.map((e) => `${e.source} ${e.cluster ?? "-"}`), [
+    "/c/0-broken.yaml -",
+    "/c/a.yaml alpha",
+    "/c/a.yaml zeta",
+    "/c/b.yaml shared",
+  ]);
+  assert.equal(h.folder.errors[1].error, "no server");
+  assert.equal(h.folder.errors[2].error, `cluster "zeta" is not usable`);
+  assert.match(h.folder.errors[3].error, /name collision: cluster "shared" is registered 2 times/);
+  assert.deepEqual(h.secret.errors.map((e) => `${e.source} ${e.cluster}`), ["hub/shared shared"]);
+});
+
+Deno.test("providerHealth() leaves out the troubles of providers not attached", () => {
+  const offers = new Offers();
+  offers.offer("secret", "hub/a", [offer("a", { access: undefined })]);
+  const h = providerHealth(inputs({
+    watches: new Map([["folder", watching(["/c"])]]),
+    unusable: [{ provider: "secret", source: "hub/b", error: "cannot read" }],
+    served: [{ provider: "secret" }],
+    offers,
+  }));
+  assert.deepEqual(Object.keys(h), ["folder"]);
+  assert.deepEqual(h.folder.errors, []);
+  assert.equal(h.folder.clusters, 0);
+});
