@@ -1,7 +1,6 @@
 // Unit tests for one HTTP/1.1 socket's buffer and the byte helpers, over a ScriptedSocket (_scripted_socket.ts).
 import assert from "node:assert/strict";
 import {
-  type Abortable,
   concat,
   Connection,
   indexOfBlankLine,
@@ -11,21 +10,10 @@ import {
   raced,
 } from "./_http1_connection.ts";
 import { ScriptedSocket } from "./_scripted_socket.ts";
+import { TestAbort } from "./_test_abort.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-
-class TestAbort implements Abortable {
-  aborted: unknown = undefined;
-  #hooks: (() => void)[] = [];
-  onAbort(fn: () => void): void {
-    if (this.aborted === undefined) this.#hooks.push(fn);
-  }
-  abort(reason: unknown): void {
-    this.aborted = reason;
-    for (const fn of this.#hooks.splice(0)) fn();
-  }
-}
 
 Deno.test("Connection.write() keeps writing until every byte went out on a socket that takes a few at a time", async () => {
   const sock = new ScriptedSocket([], 3);
