@@ -1,7 +1,6 @@
-// Unit tests for one HTTP/1.1 socket's buffer and the byte helpers, over an injected socket that replays scripted reads.
+// Unit tests for one HTTP/1.1 socket's buffer and the byte helpers, over a ScriptedSocket (_scripted_socket.ts).
 import assert from "node:assert/strict";
 import {
-  type Abortable,
   concat,
   Connection,
   indexOfBlankLine,
@@ -10,57 +9,14 @@ import {
   isClosedSocket,
   raced,
 } from "./_http1_connection.ts";
+import { ScriptedSocket } from "./_scripted_socket.ts";
+import { TestAbort } from "./_test_abort.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-/** A socket whose reads return the scripted pieces (as much as fits), then EOF; writes accept `perWrite` bytes each. */
-class ScriptedConn {
-  readonly pieces: Uint8Array[];
-  written: Uint8Array[] = [];
-  writeCalls = 0;
-  closes = 0;
-  readonly perWrite: number;
-  constructor(pieces: (string | Uint8Array)[], perWrite = Infinity) {
-    this.pieces = pieces.map((p) => typeof p === "string" ? enc.encode(p) : p);
-    this.perWrite = perWrite;
-  }
-  read(into: Uint8Array): Promise<number | null> {
-    const next = this.pieces.shift();
-    if (!next) return Promise.resolve(null);
-    const n = Math.min(into.length, next.length);
-    into.set(next.subarray(0, n));
-    if (n < next.length) this.pieces.unshift(next.subarray(n));
-    return Promise.resolve(n);
-  }
-  write(bytes: Uint8Array): Promise<number> {
-    this.writeCalls++;
-    const n = Math.min(bytes.length, this.perWrite);
-    this.written.push(bytes.slice(0, n));
-    return Promise.resolve(n);
-  }
-  close(): void {
-    this.closes++;
-  }
-  asConn(): Deno.Conn {
-    return this as unknown as Deno.Conn;
-  }
-}
-
-class TestAbort implements Abortable {
-  aborted: unknown = undefined;
-  #hooks: (() => void)[] = [];
-  onAbort(fn: () => void): void {
-    if (this.aborted === undefined) this.#hooks.push(fn);
-  }
-  abort(reason: unknown): void {
-    this.aborted = reason;
-    for (const fn of this.#hooks.splice(0)) fn();
-  }
-}
-
 Deno.test("Connection.write() keeps writing until every byte went out on a socket that takes a few at a time", async () => {
-  const sock = new ScriptedConn([], 3);
+  const sock = new ScriptedSocket([], 3);
   const c = new Connection(sock.asConn());
   await c.write(enc.encode("GET / HTTP/1.1\r\n\r\n"));
   assert.equal(dec.decode(concat(sock.written)), "GET / HTTP/1.1\r\n\r\n");
@@ -69,7 +25,7 @@ Deno.test("Connection.write() keeps writing until every byte went out on a socke
 
 Deno.test("Connection.fill() appends reads, grows a full buffer that holds unread bytes, and reports EOF", async () => {
   const big = "x".repeat(INITIAL_BUFFER + 10);
-  const c = new Connection(new ScriptedConn([big]).asConn());
+  const c = new Connection(new ScriptedSocket([big]).asConn());
   assert.equal(await c.fill(), true);
   assert.equal(c.end, INITIAL_BUFFER);
   assert.equal(await c.fill(), true, "the full buffer doubled instead of overwriting unread bytes");
@@ -79,7 +35,7 @@ Deno.test("Connection.fill() appends reads, grows a full buffer that holds unrea
 });
 
 Deno.test("Connection.fill() moves unread bytes to the front of a full buffer instead of growing it", async () => {
-  const c = new Connection(new ScriptedConn(["abcdefgh", "ij"]).asConn());
+  const c = new Connection(new ScriptedSocket(["abcdefgh", "ij"]).asConn());
   c.buf = new Uint8Array(8);
   await c.fill();
   c.start = 6; // "abcdef" consumed
@@ -90,7 +46,7 @@ Deno.test("Connection.fill() moves unread bytes to the front of a full buffer in
 });
 
 Deno.test("Connection.fill() starts over at the front once every byte was consumed", async () => {
-  const c = new Connection(new ScriptedConn(["abcd", "ef"]).asConn());
+  const c = new Connection(new ScriptedSocket(["abcd", "ef"]).asConn());
   await c.fill();
   c.start = c.end;
   await c.fill();
@@ -99,7 +55,7 @@ Deno.test("Connection.fill() starts over at the front once every byte was consum
 });
 
 Deno.test("Connection.close() closes the socket once, however often it is called", () => {
-  const sock = new ScriptedConn([]);
+  const sock = new ScriptedSocket([]);
   const c = new Connection(sock.asConn());
   c.close();
   c.close();
@@ -108,7 +64,7 @@ Deno.test("Connection.close() closes the socket once, however often it is called
 });
 
 Deno.test("raced() resolves with the connection when no abort comes", async () => {
-  const sock = new ScriptedConn([]);
+  const sock = new ScriptedSocket([]);
   assert.equal(await raced(Promise.resolve(sock), new TestAbort()), sock);
   assert.equal(sock.closes, 0);
 });
@@ -116,11 +72,11 @@ Deno.test("raced() resolves with the connection when no abort comes", async () =
 Deno.test("raced() rejects with the abort reason and closes a connection that arrives after the abort", async () => {
   const reason = new Error("caller gave up");
   const abort = new TestAbort();
-  let connect!: (c: ScriptedConn) => void;
-  const p = raced(new Promise<ScriptedConn>((r) => connect = r), abort);
+  let connect!: (c: ScriptedSocket) => void;
+  const p = raced(new Promise<ScriptedSocket>((r) => connect = r), abort);
   abort.abort(reason);
   await assert.rejects(p, (err) => err === reason);
-  const late = new ScriptedConn([]);
+  const late = new ScriptedSocket([]);
   connect(late);
   await Promise.resolve();
   await Promise.resolve();
@@ -130,7 +86,7 @@ Deno.test("raced() rejects with the abort reason and closes a connection that ar
 Deno.test("raced() rejects at once when already aborted, and closes the connection once it arrives", async () => {
   const abort = new TestAbort();
   abort.abort("gone");
-  const sock = new ScriptedConn([]);
+  const sock = new ScriptedSocket([]);
   await assert.rejects(raced(Promise.resolve(sock), abort), (err) => err === "gone");
   await Promise.resolve();
   assert.equal(sock.closes, 1);

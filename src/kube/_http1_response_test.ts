@@ -1,31 +1,11 @@
 // Unit tests for reading one HTTP/1.1 response body off a connection (length, chunked, until EOF) and handing the
-// connection back, over an injected socket that replays scripted reads.
+// connection back, over a ScriptedSocket (_scripted_socket.ts).
 import assert from "node:assert/strict";
 import { type Abortable, Connection, Http1Error } from "./_http1_connection.ts";
 import { type ConnectionOwner, type Framing, Http1Response } from "./_http1_response.ts";
+import { ScriptedSocket } from "./_scripted_socket.ts";
 
-const enc = new TextEncoder();
 const dec = new TextDecoder();
-
-/** A socket whose reads return the scripted pieces (as much as fits), then EOF. */
-class ScriptedConn {
-  readonly pieces: Uint8Array[];
-  constructor(pieces: string[]) {
-    this.pieces = pieces.map((p) => enc.encode(p));
-  }
-  read(into: Uint8Array): Promise<number | null> {
-    const next = this.pieces.shift();
-    if (!next) return Promise.resolve(null);
-    const n = Math.min(into.length, next.length);
-    into.set(next.subarray(0, n));
-    if (n < next.length) this.pieces.unshift(next.subarray(n));
-    return Promise.resolve(n);
-  }
-  write(b: Uint8Array): Promise<number> {
-    return Promise.resolve(b.length);
-  }
-  close(): void {}
-}
 
 class Owner implements ConnectionOwner {
   released = 0;
@@ -47,7 +27,7 @@ function response(
   o: { keepAlive?: boolean; bufferSize?: number; abort?: Abortable } = {},
 ) {
   const owner = new Owner();
-  const c = new Connection(new ScriptedConn(pieces) as unknown as Deno.Conn);
+  const c = new Connection(new ScriptedSocket(pieces).asConn());
   if (o.bufferSize) c.buf = new Uint8Array(o.bufferSize);
   const head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Dup: 1\r\nx-dup: 2\r\nRetry-After:  7 ";
   const res = new Http1Response(owner, c, 200, head, framing, o.keepAlive ?? true, o.abort ?? notAborted);
@@ -161,7 +141,7 @@ Deno.test("header() finds a header by any case, trimmed, the last of repeated on
   assert.equal(t.res.header("missing"), null);
   assert.equal(t.res.ok, true);
   const owner = new Owner();
-  const c = new Connection(new ScriptedConn([]) as unknown as Deno.Conn);
+  const c = new Connection(new ScriptedSocket([]).asConn());
   assert.equal(
     new Http1Response(owner, c, 404, "HTTP/1.1 404 Not Found", { kind: "none" }, true, notAborted).ok,
     false,

@@ -3,24 +3,11 @@
 // be made to do on demand. The real apiservers exercise the same code in tests/kube_client_test.ts.
 
 import assert from "node:assert/strict";
-import { type Abortable, Http1Error, Http1Pool } from "./_http1.ts";
+import { Http1Error, Http1Pool } from "./_http1.ts";
+import { TestAbort } from "./_test_abort.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-
-/** A test's cancellation handle. */
-class TestAbort implements Abortable {
-  aborted: unknown = undefined;
-  #hooks: (() => void)[] = [];
-  onAbort(fn: () => void): void {
-    if (this.aborted === undefined) this.#hooks.push(fn);
-  }
-  abort(reason: unknown = new Error("aborted by the test")): void {
-    if (this.aborted !== undefined) return;
-    this.aborted = reason;
-    for (const fn of this.#hooks.splice(0)) fn();
-  }
-}
 
 /** What the scripted peer does with one request on one connection. */
 type Script = (conn: Deno.Conn, request: string, connection: number) => Promise<"keep" | "close">;

@@ -1,16 +1,22 @@
 // Per-cluster Kubernetes API client on Deno's fetch: JSON requests, paginated lists and NDJSON watch streams.
 
 import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
+import { AuthCache } from "./_auth_cache.ts";
 import { Call } from "./_call.ts";
-import { NdjsonDecoder, NdjsonError } from "./_ndjson.ts";
-import { closeQuietly, type FetchLike, makeTransport, type Transport, type WireResponse } from "./_transport.ts";
-import { type ClusterAccess, type ClusterAuth, tlsFingerprint } from "./cluster_access.ts";
-import { ApiError, apiErrorFrom, AuthError, TransportError } from "./errors.ts";
+import { NdjsonDecoder } from "./_ndjson.ts";
+import { requestFailure } from "./_request_failure.ts";
+import { type QueryValue, requestTarget } from "./_request_target.ts";
+import { type FetchLike, makeTransport, type Transport, type WireResponse } from "./_transport.ts";
+import { TransportPool } from "./_transport_pool.ts";
+import type { ClusterAccess } from "./cluster_access.ts";
+import { apiErrorFrom, TransportError } from "./errors.ts";
 import { toWatchEvent, type WatchEvent } from "./watch_event.ts";
 
 export type { WatchEvent, WatchEventType } from "./watch_event.ts";
 
 export type { FetchLike } from "./_transport.ts";
+
+export type { QueryValue } from "./_request_target.ts";
 
 /** One finished request, for metrics. `code` is the HTTP status, or "error" when none arrived. */
 export interface ResponseInfo {
@@ -43,8 +49,6 @@ export interface KubeClientOptions {
    */
   http2?: boolean;
 }
-
-export type QueryValue = string | number | boolean | undefined;
 
 export interface KubeRequestOptions {
   query?: Record<string, QueryValue>;
@@ -90,13 +94,6 @@ export interface WatchOptions {
   onOpen?: () => void;
 }
 
-/** Credentials from `access.auth()` with their TLS digest and when they were fetched. */
-interface Credentials {
-  auth: ClusterAuth;
-  fp: string;
-  at: number;
-}
-
 interface Opened {
   res: WireResponse;
   call: Call;
@@ -120,32 +117,29 @@ interface Opened {
  */
 export class KubeClient {
   readonly access: ClusterAccess;
-  readonly #fetch: FetchLike | undefined;
   readonly #clock: Clock;
   readonly #timeoutMs: number;
-  readonly #userAgent: string;
   readonly #onResponse: ((info: ResponseInfo) => void) | undefined;
   readonly #logger: Logger | undefined;
-  readonly #authTtlMs: number;
-  readonly #http2: boolean;
   #closed = false;
   /** Requests in flight; close() aborts them (a Set is cheaper than one listener per request). */
   readonly #live = new Set<Call>();
-  #transport: Transport | undefined;
-  readonly #retired = new Set<Transport>();
-  #authCached: Credentials | undefined;
-  #authPending: Promise<Credentials> | undefined;
+  readonly #transports: TransportPool;
+  readonly #auth: AuthCache;
 
   constructor(access: ClusterAccess, options: KubeClientOptions = {}) {
     this.access = access;
-    this.#fetch = options.fetch;
     this.#clock = options.clock ?? new SystemClock();
     this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
-    this.#userAgent = options.userAgent ?? "uuid-operator-hub (deno)";
     this.#onResponse = options.onResponse;
     this.#logger = options.logger;
-    this.#authTtlMs = options.authTtlMs ?? 1_000;
-    this.#http2 = options.http2 ?? false;
+    this.#auth = new AuthCache(access, this.#clock, options.authTtlMs ?? 1_000);
+    const userAgent = options.userAgent ?? "uuid-operator-hub (deno)";
+    const fetch = options.fetch;
+    const http2 = options.http2 ?? false;
+    this.#transports = new TransportPool((auth, fp) =>
+      makeTransport(auth, fp, { server: access.server, userAgent, fetch, http2, proxyUrl: access.proxyUrl })
+    );
   }
 
   /** The context name this client talks to. */
@@ -179,11 +173,11 @@ export class KubeClient {
         });
       }
     } catch (err) {
-      this.#suspect(call, transport);
-      throw this.#failure(err, call, method, path);
+      this.#transports.suspect(call.why, transport);
+      throw requestFailure(err, call, method, path, this.access);
     } finally {
       call.end();
-      this.#release(transport);
+      this.#transports.release(transport);
     }
   }
 
@@ -268,18 +262,18 @@ export class KubeClient {
       for (const v of decoder.end()) yield toWatchEvent<T>(v, path);
     } catch (err) {
       if (call.why === "caller") return;
-      this.#suspect(call, transport);
+      this.#transports.suspect(call.why, transport);
       if (call.why === "deadline") {
         throw new TransportError(
           `GET ${path}: the watch stream from ${this.access.server} outlived timeoutSeconds=${opts.timeoutSeconds} by ${graceMs} ms; treating it as stalled`,
           { cause: err, timeout: true },
         );
       }
-      throw this.#failure(err, call, "GET", path);
+      throw requestFailure(err, call, "GET", path, this.access);
     } finally {
       if (!bodyDone) res.cancel();
       call.end();
-      this.#release(transport);
+      this.#transports.release(transport);
     }
   }
 
@@ -291,12 +285,8 @@ export class KubeClient {
     if (this.#closed) return;
     this.#closed = true;
     for (const call of [...this.#live]) call.close();
-    for (const t of [this.#transport, ...this.#retired]) {
-      if (t) closeQuietly(t);
-    }
-    this.#transport = undefined;
-    this.#retired.clear();
-    this.#authCached = undefined;
+    this.#transports.close();
+    this.#auth.clear();
   }
 
   [Symbol.dispose](): void {
@@ -311,7 +301,7 @@ export class KubeClient {
    * otherwise, and with HTTP/2 every later request would be multiplexed onto it.
    */
   resetConnections(): void {
-    if (this.#transport) this.#retire(this.#transport);
+    this.#transports.reset();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -325,132 +315,28 @@ export class KubeClient {
     const started = this.#clock.now();
     let transport: Transport | undefined;
     try {
-      const creds = this.#freshAuth() ?? await call.race(this.#auth());
+      const creds = this.#auth.fresh() ?? await call.race(this.#auth.get());
       const auth = creds.auth;
-      transport = this.#transportFor(creds);
-      transport.inflight++;
+      transport = this.#transports.acquire(auth, creds.fp);
       let body: string | Uint8Array | undefined;
       let contentType: string | undefined;
       if (opts.body !== undefined) {
         body = typeof opts.body === "string" || opts.body instanceof Uint8Array ? opts.body : JSON.stringify(opts.body);
         contentType = opts.contentType ?? (method === "PATCH" ? "application/merge-patch+json" : "application/json");
       }
-      const res = await transport.send(method, this.#target(path, opts.query), auth.headers, contentType, body, call);
+      const res = await transport.send(method, requestTarget(path, opts.query), auth.headers, contentType, body, call);
       this.#report(method, path, res.status, started);
-      if (res.status === 401) this.#dropAuth();
+      if (res.status === 401) this.#auth.drop();
       if (watch) call.disarm(); // the caller arms the stream's own deadline
       return { res, call, transport };
     } catch (err) {
       call.end();
-      if (transport) this.#suspect(call, transport);
-      if (transport) this.#release(transport);
-      const mapped = this.#failure(err, call, method, path);
+      if (transport) this.#transports.suspect(call.why, transport);
+      if (transport) this.#transports.release(transport);
+      const mapped = requestFailure(err, call, method, path, this.access);
       if (mapped instanceof TransportError) this.#report(method, path, "error", started);
       throw mapped;
     }
-  }
-
-  /** Turns whatever a request threw into the error the caller sees. */
-  #failure(err: unknown, call: Call, method: string, path: string): unknown {
-    if (err instanceof ApiError || err instanceof AuthError || err instanceof TransportError) return err;
-    switch (call.why) {
-      case "caller":
-        return call.callerReason;
-      case "closed":
-        return new TransportError(
-          `${method} ${path}: the client for cluster "${this.access.name}" was closed`,
-          { cause: err },
-        );
-      case "timeout":
-      case "deadline":
-        return new TransportError(
-          `${method} ${path}: no complete response from ${this.access.server} within ${call.armedMs} ms`,
-          { cause: err, timeout: true },
-        );
-    }
-    if (err instanceof NdjsonError) {
-      return new TransportError(`${method} ${path}: malformed watch stream from ${this.access.server}`, {
-        cause: err,
-      });
-    }
-    return new TransportError(
-      `${method} ${path}: cannot reach ${this.access.server}: ${innermostMessage(err)}`,
-      { cause: err },
-    );
-  }
-
-  /** The cached credentials while they are fresh: most requests need no await for them. */
-  #freshAuth(): Credentials | undefined {
-    const cached = this.#authCached;
-    return cached && this.#clock.now() - cached.at < this.#authTtlMs ? cached : undefined;
-  }
-
-  #auth(): Promise<Credentials> {
-    const cached = this.#freshAuth();
-    if (cached) return Promise.resolve(cached);
-    this.#authPending ??= this.access.auth().then((auth) => {
-      const fresh = { auth, fp: tlsFingerprint(auth), at: this.#clock.now() };
-      this.#authCached = fresh;
-      return fresh;
-    }).finally(() => {
-      this.#authPending = undefined;
-    });
-    return this.#authPending;
-  }
-
-  #dropAuth(): void {
-    this.#authCached = undefined;
-    this.access.invalidate?.();
-  }
-
-  #transportFor({ auth, fp }: Credentials): Transport {
-    if (this.#transport && this.#transport.fp === fp) return this.#transport;
-    if (this.#transport) {
-      const old = this.#transport;
-      old.retired = true;
-      if (old.inflight === 0) closeQuietly(old);
-      else this.#retired.add(old);
-    }
-    this.#transport = makeTransport(auth, fp, {
-      server: this.access.server,
-      userAgent: this.#userAgent,
-      fetch: this.#fetch,
-      http2: this.#http2,
-      proxyUrl: this.access.proxyUrl,
-    });
-    return this.#transport;
-  }
-
-  /** After a timeout, the connection the request used is presumed dead: retire its transport. */
-  #suspect(call: Call, t: Transport): void {
-    if ((call.why === "timeout" || call.why === "deadline") && t === this.#transport) this.#retire(t);
-  }
-
-  #retire(t: Transport): void {
-    if (this.#transport === t) this.#transport = undefined;
-    if (t.retired) return;
-    t.retired = true;
-    if (t.inflight <= 0) closeQuietly(t);
-    else this.#retired.add(t);
-  }
-
-  #release(t: Transport): void {
-    t.inflight--;
-    if (t.retired && t.inflight <= 0 && this.#retired.delete(t)) closeQuietly(t);
-  }
-
-  /** The path and query of a request (the transport prepends the server). */
-  #target(path: string, query?: Record<string, QueryValue>): string {
-    let url = path.startsWith("/") ? path : `/${path}`;
-    if (query) {
-      const params = new URLSearchParams();
-      for (const [k, v] of Object.entries(query)) {
-        if (v !== undefined) params.set(k, String(v));
-      }
-      const qs = params.toString();
-      if (qs) url += (url.includes("?") ? "&" : "?") + qs;
-    }
-    return url;
   }
 
   #report(method: string, path: string, code: number | "error", started: number): void {
@@ -465,14 +351,4 @@ export class KubeClient {
       this.#logger.debug("kube request", { cluster: this.access.name, method, path, code, durationMs });
     }
   }
-}
-
-function innermostMessage(err: unknown): string {
-  let cur: unknown = err;
-  let msg = err instanceof Error ? err.message : String(err);
-  for (let i = 0; i < 5 && cur instanceof Error; i++) {
-    if (cur.message) msg = cur.message;
-    cur = cur.cause;
-  }
-  return msg;
 }

@@ -1,4 +1,4 @@
-// One replica's side of sharding: its peer Lease, the fence Leases of the clusters it owns, and engage/disengage.
+// One replica's side of sharding: which registered clusters it owns, the fence Leases it takes and frees for them, and its hand-over on stop.
 
 import type client from "prom-client";
 import type { ClusterAccess } from "../../kube/mod.ts";
@@ -7,6 +7,7 @@ import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.
 import type { ClusterRegistration, RegistrationProblem } from "../hub.ts";
 import { LeaseClient } from "../leases.ts";
 import type { EngageTarget } from "../providers/mod.ts";
+import { Engagements, type ShardTarget } from "./_engagements.ts";
 import { Fences } from "./_fences.ts";
 import { LeaseWatch } from "./_lease_watch.ts";
 import { PeerLease } from "./_peer_lease.ts";
@@ -14,13 +15,7 @@ import { registerShardMetrics } from "./_shard_metrics.ts";
 import { SHARD_TIMING_DEFAULTS, ShardTable, type ShardTimings } from "./shard_table.ts";
 import type { ShardCounters, ShardPeer, ShardStatus } from "./shard_status.ts";
 
-/** What the coordinator drives: the Hub (engage/disengage/hold, and pause/resume for `--shard-warm`). */
-export interface ShardTarget extends EngageTarget {
-  /** Stops reconciling in an engaged cluster (queue dropped, in-flight reconciles cancelled); watches go on. */
-  pause(name: string): void;
-  /** Reconciles in an engaged cluster again, queueing everything cached. */
-  resume(name: string): void;
-}
+export type { ShardTarget } from "./_engagements.ts";
 
 export interface ShardCoordinatorOptions {
   /** The home cluster, which holds the Leases. */
@@ -90,13 +85,8 @@ export class ShardCoordinator implements EngageTarget {
   readonly #watch: LeaseWatch;
   readonly #fences: Fences;
   readonly #registered = new Map<string, Registered>();
-  /** Clusters engaged in the target: owned ones, or every registered one with `warm`. */
-  readonly #engaged = new Set<string>();
-  /** Clusters reconciling in the target now. */
-  readonly #reconciling = new Set<string>();
+  readonly #engagements: Engagements;
   readonly #busy = new Map<string, Promise<void>>();
-  readonly #windingDown = new Set<Promise<void>>();
-  #target: ShardTarget | undefined;
   #startedAt = 0;
   #stopping = false;
   #kick: (() => void) | undefined;
@@ -108,6 +98,7 @@ export class ShardCoordinator implements EngageTarget {
     this.identity = options.identity;
     this.#clock = options.clock ?? new SystemClock();
     this.#log = options.logger.child({ cluster: options.home.name, shard: options.identity });
+    this.#engagements = new Engagements(options.warm ?? false, this.#log);
     const timings = { ...SHARD_TIMING_DEFAULTS, ...options.timings };
     this.#table = new ShardTable(options.identity, options.weight ?? 1, timings, this.#clock);
     this.#client = new KubeClient(options.home, {
@@ -151,7 +142,7 @@ export class ShardCoordinator implements EngageTarget {
 
   /** The Hub (or any ShardTarget) this coordinator engages clusters in; call before `start`. */
   connect(target: ShardTarget): void {
-    this.#target = target;
+    this.#engagements.connect(target);
   }
 
   /** A provider registered (or re-registered) a cluster: engaged here if and once this replica owns it. */
@@ -159,14 +150,7 @@ export class ShardCoordinator implements EngageTarget {
     const again = this.#registered.has(name);
     this.#registered.set(name, { access, registration });
     this.#table.register(name);
-    const t = this.#target!;
-    if (this.#o.warm) {
-      if (!this.#reconciling.has(name)) t.pause(name);
-      this.#engaged.add(name);
-      await t.engage(name, access, registration);
-    } else if (again && this.#engaged.has(name)) {
-      await t.engage(name, access, registration); // new endpoint: the owner re-engages with it
-    }
+    await this.#engagements.register(name, access, registration, again);
     this.#kick?.();
   }
 
@@ -175,11 +159,11 @@ export class ShardCoordinator implements EngageTarget {
     this.#registered.delete(name);
     this.#table.unregister(name);
     await this.#run(name, () => this.#release(name, "unregistered"));
-    if (this.#engaged.delete(name)) await this.#target!.disengage(name);
+    await this.#engagements.disengage(name);
   }
 
   hold(name: string, problem: RegistrationProblem | undefined): void {
-    this.#target!.hold(name, problem);
+    this.#engagements.target!.hold(name, problem);
   }
 
   /** Who owns `cluster` as seen from here, or null. */
@@ -222,7 +206,7 @@ export class ShardCoordinator implements EngageTarget {
       handoffs: { acquired: this.#counters.acquired, released: this.#counters.released },
       fenceViolations: this.#counters.violations,
       leaseWrites: this.#counters.writes,
-      pending: { fenceOps: this.#busy.size, teardowns: this.#windingDown.size },
+      pending: { fenceOps: this.#busy.size, teardowns: this.#engagements.teardowns },
       lastError: this.#lastError,
       clusters,
     };
@@ -235,7 +219,7 @@ export class ShardCoordinator implements EngageTarget {
 
   /** Runs until `signal` aborts; then hands everything over and settles. */
   async start(signal: AbortSignal): Promise<void> {
-    if (!this.#target) throw new Error("ShardCoordinator.start: connect() a target first");
+    if (!this.#engagements.target) throw new Error("ShardCoordinator.start: connect() a target first");
     this.#startedAt = this.#clock.now();
     this.#log.info("sharding started", {
       identity: this.identity,
@@ -256,9 +240,7 @@ export class ShardCoordinator implements EngageTarget {
     const held = this.#table.heldClusters();
     await this.#peerLease.delete();
     await Promise.all(held.map((c) => this.#release(c, "shutdown")));
-    await Promise.all([...this.#engaged].map((c) => this.#target!.disengage(c)));
-    this.#engaged.clear();
-    await Promise.all([...this.#windingDown]);
+    await this.#engagements.disengageAll();
     inner.abort();
     await watching;
     this.#client.close();
@@ -280,7 +262,7 @@ export class ShardCoordinator implements EngageTarget {
     } else {
       this.#log.warn("fence taken over after this replica's hold lapsed", { cluster, holder: f.holder });
     }
-    this.#windDown(this.#stopReconciling(cluster));
+    this.#engagements.stopReconciling(cluster);
     this.#table.drop(cluster);
   }
 
@@ -293,13 +275,13 @@ export class ShardCoordinator implements EngageTarget {
           error: this.#lastError,
         });
         for (const c of this.#table.heldClusters()) {
-          this.#windDown(this.#stopReconciling(c));
+          this.#engagements.stopReconciling(c);
           this.#table.drop(c);
         }
       }
       // A fence held while live, but not reconciling (taken just as a renewal was late): start there now.
       for (const c of this.#table.heldClusters()) {
-        if (!this.#reconciling.has(c) && !this.#busy.has(c) && this.#table.mayReconcile(c)) {
+        if (!this.#engagements.isReconciling(c) && !this.#busy.has(c) && this.#table.mayReconcile(c)) {
           this.#run(c, () => this.#startReconciling(c));
         }
       }
@@ -397,50 +379,18 @@ export class ShardCoordinator implements EngageTarget {
 
   /**
    * Stops reconciling, then frees the fence so the next owner takes it at once. The stop is synchronous (see
-   * `#stopReconciling`): the fence is freed right after it, while the cluster's watches still wind down.
+   * `Engagements.stopReconciling`): the fence is freed right after it, while the cluster's watches still wind down.
    */
   async #release(cluster: string, why: string): Promise<void> {
     const h = this.#table.held(cluster);
-    this.#windDown(this.#stopReconciling(cluster));
+    this.#engagements.stopReconciling(cluster);
     this.#table.drop(cluster);
     if (h) await this.#fences.free(cluster, h.lease, why);
-  }
-
-  /**
-   * Tracks a cluster's teardown (its watches winding down after the synchronous stop) without holding up fence work:
-   * a slow teardown never blocks other hand-overs. `start` awaits them all before it settles.
-   */
-  #windDown(p: Promise<void>): void {
-    const tracked: Promise<void> = p.catch((err) =>
-      this.#log.warn("cluster teardown failed", { error: errorText(err) })
-    )
-      .finally(() => this.#windingDown.delete(tracked));
-    this.#windingDown.add(tracked);
   }
 
   async #startReconciling(cluster: string): Promise<void> {
     const r = this.#registered.get(cluster);
     if (!r || !this.#table.mayReconcile(cluster)) return;
-    this.#reconciling.add(cluster);
-    if (this.#o.warm) {
-      this.#target!.resume(cluster);
-    } else {
-      this.#engaged.add(cluster);
-      await this.#target!.engage(cluster, r.access, r.registration);
-    }
-  }
-
-  /**
-   * Stops reconciling in `cluster`. The stop itself is synchronous (Hub.disengage aborts the cluster and closes its
-   * client before its first await; Hub.pause cancels in-flight reconciles); the promise settles once it is all gone.
-   */
-  #stopReconciling(cluster: string): Promise<void> {
-    this.#reconciling.delete(cluster);
-    if (this.#o.warm) {
-      this.#target!.pause(cluster);
-      return Promise.resolve();
-    }
-    if (!this.#engaged.delete(cluster)) return Promise.resolve();
-    return this.#target!.disengage(cluster);
+    await this.#engagements.startReconciling(cluster, r.access, r.registration);
   }
 }
