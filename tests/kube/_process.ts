@@ -182,3 +182,18 @@ export async function logTail(path: string, lines = 15): Promise<string> {
     return "(no log)";
   }
 }
+
+/** True when the running process still executes the binary file it was started from (not a since-rebuilt one). */
+export function runsCurrentBinary(pid: number): boolean {
+  try {
+    return !Deno.readLinkSync(`/proc/${pid}/exe`).endsWith(" (deleted)");
+  } catch {
+    return false;
+  }
+}
+
+/** True when the running process was started with exactly `args` (so a changed flag set forces a restart). */
+export function runsWithArgs(pid: number, args: string[]): boolean {
+  const running = procArgs(pid);
+  return running !== null && JSON.stringify(running.slice(1)) === JSON.stringify(args);
+}
