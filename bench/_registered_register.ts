@@ -1,8 +1,7 @@
 // registered_clusters --phases register: 10 clusters each through a file and a Secret, registration → watching,
 // removal → gone, and what each one leaves behind (sockets, metric series, timers).
 
-import { type RegisteredContext, stats, until } from "./_registered_context.ts";
-import { kubeconfig } from "./_registered_context.ts";
+import { kubeconfig, type RegisteredContext, stats, until } from "./_registered_context.ts";
 import { socketsTo } from "./_self_probe.ts";
 
 /** The register phase; adds its keys to `ctx.results`. */

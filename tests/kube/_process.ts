@@ -1,4 +1,5 @@
-// Private process helpers for tests/kube: detached spawn with a log file, liveness by pid, graceful stop, port checks.
+// Private process helpers for tests/kube: detached spawn with a log file, liveness by pid, what binary and flags a
+// running process has, graceful stop, port checks.
 //
 // Guarantees:
 // - A spawned control-plane process runs in its own session (setsid) with stdin closed and stdout/stderr appended to
