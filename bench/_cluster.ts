@@ -3,6 +3,7 @@
 // It shares no code with the hub's src/kube, so it measures the hub from the outside.
 
 import { type ClusterEndpoint, localEndpoint } from "../tests/support/cluster_api.ts";
+import { watchLoop } from "./_watch_loop.ts";
 
 const GROUP_PATH = "/apis/demo.operator/v1";
 
@@ -343,42 +344,18 @@ export class OkWatch {
     for (const w of ready) w.resolve();
   }
 
-  async #stream(c: BenchCluster, ns: string, rv: string, opened: () => void): Promise<void> {
-    const res = await fetch(
-      `${c.ep.server}${GROUP_PATH}/namespaces/${ns}/uuid?watch=true&resourceVersion=${rv}&timeoutSeconds=1800`,
-      { client: c.http, headers: { authorization: `Bearer ${c.ep.token}` }, signal: this.#abort.signal },
-    );
-    if (!res.ok || !res.body) throw new Error(`${c.name}: watch ${ns}: ${res.status}`);
-    opened();
-    // Deno does not always end a body that is being read when the request's signal aborts: cancel it.
-    const reader = res.body.getReader();
-    const onAbort = () => void reader.cancel().catch(() => {});
-    this.#abort.signal.addEventListener("abort", onAbort, { once: true });
-    const decoder = new TextDecoder();
-    let buf = "";
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done || this.#abort.signal.aborted) return;
-        const now = performance.now();
-        buf += decoder.decode(value, { stream: true });
-        let start = 0;
-        for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n", start)) {
-          const line = buf.slice(start, nl);
-          start = nl + 1;
-          if (line.startsWith('{"type":"ERROR"')) throw new Error(`${c.name}: watch ${ns}: ${line.slice(0, 200)}`);
-          if (!line.includes('"state":"Ok"')) continue;
-          const ev = JSON.parse(line);
-          if (ev.type === "DELETED" || ev.object?.status?.state !== "Ok") continue;
-          this.#mark(ev.object.metadata.name as string, now);
-        }
-        buf = buf.slice(start);
-        this.#wake();
-      }
-    } finally {
-      this.#abort.signal.removeEventListener("abort", onAbort);
-      await reader.cancel().catch(() => {});
-    }
+  #stream(c: BenchCluster, ns: string, rv: string, opened: () => void): Promise<void> {
+    const path = `${GROUP_PATH}/namespaces/${ns}/uuid?watch=true&resourceVersion=${rv}&timeoutSeconds=1800`;
+    return watchLoop(c, path, `${c.name}: watch ${ns}`, this.#abort.signal, {
+      opened,
+      line: (line, now) => {
+        if (!line.includes('"state":"Ok"')) return;
+        const ev = JSON.parse(line);
+        if (ev.type === "DELETED" || ev.object?.status?.state !== "Ok") return;
+        this.#mark(ev.object.metadata.name as string, now);
+      },
+      chunk: () => this.#wake(),
+    });
   }
 
   /** Resolves once `count` objects were seen Ok, or rejects after `timeoutMs`. */

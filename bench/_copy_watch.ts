@@ -2,6 +2,7 @@
 // when each value of each copy first arrived, and wakes whoever waits for it.
 
 import type { BenchCluster } from "./_cluster.ts";
+import { watchLoop } from "./_watch_loop.ts";
 
 /** Hang guard for one propagation: they take tens of milliseconds; minutes mean something is broken. */
 export const HANG_GUARD_MS = 120_000;
@@ -58,36 +59,14 @@ export class CopyWatch {
     const selector = `labelSelector=${encodeURIComponent(COPY_LABEL)}`;
     const list = await c.request("GET", `${CONFIGMAPS_PATH(ns)}?${selector}`);
     for (const o of list.items ?? []) this.#record(o, performance.now());
-    const res = await fetch(
-      `${c.ep.server}${CONFIGMAPS_PATH(ns)}?${selector}&watch=true&resourceVersion=${list.metadata.resourceVersion}` +
-        `&timeoutSeconds=3600`,
-      { client: c.http, headers: { authorization: `Bearer ${c.ep.token}` }, signal: this.#abort.signal },
-    );
-    if (!res.ok || !res.body) throw new Error(`watch ${res.status}`);
-    const reader = res.body.getReader();
-    const onAbort = () => void reader.cancel().catch(() => {});
-    this.#abort.signal.addEventListener("abort", onAbort, { once: true });
-    const decoder = new TextDecoder();
-    let buf = "";
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done || this.#abort.signal.aborted) return;
-        const now = performance.now();
-        buf += decoder.decode(value, { stream: true });
-        let start = 0;
-        for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n", start)) {
-          const line = buf.slice(start, nl);
-          start = nl + 1;
-          const ev = JSON.parse(line);
-          if (ev.type === "ERROR") throw new Error(line.slice(0, 200));
-          if (ev.type === "ADDED" || ev.type === "MODIFIED") this.#record(ev.object, now);
-        }
-        buf = buf.slice(start);
-      }
-    } finally {
-      this.#abort.signal.removeEventListener("abort", onAbort);
-    }
+    const path = `${CONFIGMAPS_PATH(ns)}?${selector}&watch=true&resourceVersion=${list.metadata.resourceVersion}` +
+      `&timeoutSeconds=3600`;
+    await watchLoop(c, path, "watch", this.#abort.signal, {
+      line: (line, now) => {
+        const ev = JSON.parse(line);
+        if (ev.type === "ADDED" || ev.type === "MODIFIED") this.#record(ev.object, now);
+      },
+    });
   }
 
   // deno-lint-ignore no-explicit-any -- a ConfigMap from the watch

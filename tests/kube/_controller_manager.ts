@@ -12,7 +12,8 @@
 //   namespace controller removed its `kubernetes` finalizer), so `clusters:up` never hands out a cluster whose
 //   namespaces would stay Terminating.
 
-import type { ApiserverRecord, ApiserverResponse } from "./clusters.ts";
+import type { ApiserverResponse } from "./_apiserver.ts";
+import type { ApiserverRecord } from "./_state.ts";
 import { KUBE_BIN_DIR } from "./build.ts";
 import { isOurProcess, logTail, spawnDetached, waitPortFree } from "./_process.ts";
 

@@ -1,4 +1,5 @@
-// Private process helpers for tests/kube: detached spawn with a log file, liveness by pid, graceful stop, port checks.
+// Private process helpers for tests/kube: detached spawn with a log file, liveness by pid, what binary and flags a
+// running process has, graceful stop, port checks.
 //
 // Guarantees:
 // - A spawned control-plane process runs in its own session (setsid) with stdin closed and stdout/stderr appended to
@@ -181,4 +182,19 @@ export async function logTail(path: string, lines = 15): Promise<string> {
   } catch {
     return "(no log)";
   }
+}
+
+/** True when the running process still executes the binary file it was started from (not a since-rebuilt one). */
+export function runsCurrentBinary(pid: number): boolean {
+  try {
+    return !Deno.readLinkSync(`/proc/${pid}/exe`).endsWith(" (deleted)");
+  } catch {
+    return false;
+  }
+}
+
+/** True when the running process was started with exactly `args` (so a changed flag set forces a restart). */
+export function runsWithArgs(pid: number, args: string[]): boolean {
+  const running = procArgs(pid);
+  return running !== null && JSON.stringify(running.slice(1)) === JSON.stringify(args);
 }
