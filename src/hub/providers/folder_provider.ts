@@ -186,7 +186,11 @@ export class FolderProvider {
 
   async #read(path: string, text: string, strict: boolean): Promise<void> {
     const digest = await sha256(text);
-    if (this.#known.get(path)?.digest === digest) return;
+    if (this.#known.get(path)?.digest === digest) {
+      // Back to the bytes last offered (e.g. after an editor's partial write): nothing to re-offer, but the error goes.
+      this.#o.registry.unusable("folder", path, undefined);
+      return;
+    }
     let doc;
     try {
       doc = await parseKubeconfigText(text, { source: path, env: this.#o.env });

@@ -1,0 +1,142 @@
+// Tests of one engaged cluster against the real local apiserver (context prod), watching a namespace of the test's own:
+// pre-flight per operator, shared watches, per-operator health, and a clean stop.
+
+import assert from "node:assert/strict";
+import { waitFor } from "../../tests/support/cluster_api.ts";
+import { KUBECONFIG_PATH } from "../../tests/kube/clusters.ts";
+import { inLocalNamespace } from "../../tests/support/local_client.ts";
+import { type ClusterAccess, loadContexts, type ResourceType } from "../kube/mod.ts";
+import { TokenBucket } from "../queue/mod.ts";
+import type { Operator, StoredObject } from "../runtime/mod.ts";
+import { silentLogger } from "../util/mod.ts";
+import { EngagedCluster } from "./engaged_cluster.ts";
+
+/** Hang guard: a list and a watch on a local apiserver; 30 s is far above any run seen. */
+const HANG_GUARD_MS = 30_000;
+
+const CONFIGMAPS: ResourceType = { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps" };
+const NOPES: ResourceType = { group: "nope.operator-hub.dev", version: "v1", kind: "Nope", plural: "nopes" };
+
+function operator(name: string, resource: ResourceType, over: Partial<Operator> = {}): Operator {
+  return {
+    name,
+    resource,
+    verbs: ["get"],
+    events: false,
+    uses: [],
+    reconciler: { reconcile: () => Promise.resolve() },
+    ...over,
+  };
+}
+
+interface Run {
+  cluster: EngagedCluster;
+  changes: { operator: string; keys: string[] }[];
+  /** Aborts the cluster and waits until `start` settled. */
+  stop(): Promise<void>;
+}
+
+async function engage(ns: string, operators: Operator[]): Promise<Run> {
+  const [access]: ClusterAccess[] = (await loadContexts({ files: [KUBECONFIG_PATH] })).select(["prod"]);
+  const changes: Run["changes"] = [];
+  const cluster = new EngagedCluster("prod", access, {
+    operators,
+    namespaces: [ns],
+    onChange: (_cluster, operator, keys) => changes.push({ operator, keys }),
+    lookup: () => undefined,
+    apiBudget: new TokenBucket(1_000, 1_000),
+    logger: silentLogger(),
+  });
+  const ac = new AbortController();
+  const running = cluster.start(ac.signal);
+  return {
+    cluster,
+    changes,
+    stop: async () => {
+      ac.abort();
+      await running;
+    },
+  };
+}
+
+const health = (c: EngagedCluster) => c.health(() => 0, 0, 60_000);
+
+Deno.test("EngagedCluster watches each operator's resource; a missing CRD marks only that operator, never the others", () =>
+  inLocalNamespace("prod", "engaged", async (client, ns) => {
+    await client.request("POST", `/api/v1/namespaces/${ns}/configmaps`, {
+      body: { metadata: { name: "before", namespace: ns }, data: { a: "1" } },
+    });
+    const run = await engage(ns, [operator("maps", CONFIGMAPS), operator("nope", NOPES)]);
+    try {
+      await waitFor(() => health(run.cluster).operators.maps?.state === "watching", "maps watching", HANG_GUARD_MS);
+      await waitFor(
+        () => health(run.cluster).operators.nope?.state === "missing-crd",
+        "nope missing-crd",
+        HANG_GUARD_MS,
+      );
+      assert.equal(health(run.cluster).state, "missing-crd", "the cluster's state is its worst operator's");
+      assert.ok(run.changes.some((c) => c.operator === "maps" && c.keys.includes(`${ns}/before`)));
+      await client.request("POST", `/api/v1/namespaces/${ns}/configmaps`, {
+        body: { metadata: { name: "after", namespace: ns } },
+      });
+      await waitFor(
+        () => run.changes.some((c) => c.operator === "maps" && c.keys.includes(`${ns}/after`)),
+        "the new ConfigMap handed to onChange",
+        HANG_GUARD_MS,
+      );
+      assert.deepEqual(run.cluster.cachedObjects("nope"), []);
+      assert.ok(run.cluster.cachedObjects("maps").some((o) => o.metadata.name === "after"));
+      assert.equal(run.cluster.target("unknown"), undefined);
+    } finally {
+      await run.stop();
+    }
+  }));
+
+Deno.test("EngagedCluster: operators of one resource and projection share one cache; needsReconcile filters the keys", () =>
+  inLocalNamespace("prod", "engaged-shared", async (client, ns) => {
+    const wanted = (o: StoredObject) => (o as StoredObject & { data?: Record<string, string> }).data?.want === "yes";
+    // Both keep the ConfigMap's data (the default projection keeps only metadata, spec and status).
+    const project = (raw: Record<string, unknown>) => raw as unknown as StoredObject;
+    const run = await engage(ns, [
+      operator("all", CONFIGMAPS, { project }),
+      operator("picky", CONFIGMAPS, { project, needsReconcile: wanted as Operator["needsReconcile"] }),
+    ]);
+    try {
+      await waitFor(() => health(run.cluster).state === "watching", "both watching", HANG_GUARD_MS);
+      for (const [name, want] of [["yes", "yes"], ["no", "no"]]) {
+        await client.request("POST", `/api/v1/namespaces/${ns}/configmaps`, {
+          body: { metadata: { name, namespace: ns }, data: { want } },
+        });
+      }
+      const keysOf = (op: string) => run.changes.filter((c) => c.operator === op).flatMap((c) => c.keys);
+      await waitFor(() => keysOf("all").includes(`${ns}/no`) && keysOf("all").includes(`${ns}/yes`), "both seen");
+      assert.ok(keysOf("picky").includes(`${ns}/yes`));
+      assert.equal(keysOf("picky").includes(`${ns}/no`), false, "needsReconcile kept it out");
+      const h = health(run.cluster);
+      // Namespaced kube-root-ca.crt is created in every namespace: count whatever is cached, once.
+      assert.equal(h.objects, run.cluster.cachedObjects("all").length, "a shared cache is counted once");
+      assert.equal(run.cluster.cachedObjects("all").length, run.cluster.cachedObjects("picky").length);
+    } finally {
+      await run.stop();
+    }
+  }));
+
+Deno.test("EngagedCluster: an operator whose resourceClusters refuses this cluster has no missing-crd here", () =>
+  inLocalNamespace("prod", "engaged-refused", async (_client, ns) => {
+    const run = await engage(ns, [operator("elsewhere", NOPES, { resourceClusters: (c) => c !== "prod" })]);
+    try {
+      await waitFor(() => health(run.cluster).operators.elsewhere?.state === "watching", "watching", HANG_GUARD_MS);
+      assert.equal(health(run.cluster).lastError, null);
+    } finally {
+      await run.stop();
+    }
+  }));
+
+Deno.test("EngagedCluster.start settles once aborted, with its client closed: later requests fail", () =>
+  inLocalNamespace("prod", "engaged-stop", async (_client, ns) => {
+    const run = await engage(ns, [operator("maps", CONFIGMAPS)]);
+    await waitFor(() => health(run.cluster).state === "watching", "watching", HANG_GUARD_MS);
+    await run.stop();
+    const client = run.cluster.target("maps")!.client;
+    await assert.rejects(client.get({ namespace: ns, name: "x" }));
+  }));

@@ -1,0 +1,133 @@
+// Tests of the Secret provider against the real local apiserver (context prod, the home cluster), watching a namespace
+// of the test's own, with a registry of our own that records what it is told.
+
+import assert from "node:assert/strict";
+import { waitFor } from "../../../tests/support/cluster_api.ts";
+import { KUBECONFIG_PATH } from "../../../tests/kube/clusters.ts";
+import { inLocalNamespace } from "../../../tests/support/local_client.ts";
+import { type KubeClient, loadContexts } from "../../kube/mod.ts";
+import { silentLogger } from "../../util/mod.ts";
+import type { ClusterOffer, ClusterRegistry, ProviderWatch } from "./registry.ts";
+import { KUBECONFIG_SECRET_KEY, KUBECONFIG_SECRET_LABEL, SecretProvider } from "./secret_provider.ts";
+
+/** Hang guard: a list and a watch on a local apiserver; 30 s is far above any run seen. */
+const HANG_GUARD_MS = 30_000;
+
+class RecordingRegistry {
+  readonly calls: string[] = [];
+  readonly offers = new Map<string, ClusterOffer>();
+  watch: (() => ProviderWatch) | undefined;
+  attach(_provider: string, watch: () => ProviderWatch): void {
+    this.watch = watch;
+  }
+  offer(_provider: string, source: string, offers: ClusterOffer[]): void {
+    this.calls.push(`offer ${source}`);
+    this.offers.set(source, offers[0]);
+  }
+  withdraw(_provider: string, source: string): void {
+    this.calls.push(`withdraw ${source}`);
+    this.offers.delete(source);
+  }
+  unusable(): void {}
+}
+
+function kubeconfig(contexts: string[], current: string | undefined, token = "t0ken"): string {
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    ...(current ? [`current-context: ${current}`] : []),
+    "clusters:",
+    ...contexts.flatMap((c) => [`- name: ${c}`, "  cluster:", `    server: https://${c}.example:6443`]),
+    "users: [{name: u, user: {token: " + token + "}}]",
+    "contexts:",
+    ...contexts.flatMap((c) => [`- name: ${c}`, "  context:", `    cluster: ${c}`, "    user: u"]),
+    "",
+  ].join("\n");
+}
+
+function secret(ns: string, name: string, data: Record<string, string>, labelled = true) {
+  return {
+    metadata: { name, namespace: ns, labels: labelled ? { [KUBECONFIG_SECRET_LABEL]: "true" } : {} },
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, btoa(v)])),
+  };
+}
+
+/** Runs a SecretProvider on namespace `ns` of prod until `fn` settles. */
+function providing(fn: (client: KubeClient, ns: string, registry: RecordingRegistry) => Promise<void>) {
+  return inLocalNamespace("prod", "secret-provider", async (client, ns) => {
+    const [home] = (await loadContexts({ files: [KUBECONFIG_PATH] })).select(["prod"]);
+    const registry = new RecordingRegistry();
+    const p = new SecretProvider({
+      registry: registry as unknown as ClusterRegistry,
+      home,
+      namespace: ns,
+      logger: silentLogger(),
+    });
+    const ac = new AbortController();
+    const running = p.start(ac.signal);
+    try {
+      await fn(client, ns, registry);
+      assert.equal(registry.watch?.().state, "watching");
+      assert.deepEqual(registry.watch?.().watches, [`prod:${ns}`]);
+    } finally {
+      ac.abort();
+      await running;
+    }
+  });
+}
+
+const post = (client: KubeClient, ns: string, body: unknown) =>
+  client.request("POST", `/api/v1/namespaces/${ns}/secrets`, { body });
+
+Deno.test("SecretProvider registers a labelled Secret's current context under the Secret's name, and ignores unlabelled ones", () =>
+  providing(async (client, ns, registry) => {
+    await post(client, ns, secret(ns, "unlabelled", { [KUBECONFIG_SECRET_KEY]: kubeconfig(["x"], "x") }, false));
+    await post(client, ns, secret(ns, "edge", { [KUBECONFIG_SECRET_KEY]: kubeconfig(["a", "b"], "b") }));
+    const offer = await waitFor(() => registry.offers.get(`${ns}/edge`), "the edge offer", HANG_GUARD_MS);
+    assert.equal(offer.name, "edge");
+    assert.equal(offer.access?.server, "https://b.example:6443", "its current-context");
+    assert.equal(offer.error, undefined);
+    assert.equal(registry.offers.has(`${ns}/unlabelled`), false);
+  }));
+
+Deno.test("SecretProvider offers a Secret without the key, or with no usable context, as an error naming the problem", () =>
+  providing(async (client, ns, registry) => {
+    await post(client, ns, secret(ns, "nokey", { other: "x" }));
+    await post(client, ns, secret(ns, "two", { [KUBECONFIG_SECRET_KEY]: kubeconfig(["a", "b"], undefined) }));
+    await post(client, ns, secret(ns, "dangling", { [KUBECONFIG_SECRET_KEY]: kubeconfig(["a"], "zz") }));
+    await waitFor(() => registry.offers.size === 3, "three offers", HANG_GUARD_MS);
+    assert.match(registry.offers.get(`${ns}/nokey`)!.error!, /has no data key "kubeconfig"/);
+    assert.match(registry.offers.get(`${ns}/two`)!.error!, /2 contexts and no current-context/);
+    assert.match(registry.offers.get(`${ns}/dangling`)!.error!, /current-context "zz" is not defined/);
+    for (const o of registry.offers.values()) assert.equal(o.access, undefined);
+  }));
+
+Deno.test("SecretProvider re-offers a changed Secret with new credentials on the same endpoint, and withdraws it when unlabelled or deleted", () =>
+  providing(async (client, ns, registry) => {
+    await post(client, ns, secret(ns, "a", { [KUBECONFIG_SECRET_KEY]: kubeconfig(["a"], "a", "one") }));
+    await post(client, ns, secret(ns, "b", { [KUBECONFIG_SECRET_KEY]: kubeconfig(["b"], "b") }));
+    const first = await waitFor(() => registry.offers.get(`${ns}/a`), "a offered", HANG_GUARD_MS);
+    await client.request("PUT", `/api/v1/namespaces/${ns}/secrets/a`, {
+      body: secret(ns, "a", { [KUBECONFIG_SECRET_KEY]: kubeconfig(["a"], "a", "two") }),
+    });
+    const second = await waitFor(
+      () => {
+        const o = registry.offers.get(`${ns}/a`);
+        return o !== first && o;
+      },
+      "a offered again",
+      HANG_GUARD_MS,
+    );
+    assert.equal(second.endpointDigest, first.endpointDigest);
+    assert.notEqual(second.credentialsDigest, first.credentialsDigest);
+    await client.request("PUT", `/api/v1/namespaces/${ns}/secrets/a`, {
+      body: secret(ns, "a", { [KUBECONFIG_SECRET_KEY]: kubeconfig(["a"], "a", "two") }, false),
+    });
+    await client.request("DELETE", `/api/v1/namespaces/${ns}/secrets/b`);
+    await waitFor(
+      () => registry.calls.includes(`withdraw ${ns}/a`) && registry.calls.includes(`withdraw ${ns}/b`),
+      "both withdrawn",
+      HANG_GUARD_MS,
+    );
+    assert.equal(registry.offers.size, 0);
+  }));
