@@ -160,7 +160,12 @@ Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace regis
   });
   try {
     await hub.waitReady(HANG_GUARD_MS);
-    const providers = (await hub.get("/status")).body.providers;
+    // Readiness is the engaged clusters'; the Secret provider's first list may still be in flight (state "syncing").
+    const providers = (await hub.waitStatus(
+      (s) => s.providers?.secret?.state !== "syncing",
+      HANG_GUARD_MS,
+      "the Secret provider's first list",
+    )).providers;
     assert.equal(providers.secret.state, "watching");
     assert.deepEqual(providers.secret.watches, [`prod:${ns.name}`]);
     assert.ok(providers.folder.watches.includes(clusterDir), JSON.stringify(providers.folder));
