@@ -1,7 +1,7 @@
 // The protected port's certificate: PEM files watched for rotation, or a self-signed one made at start.
 
 // @ts-types="@types/node-forge"
-import type forgeModule from "node-forge";
+import forge from "node-forge";
 import { type Clock, errorText, SystemClock } from "../util/mod.ts";
 
 /** A certificate chain and its private key, PEM-encoded: what Deno.serve takes as `cert` and `key`. */
@@ -46,11 +46,9 @@ export async function selfSignedTls(hostnames: string[] = []): Promise<TlsPair> 
     true,
     ["sign", "verify"],
   ) as CryptoKeyPair;
-  // Loaded here, not with the module: only a protected port without certificate files needs it (~2 MB of RSS).
-  const forge: typeof forgeModule = (await import("node-forge")).default;
   const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey));
   const key = pem("PRIVATE KEY", pkcs8);
-  const privateKey = forge.pki.privateKeyFromPem(key) as forgeModule.pki.rsa.PrivateKey;
+  const privateKey = forge.pki.privateKeyFromPem(key) as forge.pki.rsa.PrivateKey;
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.setRsaPublicKey(privateKey.n, privateKey.e);
   // A positive 16-byte serial number, hex.
