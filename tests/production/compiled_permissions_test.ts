@@ -11,9 +11,7 @@ import {
   HubIdentity,
   mapPaths,
   METRICS_CERTS_DIR,
-  metricSum,
   MOUNT_DIR,
-  parseMetrics,
   remoteKubeconfig,
   ROOT,
   SERVICE_ACCOUNT_DIR,
@@ -21,6 +19,7 @@ import {
   taskWords,
   tokenStatus,
 } from "./_support.ts";
+import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
 import { hostLibrary, imageAllocator, mappedJemalloc } from "../support/image_allocator.ts";
 import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
 

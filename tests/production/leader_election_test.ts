@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { HubProcess } from "../support/hub_process.ts";
 import { kubectlOk, requireClusters, testNamespace } from "../support/mod.ts";
-import { cleanupReplicas, metricSum, parseMetrics, StatusWrites } from "./_support.ts";
+import { cleanupReplicas, StatusWrites } from "./_support.ts";
+import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
 import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
 
 const CLUSTERS = ["prod", "staging"];

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { localApi, UUID_V4, waitFor } from "../support/cluster_api.ts";
 import { HubProcess } from "../support/hub_process.ts";
 import { requireClusters, testNamespace } from "../support/mod.ts";
-import { metricSeries, metricSum, parseMetrics } from "./_support.ts";
+import { metricSeries, metricSum, parseMetrics } from "../support/prometheus_text.ts";
 
 const CLUSTERS = ["prod", "staging"];
 const N = 25;

@@ -10,7 +10,7 @@ import { parseArgs } from "node:util";
 import { tempDir } from "../support/fault_cluster.ts";
 import { HubProcess } from "../support/hub_process.ts";
 import { apiserverMetrics, requireClusters, testNamespace } from "../support/mod.ts";
-import { metricSum, parseMetrics } from "./_support.ts";
+import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
 import { median, opensslPair, ReaderAccount, startProtectedHub, waitProbe } from "./_protected_support.ts";
 
 const { values } = parseArgs({

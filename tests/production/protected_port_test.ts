@@ -6,7 +6,8 @@ import { kubeconfigText, tempDir } from "../support/fault_cluster.ts";
 import { localEndpoint } from "../support/cluster_api.ts";
 import { FaultProxy } from "../support/fault_proxy.ts";
 import { adminToken, apiserverUrl, KUBECONFIG_PATH, testNamespace } from "../support/mod.ts";
-import { compilePermissions, mapPaths, metricSum, MOUNT_DIR, parseMetrics, SERVICE_ACCOUNT_DIR } from "./_support.ts";
+import { compilePermissions, mapPaths, MOUNT_DIR, SERVICE_ACCOUNT_DIR } from "./_support.ts";
+import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
 import {
   curl,
   opensslPair,

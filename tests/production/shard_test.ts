@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { HubProcess } from "../support/hub_process.ts";
 import { requireClusters, testNamespace } from "../support/mod.ts";
 import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
-import { cleanupReplicas, kustomize, metricSum, parseMetrics, StatusWrites } from "./_support.ts";
+import { cleanupReplicas, kustomize, StatusWrites } from "./_support.ts";
+import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
 /** Short Leases so the test takes seconds: a dead replica's clusters are free 6 s after its last renewal. */
