@@ -1,51 +1,18 @@
 // Tests for Engagements: what a replica engages, pauses, resumes and disengages in its target, with and without warm.
 
 import assert from "node:assert/strict";
-import type { ClusterAccess } from "../../kube/mod.ts";
 import { Logger } from "../../util/mod.ts";
-import type { ClusterRegistration, RegistrationProblem } from "../hub.ts";
-import { Engagements, type ShardTarget } from "./_engagements.ts";
+import type { ClusterRegistration } from "../hub.ts";
+import { Engagements } from "./_engagements.ts";
+import { RecordingTarget, unreachableAccess } from "./_test_target.ts";
 
-const ACCESS: ClusterAccess = {
-  name: "a",
-  server: "https://a.invalid:6443",
-  source: "test",
-  auth: () => Promise.reject(new Error("unused")),
-};
+const ACCESS = unreachableAccess("a");
 const REG: ClusterRegistration = { provider: "flag", registeredAt: "2026-12-03T00:00:00Z" };
-
-/** A target that records every call in order; `disengage` settles when the test says so. */
-class RecordingTarget implements ShardTarget {
-  readonly calls: string[] = [];
-  readonly #teardowns = new Map<string, { resolve: () => void; reject: (e: Error) => void }>();
-  engage(name: string): Promise<void> {
-    this.calls.push(`engage ${name}`);
-    return Promise.resolve();
-  }
-  disengage(name: string): Promise<void> {
-    this.calls.push(`disengage ${name}`);
-    return new Promise((resolve, reject) => this.#teardowns.set(name, { resolve, reject }));
-  }
-  hold(name: string, _problem: RegistrationProblem | undefined): void {
-    this.calls.push(`hold ${name}`);
-  }
-  pause(name: string): void {
-    this.calls.push(`pause ${name}`);
-  }
-  resume(name: string): void {
-    this.calls.push(`resume ${name}`);
-  }
-  finish(name: string, err?: Error): void {
-    const t = this.#teardowns.get(name)!;
-    if (err) t.reject(err);
-    else t.resolve();
-  }
-}
 
 function setup(warm: boolean) {
   const lines: string[] = [];
   const e = new Engagements(warm, new Logger({ level: "debug", write: (l) => lines.push(l) }));
-  const target = new RecordingTarget();
+  const target = new RecordingTarget({ deferTeardowns: true });
   e.connect(target);
   return { e, target, lines };
 }
@@ -138,7 +105,7 @@ Deno.test("disengageAll() disengages every engaged cluster and settles only once
 Deno.test("Engagements.target is unset until connect() sets it", () => {
   const e = new Engagements(false, new Logger({ write: () => {} }));
   assert.equal(e.target, undefined);
-  const t = new RecordingTarget();
+  const t = new RecordingTarget({ deferTeardowns: true });
   e.connect(t);
   assert.equal(e.target, t);
 });

@@ -7,10 +7,11 @@ import { inLocalNamespace } from "../../../tests/support/local_client.ts";
 import { KUBECONFIG_PATH } from "../../../tests/kube/clusters.ts";
 import { type ClusterAccess, loadContexts } from "../../kube/mod.ts";
 import { Logger } from "../../util/mod.ts";
-import type { ClusterRegistration, RegistrationProblem } from "../hub.ts";
+import type { ClusterRegistration } from "../hub.ts";
 import { LeaseClient } from "../leases.ts";
 import { fenceLeaseName, peerLeaseName } from "./lease_names.ts";
-import { ShardCoordinator, type ShardTarget } from "./shard_coordinator.ts";
+import { ShardCoordinator } from "./shard_coordinator.ts";
+import { RecordingTarget, unreachableAccess } from "./_test_target.ts";
 
 /**
  * A short renew period, so a replica settles (two periods) and passes ownership quickly; the default lease duration and
@@ -22,38 +23,6 @@ const REG: ClusterRegistration = { provider: "flag", registeredAt: "2026-12-03T0
 const CLUSTERS = ["c1", "c2", "c3", "c4", "c5", "c6"];
 
 /** A target that keeps the set of clusters engaged in it. */
-class RecordingTarget implements ShardTarget {
-  readonly engaged = new Set<string>();
-  readonly calls: string[] = [];
-  engage(name: string): Promise<void> {
-    this.calls.push(`engage ${name}`);
-    this.engaged.add(name);
-    return Promise.resolve();
-  }
-  disengage(name: string): Promise<void> {
-    this.calls.push(`disengage ${name}`);
-    this.engaged.delete(name);
-    return Promise.resolve();
-  }
-  hold(name: string, _problem: RegistrationProblem | undefined): void {
-    this.calls.push(`hold ${name}`);
-  }
-  pause(name: string): void {
-    this.calls.push(`pause ${name}`);
-  }
-  resume(name: string): void {
-    this.calls.push(`resume ${name}`);
-  }
-}
-
-function access(name: string): ClusterAccess {
-  return {
-    name,
-    server: `https://${name}.invalid:6443`,
-    source: "test",
-    auth: () => Promise.reject(new Error("unused")),
-  };
-}
 
 interface Replica {
   coordinator: ShardCoordinator;
@@ -72,7 +41,7 @@ async function replica(home: ClusterAccess, namespace: string, identity: string)
   });
   const target = new RecordingTarget();
   coordinator.connect(target);
-  for (const c of CLUSTERS) await coordinator.engage(c, access(c), REG);
+  for (const c of CLUSTERS) await coordinator.engage(c, unreachableAccess(c), REG);
   const ac = new AbortController();
   const running = coordinator.start(ac.signal);
   return {
@@ -94,7 +63,7 @@ function inNamespace(fn: (home: ClusterAccess, namespace: string, leases: LeaseC
 
 Deno.test("ShardCoordinator.start refuses to run before a target is connected", async () => {
   const coordinator = new ShardCoordinator({
-    home: access("home"),
+    home: unreachableAccess("home"),
     namespace: "ns",
     group: "g",
     identity: "a",

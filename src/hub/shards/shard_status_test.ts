@@ -1,19 +1,10 @@
 // Tests of what the `shard` section of /status promises, read from a coordinator that has not started (no I/O).
 
 import assert from "node:assert/strict";
-import type { ClusterAccess } from "../../kube/mod.ts";
 import { Logger } from "../../util/mod.ts";
 import { ShardCoordinator, type ShardTarget } from "./shard_coordinator.ts";
 import type { ShardStatus } from "./shard_status.ts";
-
-function access(name: string): ClusterAccess {
-  return {
-    name,
-    server: `https://${name}.invalid:6443`,
-    source: "test",
-    auth: () => Promise.reject(new Error("unused")),
-  };
-}
+import { unreachableAccess } from "./_test_target.ts";
 
 const target: ShardTarget = {
   engage: () => Promise.resolve(),
@@ -25,7 +16,7 @@ const target: ShardTarget = {
 
 function coordinator(): ShardCoordinator {
   const c = new ShardCoordinator({
-    home: access("home"),
+    home: unreachableAccess("home"),
     namespace: "hub-system",
     group: "g",
     identity: "host_ab12",
@@ -54,7 +45,7 @@ Deno.test("ShardStatus with no cluster registered has a share of 0, not NaN, and
 Deno.test("ShardStatus lists every registered cluster, sorted, with no owner while nobody holds its fence", async () => {
   const c = coordinator();
   for (const name of ["zeta", "alpha", "mid"]) {
-    await c.engage(name, access(name), { provider: "flag", registeredAt: "" });
+    await c.engage(name, unreachableAccess(name), { provider: "flag", registeredAt: "" });
   }
   const s = c.status();
   assert.deepEqual(Object.keys(s.clusters), ["alpha", "mid", "zeta"]);
