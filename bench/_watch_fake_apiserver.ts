@@ -3,6 +3,16 @@
 
 import { GROUP, VERSION } from "./_watch_compare_child.ts";
 
+/** The apiserver's answer to a resourceVersion it no longer has: a 410 response, or an ERROR event on a watch. */
+const EXPIRED = {
+  kind: "Status",
+  apiVersion: "v1",
+  status: "Failure",
+  code: 410,
+  reason: "Expired",
+  message: "too old resource version",
+};
+
 /** The injected faults. */
 export type Scenario = "clean-close" | "reset" | "error-410" | "http-410" | "silent" | "list-500" | "watch-500";
 
@@ -107,14 +117,7 @@ export class FakeApiserver {
       this.watches++;
       const first = this.watches === 1;
       if (first && this.#scenario === "http-410") {
-        await json(410, {
-          kind: "Status",
-          apiVersion: "v1",
-          status: "Failure",
-          code: 410,
-          reason: "Expired",
-          message: "too old resource version",
-        });
+        await json(410, EXPIRED);
         continue;
       }
       if (first && this.#scenario === "watch-500") {
@@ -143,17 +146,7 @@ export class FakeApiserver {
           conn.close();
           return;
         case "error-410":
-          await event({
-            type: "ERROR",
-            object: {
-              kind: "Status",
-              apiVersion: "v1",
-              status: "Failure",
-              code: 410,
-              reason: "Expired",
-              message: "too old resource version",
-            },
-          });
+          await event({ type: "ERROR", object: EXPIRED });
           await write("0\r\n\r\n");
           continue;
         case "silent":
