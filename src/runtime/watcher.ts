@@ -70,6 +70,11 @@ export interface WatcherOptions {
   namespace?: string;
   /** Called with the store keys that changed. */
   onChange(keys: string[]): void;
+  /**
+   * Called after every complete list, before `onChange` of the keys it changed: the store then holds the cluster's
+   * objects, even when the list was empty or changed nothing (so `onChange` alone would never say so).
+   */
+  onSynced?(): void;
   clock?: Clock;
   logger?: Logger;
   backoff?: BackoffOptions;
@@ -200,6 +205,7 @@ export class Watcher {
     this.#snap.lastError = null;
     this.#snap.phase = "watching"; // the server just answered; the watch request follows at once
     this.#o.logger?.info("listed", { objects: store.size, changed: changed.length, resourceVersion });
+    this.#o.onSynced?.();
     if (changed.length) this.#o.onChange(changed);
   }
 

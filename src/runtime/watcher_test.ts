@@ -71,6 +71,7 @@ function setup(steps: Step[], idleTimeoutMs = 90_000) {
     client,
     store,
     onChange: (keys) => changes.push(...keys),
+    onSynced: () => changes.push(`(synced with ${store.size})`),
     clock,
     idleTimeoutMs,
     random: () => 0,
@@ -87,7 +88,7 @@ Deno.test("Watcher lists, then watches from the list's resourceVersion", async (
   }]);
   await t.clock.advance(10);
   assert.deepEqual(t.client.calls, ["list", "watch@10"]);
-  assert.deepEqual(t.changes, ["ns/a", "ns/b"]);
+  assert.deepEqual(t.changes, ["(synced with 1)", "ns/a", "ns/b"]);
   const s = t.watcher.snapshot();
   assert.equal(s.phase, "watching");
   assert.equal(s.synced, true);
@@ -106,7 +107,7 @@ Deno.test("Watcher relists after an in-stream 410 ERROR event and reports the de
   await t.clock.advance(10);
   assert.deepEqual(t.client.calls, ["list", "watch@10", "list", "watch@20"]);
   assert.equal(t.store.get("ns/b"), undefined);
-  assert.deepEqual(t.changes, ["ns/a", "ns/b", "ns/b"]);
+  assert.deepEqual(t.changes, ["(synced with 2)", "ns/a", "ns/b", "(synced with 1)", "ns/b"]);
   t.stop.abort();
   await t.done;
 });
@@ -122,6 +123,8 @@ Deno.test("Watcher relists when the watch request itself answers HTTP 410", asyn
   await t.clock.advance(10);
   assert.deepEqual(t.client.calls, ["list", "watch@10", "list", "watch@30"]);
   assert.equal(t.watcher.snapshot().relists, 2);
+  // An empty list changes nothing, yet says the store is synced; so does every relist.
+  assert.deepEqual(t.changes, ["(synced with 0)", "(synced with 1)", "ns/c"]);
   t.stop.abort();
   await t.done;
 });

@@ -39,6 +39,11 @@ export class LeaseWatch {
       client: labelled(options.client, `${GROUP_LABEL}=${options.group}`),
       store: this.#store,
       onChange: (keys) => this.#changed(keys),
+      // Synced once listed, even when the group has no Lease yet (a first replica's own peer Lease comes later).
+      onSynced: () => {
+        options.table.synced();
+        options.onChange();
+      },
       clock: options.clock,
       logger: options.logger,
       // Bookmarks arrive about once a minute; a silent Lease watch delays takeovers, so reopen it sooner.
@@ -65,7 +70,6 @@ export class LeaseWatch {
 
   #changed(keys: string[]): void {
     const table = this.#o.table;
-    if (this.#watcher.snapshot().synced) table.synced();
     for (const key of keys) {
       const l = this.#store.get(key) as unknown as LeaseObject | undefined;
       if (!l) {

@@ -84,9 +84,17 @@ Deno.test("LeaseWatch records its group's peer and fence Leases in the table onc
     await fence(leases, "h", "elsewhere", "other-group");
   }));
 
+Deno.test("LeaseWatch marks the table synced after a first list that finds no Lease of its group", () =>
+  watching(async ({ table, fences }) => {
+    await waitFor(() => table.isSynced, "the table synced by an empty list");
+    assert.equal(table.peer("other-group"), undefined);
+    assert.deepEqual(fences, []);
+  }, async (leases) => {
+    await peer(leases, "h", "other-group", 1);
+  }));
+
 Deno.test("LeaseWatch reports a fence's change and forgets a deleted peer Lease by its last version", () =>
   watching(async ({ watch, table, leases, fences }) => {
-    // The table counts as synced at the first change after the list: this replica's own peer Lease in practice.
     await waitFor(() => table.isSynced, "the first list");
     const f = await fence(leases, "g", "staging", "b");
     const p = await peer(leases, "g", "b", 1);
