@@ -1,7 +1,7 @@
 // The protected port's certificate: PEM files watched for rotation, or a self-signed one made at start.
 
 // @ts-types="@types/node-forge"
-import forge from "node-forge";
+import type forgeModule from "node-forge";
 import { type Clock, errorText, SystemClock } from "../util/mod.ts";
 
 /** A certificate chain and its private key, PEM-encoded: what Deno.serve takes as `cert` and `key`. */
@@ -38,9 +38,11 @@ export async function readTlsFiles(certFile: string, keyFile: string): Promise<T
  * year, `serverAuth`, for `localhost`, `127.0.0.1`, `::1` and the given names. Clients verify it only if told to
  * trust it; Prometheus scrapes it with `insecure_skip_verify`, as with kubebuilder's default.
  *
- * The key pair comes from WebCrypto (native, fast); node-forge builds and signs the X.509 structure.
+ * The key pair comes from WebCrypto (native, fast); node-forge builds and signs the X.509 structure. node-forge is
+ * loaded here, on first use, not with the module: a hub given certificate files (or no protected port) never holds it.
  */
 export async function selfSignedTls(hostnames: string[] = []): Promise<TlsPair> {
+  const forge: typeof forgeModule = (await import("node-forge")).default;
   const pair = await crypto.subtle.generateKey(
     { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
     true,
@@ -48,7 +50,7 @@ export async function selfSignedTls(hostnames: string[] = []): Promise<TlsPair> 
   ) as CryptoKeyPair;
   const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey));
   const key = pem("PRIVATE KEY", pkcs8);
-  const privateKey = forge.pki.privateKeyFromPem(key) as forge.pki.rsa.PrivateKey;
+  const privateKey = forge.pki.privateKeyFromPem(key) as forgeModule.pki.rsa.PrivateKey;
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.setRsaPublicKey(privateKey.n, privateKey.e);
   // A positive 16-byte serial number, hex.
