@@ -1,6 +1,6 @@
 // The hub-wide verdict of the health document: status, readiness and the shared controller's progress.
 
-import type { ClusterHealth } from "./cluster_health.ts";
+import type { ClusterHealth, ProviderHealth } from "./cluster_health.ts";
 import type { HubHealth } from "./hub_health.ts";
 
 /** The shared controller as health sees it. */
@@ -22,17 +22,24 @@ export interface ControllerProgress {
  *
  * Guarantees: `failing` when the controller or a cluster's watch is wedged, else `degraded` when a cluster is not
  * `watching`, else `ok`; the controller is wedged when keys wait, nothing runs and nothing completed for twice the
- * reconcile timeout plus a minute; `ready` once every entry synced and there is one at least, or, with `sharded`,
- * also with none (a shard replica that owns nothing is standing by); `notReady` is present only when not empty.
+ * reconcile timeout plus a minute; `ready` once every entry synced and every cluster provider finished its first read
+ * (until then the hub does not know every cluster it should serve) and there is one cluster at least, or, with
+ * `sharded`, also with none (a shard replica that owns nothing is standing by); `notReady` names the clusters, then
+ * the providers (`<name> provider`; a cluster name has no space), that hold readiness back, and is present only when
+ * not empty.
  */
 export function rollUpHealth(
   clusters: Record<string, ClusterHealth>,
   controller: ControllerProgress,
   sharded: boolean,
+  providers: Record<string, ProviderHealth> = {},
 ): Pick<HubHealth, "status" | "ready" | "clusters" | "notReady" | "controller"> {
   const { inFlight, queued, idleForMs, reconcileTimeoutMs, running } = controller;
   const controllerWedged = queued > 0 && inFlight === 0 && idleForMs > reconcileTimeoutMs * 2 + 60_000 && running;
-  const notReady = Object.entries(clusters).filter(([, h]) => !h.synced).map(([n]) => n);
+  const notReady = [
+    ...Object.entries(clusters).filter(([, h]) => !h.synced).map(([n]) => n),
+    ...Object.entries(providers).filter(([, p]) => !p.synced).map(([n]) => `${n} provider`),
+  ];
   const failing = controllerWedged || Object.values(clusters).some((h) => h.wedged);
   const degraded = Object.values(clusters).some((h) => h.state !== "watching");
   return {

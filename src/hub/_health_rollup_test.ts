@@ -27,6 +27,30 @@ Deno.test("rollUpHealth() is degraded and not ready while a cluster is not watch
   assert.deepEqual(Object.keys(h), ["status", "ready", "clusters", "notReady", "controller"]);
 });
 
+Deno.test("rollUpHealth() is not ready while a cluster provider's first read is pending, naming it after the clusters", () => {
+  const provider = (synced: boolean, state: "watching" | "syncing" | "forbidden") => ({
+    state,
+    synced,
+    watches: ["prod:hub"],
+    clusters: 0,
+    lastError: null,
+    errors: [],
+  });
+  const pending = rollUpHealth({ prod: watching(), dev: watching({ synced: false }) }, IDLE, false, {
+    folder: provider(true, "watching"),
+    secret: provider(false, "syncing"),
+  });
+  assert.equal(pending.ready, false);
+  assert.deepEqual(pending.notReady, ["dev", "secret provider"]);
+  assert.equal(pending.status, "ok", "a provider's first list pending is not a degradation of any cluster");
+  const refused = rollUpHealth({ prod: watching() }, IDLE, false, { secret: provider(false, "forbidden") });
+  assert.equal(refused.ready, false, "a provider that never listed (forbidden) holds readiness back");
+  assert.deepEqual(refused.notReady, ["secret provider"]);
+  const done = rollUpHealth({ prod: watching() }, IDLE, false, { secret: provider(true, "forbidden") });
+  assert.equal(done.ready, true, "one that listed once and fails later does not");
+  assert.equal("notReady" in done, false);
+});
+
 Deno.test("rollUpHealth() is failing when one cluster's watch is wedged", () => {
   const h = rollUpHealth({ prod: watching(), dev: watching({ wedged: true }) }, IDLE, false);
   assert.equal(h.status, "failing");

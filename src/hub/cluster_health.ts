@@ -61,6 +61,11 @@ export interface ClusterHealth {
 export interface ProviderHealth {
   /** `watching` while its sources are read and watched; else its watch's state (e.g. `forbidden` on the Secrets). */
   state: HealthState;
+  /**
+   * Whether its first read of its sources completed (the folder's first scan, the Secrets' first list): until then the
+   * hub does not know every cluster it should serve, so it is not ready, and `notReady` names `<provider> provider`.
+   */
+  synced: boolean;
   /** What it watches: folders and files, or `<cluster>:<namespace>` of the Secrets. */
   watches: string[];
   /** Clusters it offers that are served now. */

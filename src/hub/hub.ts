@@ -387,10 +387,11 @@ export class Hub {
       reconcileTimeoutMs: this.limits.reconcileTimeoutMs,
       running: this.#running !== undefined,
     };
+    const providers = this.#providers?.();
     return {
-      ...rollUpHealth(clusters, controller, shard !== undefined),
+      ...rollUpHealth(clusters, controller, shard !== undefined, providers),
       ...(this.#lease ? { leaderElection: this.#lease.snapshot() } : {}),
-      ...(this.#providers ? { providers: this.#providers() } : {}),
+      ...(providers ? { providers } : {}),
       ...(shard ? { shard } : {}),
     };
   }

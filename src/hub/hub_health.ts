@@ -10,11 +10,14 @@ export type HubStatus = "ok" | "degraded" | "failing";
 export interface HubHealth {
   /** `failing` when the controller or a watch loop is wedged, `degraded` when a cluster is not `watching`. */
   status: HubStatus;
-  /** True once every engaged cluster completed its first full list for every operator. */
+  /**
+   * True once every engaged cluster completed its first full list for every operator, and every cluster provider its
+   * first read of its sources.
+   */
   ready: boolean;
   /** Each engaged cluster's health, by name. */
   clusters: Record<string, ClusterHealth>;
-  /** The clusters not ready yet, when there are any. */
+  /** The clusters not ready yet, then the providers (`secret provider`) whose first read is pending, when any. */
   notReady?: string[];
   /** The shared controller: reconciles running, keys queued, and whether it stopped making progress. */
   controller: { inFlight: number; queued: number; wedged: boolean };

@@ -159,13 +159,9 @@ Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace regis
     args: ["--cluster-secrets", ns.name, "--cluster-dir", clusterDir, "--namespace", ns.name],
   });
   try {
-    await hub.waitReady(HANG_GUARD_MS);
-    // Readiness is the engaged clusters'; the Secret provider's first list may still be in flight (state "syncing").
-    const providers = (await hub.waitStatus(
-      (s) => s.providers?.secret?.state !== "syncing",
-      HANG_GUARD_MS,
-      "the Secret provider's first list",
-    )).providers;
+    // Readiness waits for every provider's first read: the document that says ready shows the Secrets listed.
+    const providers = (await hub.waitStatus((s) => s.ready === true, HANG_GUARD_MS, "readiness")).providers;
+    assert.equal(providers.secret.synced, true);
     assert.equal(providers.secret.state, "watching");
     assert.deepEqual(providers.secret.watches, [`prod:${ns.name}`]);
     assert.ok(providers.folder.watches.includes(clusterDir), JSON.stringify(providers.folder));
@@ -276,6 +272,8 @@ Deno.test("--clusters naming a context no source defines still exits 2 without -
     assert.equal(s.clusters.ghost.state, "registering");
     assert.match(s.clusters.ghost.lastError, /selected by --clusters but no provider registers it yet/);
     assert.equal(s.ready, false);
+    assert.deepEqual(s.notReady, ["ghost", "secret provider"]);
+    assert.equal(s.providers.secret.synced, false);
     assert.match(s.providers.secret.lastError, /secrets is forbidden/);
     assert.ok(!JSON.stringify(s).includes(token), "no token in /status");
   } finally {

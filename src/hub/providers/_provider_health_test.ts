@@ -10,7 +10,12 @@ function offer(name: string, over: Partial<ClusterOffer> = {}): ClusterOffer {
   return { name, access, endpointDigest: "e1", credentialsDigest: "c1", ...over };
 }
 
-const watching = (watches: string[]): () => ProviderWatch => () => ({ state: "watching", watches, lastError: null });
+const watching = (watches: string[]): () => ProviderWatch => () => ({
+  state: "watching",
+  synced: true,
+  watches,
+  lastError: null,
+});
 
 function inputs(over: Partial<ProviderHealthInputs> & { offers: Offers }): ProviderHealthInputs {
   const selection: Selection = { names: "all" };
@@ -32,7 +37,14 @@ Deno.test("providerHealth() lists only attached providers, in the given order, e
   const served = [{ provider: "folder" as const }, { provider: "folder" as const }, { provider: "flag" as const }];
   const h = providerHealth(inputs({ watches, served, offers: new Offers() }));
   assert.deepEqual(Object.keys(h), ["folder", "secret"]);
-  assert.deepEqual(h.folder, { state: "watching", watches: ["/c"], lastError: null, clusters: 2, errors: [] });
+  assert.deepEqual(h.folder, {
+    state: "watching",
+    synced: true,
+    watches: ["/c"],
+    lastError: null,
+    clusters: 2,
+    errors: [],
+  });
   assert.equal(h.secret.clusters, 0);
 });
 

@@ -48,6 +48,8 @@ export class FolderProvider {
   #listError: string | null = null;
   /** Why a folder is re-read on a timer only (no file events), if so. */
   #watchError: string | null = null;
+  /** Whether a scan completed (start-up scans once before the hub starts, so in practice from the start). */
+  #scanned = false;
 
   constructor(options: FolderProviderOptions) {
     this.#o = options;
@@ -57,6 +59,7 @@ export class FolderProvider {
     if (watches.length > 0) {
       options.registry.attach("folder", () => ({
         state: this.#listError ? "unreachable" : "watching",
+        synced: this.#scanned,
         watches,
         lastError: this.#listError ?? this.#watchError,
       }));
@@ -101,6 +104,7 @@ export class FolderProvider {
       await this.#read(path, text, options.strict === true);
     }
     for (const path of [...this.#known.keys()]) if (!paths.has(path)) this.#forget(path);
+    this.#scanned = true;
   }
 
   /** Watches until `signal` aborts. */

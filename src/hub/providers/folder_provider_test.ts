@@ -70,12 +70,13 @@ Deno.test("FolderProvider offers every context of each *.yaml file, skipping dot
     await Deno.mkdir(join(dir, "sub.yaml"));
     await Deno.writeTextFile(join(dir, "sub.yaml", "deep.yaml"), kubeconfig(["deep"]));
     const { p, registry } = provider(dir);
+    assert.equal(registry.watch?.().synced, false, "not synced before its first scan");
     await p.scan({ strict: true });
     assert.deepEqual(registry.calls, ["offer a.yaml one,two"]);
     assert.deepEqual(p.files(), [join(dir, "a.yaml")]);
     const [one] = registry.offers.get(join(dir, "a.yaml"))!;
     assert.equal(one.access?.server, "https://127.0.0.1:6443");
-    assert.deepEqual(registry.watch?.(), { state: "watching", watches: [dir], lastError: null });
+    assert.deepEqual(registry.watch?.(), { state: "watching", synced: true, watches: [dir], lastError: null });
   }));
 
 Deno.test("FolderProvider re-offers only a file whose bytes changed, and withdraws a file removed", () =>

@@ -42,6 +42,8 @@ export interface EngageTarget {
 /** What a provider says about its own watch, asked whenever /status is built. */
 export interface ProviderWatch {
   state: ProviderHealth["state"];
+  /** Whether its first read of its sources (the folder's scan, the Secrets' list) completed; readiness waits for it. */
+  synced: boolean;
   watches: string[];
   lastError: string | null;
 }

@@ -166,8 +166,11 @@ Deno.test("ClusterRegistry's provider health names each unusable source, broken 
   let shown: (() => Record<string, unknown>) | undefined;
   const r = new ClusterRegistry({ selection: "all", logger });
   r.connect(Object.assign(target, { showProviders: (read: () => Record<string, unknown>) => shown = read }));
-  r.attach("folder", () => ({ state: "watching", watches: ["/c"], lastError: null }));
-  r.attach("secret", () => ({ state: "forbidden", watches: ["hub:ns"], lastError: "secrets is forbidden" }));
+  r.attach("folder", () => ({ state: "watching", synced: true, watches: ["/c"], lastError: null }));
+  r.attach(
+    "secret",
+    () => ({ state: "forbidden", synced: false, watches: ["hub:ns"], lastError: "secrets is forbidden" }),
+  );
   r.offer("folder", "/c/a.yaml", [offer("a"), offer("dup")]);
   r.offer("secret", "ns/dup", [offer("dup", "t2", "e2")]);
   r.offer("secret", "ns/bad", [{ name: "bad", error: "no data key", endpointDigest: "", credentialsDigest: "" }]);
@@ -186,6 +189,7 @@ Deno.test("ClusterRegistry's provider health names each unusable source, broken 
     ["ns/dup", "dup", "name collision"],
   ]);
   assert.equal(health.secret.state, "forbidden");
+  assert.equal(health.secret.synced, false);
   assert.equal(health.secret.lastError, "secrets is forbidden");
   r.unusable("folder", "/c/broken.yaml", undefined);
   r.withdraw("secret", "ns/dup");

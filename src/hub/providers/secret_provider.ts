@@ -71,7 +71,7 @@ export class SecretProvider {
     const watches = [`${options.home.name}:${options.namespace}`];
     options.registry.attach("secret", () => {
       const s = this.#watcher.snapshot();
-      return { state: s.phase, watches, lastError: s.lastError };
+      return { state: s.phase, synced: s.synced, watches, lastError: s.lastError };
     });
   }
 
