@@ -28,6 +28,7 @@ import {
   writeFileAtomic,
   writeState,
 } from "./_state.ts";
+import { setTimeout as sleep } from "node:timers/promises";
 
 function randomToken(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -112,8 +113,6 @@ export async function apiserverReady(record: ApiserverRecord, timeoutMs = 2_000)
     return false;
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits until /readyz answers 200; a ClusterSetupError with the log tail when it exits or the time is up. */
 export async function waitApiserverReady(record: ApiserverRecord, timeoutMs: number): Promise<void> {

@@ -16,6 +16,7 @@ import type { ApiserverResponse } from "./_apiserver.ts";
 import type { ApiserverRecord } from "./_state.ts";
 import { KUBE_BIN_DIR } from "./build.ts";
 import { isOurProcess, logTail, spawnDetached, waitPortFree } from "./_process.ts";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** The controller-manager binary built by tests/kube/build.ts. */
 export const CONTROLLER_MANAGER_BINARY = `${KUBE_BIN_DIR}/kube-controller-manager`;
@@ -223,8 +224,6 @@ export type AdminRequest = (
   path: string,
   init?: { method?: string; body?: string; contentType?: string },
 ) => Promise<ApiserverResponse>;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Creates namespace `operator-hub-probe-<random>`, deletes it, and resolves with the seconds until it was gone.

@@ -2,8 +2,7 @@
 
 import { ClusterSetupError } from "./_cluster_setup_error.ts";
 import { CRD_FIELD_MANAGER, CRDS_DIR } from "./_layout.ts";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { setTimeout as sleep } from "node:timers/promises";
 
 async function kubectl(kubeconfig: string, context: string, args: string[]): Promise<string> {
   const out = await new Deno.Command("kubectl", {

@@ -4,6 +4,7 @@ import { isOurProcess, logTail, runsCurrentBinary, spawnDetached, stopPid, waitP
 import { ClusterSetupError } from "./_cluster_setup_error.ts";
 import { ETCD_BINARY, ETCD_CLIENT_PORT, ETCD_PEER_PORT, etcdDataDir, STATE_DIR } from "./_layout.ts";
 import { type ClustersState, type EtcdRecord, type Outcome, writeState } from "./_state.ts";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** The record of a fresh etcd (nothing started). */
 export function newEtcdRecord(): EtcdRecord {
@@ -36,8 +37,6 @@ export async function etcdHealthy(etcd: EtcdRecord): Promise<boolean> {
     return false;
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function waitEtcdHealthy(etcd: EtcdRecord, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;

@@ -13,11 +13,10 @@ import {
   readStateSync,
 } from "./clusters.ts";
 import { CONTROLLER_MANAGER_USER } from "./_controller_manager.ts";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** Hang guard for each wait below: many times what the controllers take on a loaded 2-core machine. */
 const HANG_GUARD_MS = 90_000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function randomName(prefix: string): string {
   return `${prefix}-${crypto.randomUUID().slice(0, 8)}`;

@@ -30,6 +30,7 @@ import {
 import { pidRunning, spawnDetached, stopPid, waitPortFree } from "../kube/_process.ts";
 import { ClusterApi } from "./cluster_api.ts";
 import { ClustersNotRunningError } from "./local_clusters.ts";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** Where fault tests keep their apiservers, kubeconfigs and captured logs (ignored by git). */
 export const FAULTS_DIR = `${REPO_ROOT}/.cache/faults`;
@@ -44,8 +45,6 @@ export class FaultSetupError extends Error {
     this.name = "FaultSetupError";
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** 64 random hex characters. */
 export function randomToken(): string {
