@@ -25,13 +25,13 @@
 // - clusters/local.yaml is written last, only once every apiserver is ready, every CRD in crds/ is Established and
 //   every controller manager has deleted a namespace.
 // - Admin tokens are random per fresh cluster, kept in files of mode 0600, and never printed.
-// - `up`, `down`, `startApiserver` and `stopApiserver` serialise on an exclusive lock (.cache/clusters.lock).
+// - `up` and `down` serialise on an exclusive lock (.cache/clusters.lock).
 //
 // This file is the public surface and the CLI entry; the work is split by job:
 // - _layout.ts: ports, paths, binaries and time limits; _state.ts: the state file, its records and the lock;
 // - _etcd.ts, _apiserver.ts, _controller_manager.ts with _ensure_controller_manager.ts, _service_account_key.ts:
 //   one kind of process each; _crds.ts and _kubeconfig.ts: what `up` installs and writes;
-// - _up.ts, _down.ts, _status.ts, _restart.ts: the operations; _cli.ts: the command line; build.ts: the binaries.
+// - _up.ts, _down.ts, _status.ts: the operations; _cli.ts: the command line; build.ts: the binaries.
 
 import { clustersCli } from "./_cli.ts";
 
@@ -75,6 +75,5 @@ export { applyCrds, crdFiles } from "./_crds.ts";
 export { clustersUp, type LogOptions, type UpOptions, type UpReport } from "./_up.ts";
 export { clustersDown, type DownReport } from "./_down.ts";
 export { type ClustersStatus, clustersStatus, type ClusterStatus } from "./_status.ts";
-export { startApiserver, startEtcd, stopApiserver, type StopApiserverOptions, stopEtcd } from "./_restart.ts";
 
 if (import.meta.main) Deno.exit(await clustersCli(Deno.args));

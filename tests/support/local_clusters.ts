@@ -1,8 +1,9 @@
-// Test access to the running local clusters: presence check, admin credentials, raw HTTPS, and fault injection.
+// Test access to the running local clusters: presence check, admin credentials and raw HTTPS. Faults are never
+// injected into these shared clusters (tests run in parallel on them): fault tests get apiservers of their own
+// (fault_cluster.ts).
 //
 // Guarantees: every function fails loudly (ClustersNotRunningError) when the clusters are not up; nothing here ever
-// starts the whole set of clusters or skips a test. Fault helpers keep each cluster's port, token, certificates and
-// etcd data, so clusters/local.yaml stays valid across stop/start.
+// starts the whole set of clusters or skips a test.
 
 import {
   apiserverAlive,
@@ -13,11 +14,7 @@ import {
   type ClustersState,
   etcdAlive,
   KUBECONFIG_PATH,
-  startApiserver as startClusterApiserver,
-  startEtcd as startClusterEtcd,
   STATE_FILE,
-  stopApiserver as stopClusterApiserver,
-  stopEtcd as stopClusterEtcd,
 } from "../kube/clusters.ts";
 
 /** The message every test sees when the clusters are missing. */
@@ -127,34 +124,4 @@ export async function apiserverMetrics(name: string): Promise<string> {
     );
   }
   return response.body;
-}
-
-/** Stops cluster `name`'s apiserver gracefully (SIGTERM, SIGKILL after `graceMs`, default 10 s). */
-export function stopApiserver(name: string, options: { graceMs?: number } = {}): Promise<void> {
-  loadState();
-  return stopClusterApiserver(name, { signal: "SIGTERM", graceMs: options.graceMs });
-}
-
-/** Kills cluster `name`'s apiserver with SIGKILL (a crash: open watches break without a goodbye). */
-export function killApiserver(name: string): Promise<void> {
-  loadState();
-  return stopClusterApiserver(name, { signal: "SIGKILL" });
-}
-
-/** Starts cluster `name`'s apiserver again (same port, token, certs and flags) and waits for /readyz. */
-export function startApiserver(name: string, options: { timeoutMs?: number } = {}): Promise<void> {
-  loadState();
-  return startClusterApiserver(name, options);
-}
-
-/** Stops the shared etcd (every cluster loses storage; apiservers stay up and report not ready). */
-export function stopEtcd(options: { signal?: "SIGTERM" | "SIGKILL" } = {}): Promise<void> {
-  loadState();
-  return stopClusterEtcd(options);
-}
-
-/** Starts the shared etcd again on its existing data and waits until it is healthy. */
-export function startEtcd(): Promise<void> {
-  loadState();
-  return startClusterEtcd();
 }
