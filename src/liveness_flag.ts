@@ -16,7 +16,9 @@ export function livenessHelp(): string[] {
     "Health:",
     "  --liveness URL             serve /healthz, /readyz, /status and /metrics on URL's host and port,",
     "                             Kopf's form, e.g. http://0.0.0.0:8080/healthz. Default: not served",
-    "                             (with --metrics-bind-address, only /healthz and /readyz stay here)",
+    "                             (with --metrics-bind-address, only /healthz and /readyz stay here).",
+    "                             /healthz fails only when the hub is wedged; /readyz is 200 once every",
+    "                             selected cluster listed and every cluster provider read its sources",
   ];
 }
 
