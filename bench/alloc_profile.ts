@@ -12,6 +12,7 @@ import inspector from "node:inspector";
 import { parseArgs } from "node:util";
 import { requireClusters } from "../tests/support/local_clusters.ts";
 import { KUBECONFIG_PATH } from "../tests/kube/clusters.ts";
+import { kubectlOk } from "../tests/support/kubectl.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
 
@@ -19,23 +20,6 @@ interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
   selfSize: number;
   children: ProfileNode[];
-}
-
-async function kubectl(context: string, args: string[], stdin?: string): Promise<string> {
-  const p = new Deno.Command("kubectl", {
-    args: ["--kubeconfig", KUBECONFIG_PATH, "--context", context, ...args],
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (stdin !== undefined) {
-    const w = p.stdin.getWriter();
-    await w.write(new TextEncoder().encode(stdin));
-    await w.close();
-  }
-  const out = await p.output();
-  if (!out.success) throw new Error(`kubectl ${args[0]} in ${context} failed: ${new TextDecoder().decode(out.stderr)}`);
-  return new TextDecoder().decode(out.stdout);
 }
 
 async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
@@ -81,12 +65,12 @@ async function main(): Promise<void> {
   if (!(n > 0) || !(top > 0)) throw new Error("--objects and --top take positive numbers");
   requireClusters();
   const ns = `alloc-profile-${crypto.randomUUID().slice(0, 8)}`;
-  for (const c of CLUSTERS) await kubectl(c, ["create", "namespace", ns]);
+  for (const c of CLUSTERS) await kubectlOk(c, ["create", "namespace", ns]);
   try {
     const port = 20_000 + Math.floor(Math.random() * 10_000);
     const entry = new URL(`${values.root.replace(/\/$/, "")}/src/main.ts`, `file://${Deno.cwd()}/`).href;
     const { main: hubMain } = await import(entry);
-    const args = ["--kubeconfig", KUBECONFIG_PATH, "--clusters", CLUSTERS.join(","), "--namespace", ns];
+    const args = ["--kubeconfig", KUBECONFIG_PATH, "--clusters", CLUSTERS.join(","), "--namespace", ns, "--quiet"];
     hubMain([...args, "--liveness", `http://127.0.0.1:${port}/healthz`]);
     await waitFor(
       async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok === true,
@@ -109,13 +93,16 @@ async function main(): Promise<void> {
       { length: n },
       (_, i) => `apiVersion: demo.operator/v1\nkind: Uuid\nmetadata:\n  name: a-${i}\n  namespace: ${ns}\n`,
     ).join("---\n");
-    await Promise.all(CLUSTERS.map((c) => kubectl(c, ["apply", "--server-side", "-f", "-"], docs)));
+    await Promise.all(
+      CLUSTERS.map((c) => kubectlOk(c, ["apply", "--server-side", "-f", "-"], { stdin: docs, timeoutMs: 300_000 })),
+    );
     const states = ['jsonpath={range .items[*]}{.status.state}{"\\n"}{end}'];
     await waitFor(
       async () => {
         const ok = await Promise.all(
           CLUSTERS.map(async (c) =>
-            (await kubectl(c, ["get", "uuid", "-n", ns, "-o", ...states])).split("\n").filter((s) => s === "Ok").length
+            (await kubectlOk(c, ["get", "uuid", "-n", ns, "-o", ...states])).split("\n").filter((s) => s === "Ok")
+              .length
           ),
         );
         return ok.every((k) => k === n);
@@ -135,7 +122,7 @@ async function main(): Promise<void> {
       console.log(`| ${kb(v)} | ${k} |`);
     }
   } finally {
-    for (const c of CLUSTERS) await kubectl(c, ["delete", "namespace", ns, "--wait=false"]).catch(() => {});
+    for (const c of CLUSTERS) await kubectlOk(c, ["delete", "namespace", ns, "--wait=false"]).catch(() => {});
   }
   Deno.exit(0); // the hub runs in this process until killed
 }
