@@ -81,6 +81,7 @@ export {
   type HubShardView,
   type HubStatus,
   type LeaderElectionSnapshot,
+  type LeaseSettings,
   type OperatorHealth,
   type ProviderHealth,
   type RegistrationProblem,

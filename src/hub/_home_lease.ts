@@ -2,7 +2,7 @@
 
 import { type ClusterAccess, type FetchLike, KubeClient, type PermissionCheck } from "../kube/mod.ts";
 import type { Clock, Logger } from "../util/mod.ts";
-import { type LeaderElectionSnapshot, LeaderElector } from "./leader_election.ts";
+import { type LeaderElectionSnapshot, LeaderElector, type LeaseSettings } from "./leader_election.ts";
 import type { HubMetrics } from "./metrics.ts";
 
 /**
@@ -14,23 +14,11 @@ import type { HubMetrics } from "./metrics.ts";
  * cluster (`#leads(cluster)`), so sharding (a later issue) swaps this for one LeaderElector per
  * cluster, each Lease in the cluster it gates, without touching the controller or the workers.
  */
-export interface HubLeaderElection {
+export interface HubLeaderElection extends LeaseSettings {
   /** The engaged cluster that holds the Lease. */
   cluster: string;
   /** Credentials for it; the elector gets its own client, so renewals never queue behind watches. */
   access: ClusterAccess;
-  /** The Lease's namespace. */
-  namespace: string;
-  /** The Lease's name (`--leader-elect-id`). */
-  name: string;
-  /** This replica's identity: hostname + "_" + a random UUID. */
-  identity: string;
-  /** How long a standby waits after the last renewal it saw. Default 15 s. */
-  leaseDurationMs?: number;
-  /** How long the leader retries renewing before it stops leading. Default 10 s. */
-  renewDeadlineMs?: number;
-  /** Pause between attempts to acquire or renew. Default 2 s. */
-  retryPeriodMs?: number;
 }
 
 /** What a HomeLease needs besides the Lease's settings. */

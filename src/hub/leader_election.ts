@@ -7,11 +7,11 @@ import { LeaseClient, type LeaseSpec, microTime } from "./leases.ts";
 
 export { type LeaseSpec, microTime } from "./leases.ts";
 
-export interface LeaderElectorOptions {
-  /** A client for the cluster that holds the Lease. Needs leases get, create and update in `namespace`. */
-  api: ApiClient;
+/** Which Lease a replica campaigns for, as whom, and with what timing (client-go's LeaderElectionConfig). */
+export interface LeaseSettings {
+  /** The Lease's namespace. */
   namespace: string;
-  /** The Lease's name. */
+  /** The Lease's name (`--leader-elect-id`). */
   name: string;
   /** This candidate's identity, unique per process (controller-runtime: hostname + "_" + a UUID). */
   identity: string;
@@ -21,6 +21,11 @@ export interface LeaderElectorOptions {
   renewDeadlineMs?: number;
   /** Pause between attempts to acquire or renew. Default 2 s. */
   retryPeriodMs?: number;
+}
+
+export interface LeaderElectorOptions extends LeaseSettings {
+  /** A client for the cluster that holds the Lease. Needs leases get, create and update in `namespace`. */
+  api: ApiClient;
   /** Acquire attempts wait retryPeriod × (1 + random × jitter). Default 1.2 (client-go's JitterFactor). */
   jitter?: number;
   /** On `start`'s signal, hand the Lease back so a standby takes over at once. Default true. */
