@@ -119,15 +119,24 @@ Deno.test("Controller never reconciles the same key twice at once, and reruns it
 });
 
 Deno.test("Controller skips keys of a cluster that was disengaged", async () => {
-  let calls = 0;
-  const t = setup(() => {
-    calls++;
+  const calls: string[] = [];
+  const t = setup((req: Request) => {
+    calls.push(`${req.cluster}/${req.namespace}/${req.name}`);
     return Promise.resolve();
   });
-  t.clusters.delete("b");
+  // Positive control: the same key in the same cluster is reconciled while the cluster is engaged.
   t.controller.enqueue("b", "op", ["ns/x"]);
   await t.clock.advance(100);
-  assert.equal(calls, 0);
+  assert.deepEqual(calls, ["b/ns/x"], "an engaged cluster's key is reconciled");
+  assert.deepEqual(t.outcomes, [["b", "success"]]);
+  t.clusters.delete("b");
+  t.controller.enqueue("b", "op", ["ns/x"]);
+  // The other cluster still reconciles in the same window, so the workers were running while b's key was skipped.
+  t.controller.enqueue("a", "op", ["ns/x"]);
+  await t.clock.advance(100);
+  assert.deepEqual(calls, ["b/ns/x", "a/ns/x"], "b's key is skipped once b is disengaged; a's is reconciled");
+  assert.deepEqual(t.outcomes, [["b", "success"], ["a", "success"]]);
+  assert.equal(t.queue.numRequeues("b/op/ns/x"), 0, "a skipped key is forgotten, not retried");
   t.stop.abort();
   await t.done;
 });
