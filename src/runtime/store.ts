@@ -64,6 +64,30 @@ export function objectMeta(raw: Record<string, unknown>, options: { labels?: boo
   return metadata;
 }
 
+/** The annotation kubectl apply keeps the whole applied object in (a Secret's data, for a kubectl-applied Secret). */
+export const LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
+
+/**
+ * The transform every object goes through before any projection sees it, like controller-runtime's
+ * DefaultTransform: `metadata.managedFields` and the LAST_APPLIED_ANNOTATION are dropped.
+ *
+ * Guarantees: `raw` is not modified (a shallow copy is returned when something was dropped, `raw` itself otherwise);
+ * nothing else changes, so a change is still recognised by resourceVersion.
+ */
+export function pruneObject(raw: Record<string, unknown>): Record<string, unknown> {
+  const m = raw.metadata as Record<string, unknown> | undefined;
+  if (!m || typeof m !== "object") return raw;
+  const annotations = m.annotations as Record<string, string> | undefined;
+  const lastApplied = !!annotations && typeof annotations === "object" && LAST_APPLIED_ANNOTATION in annotations;
+  if (!("managedFields" in m) && !lastApplied) return raw;
+  const { managedFields: _dropped, ...metadata } = m;
+  if (lastApplied) {
+    const { [LAST_APPLIED_ANNOTATION]: _applied, ...rest } = annotations!;
+    metadata.annotations = rest;
+  }
+  return { ...raw, metadata };
+}
+
 /** `namespace/name`, or `name` for cluster-scoped objects. */
 export function objectKey(meta: { namespace?: string; name: string }): string {
   return meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name;
@@ -72,15 +96,18 @@ export function objectKey(meta: { namespace?: string; name: string }): string {
 /**
  * A map of `namespace/name` to trimmed objects for one cluster.
  *
- * Guarantees: `replace` returns exactly the keys that were added, changed (by resourceVersion)
+ * Guarantees: every object passes through `pruneObject` before the projection, so no cached object keeps
+ * managedFields or kubectl's last-applied configuration, whatever the projection keeps; `replace` returns exactly the keys that were added, changed (by resourceVersion)
  * or removed, so a relist after a watch gap yields the right adds and deletes.
  */
 export class Store {
   readonly #items = new Map<string, StoredObject>();
   readonly #project: Projection;
+  readonly #projection: Projection;
 
   constructor(project: Projection = trimObject) {
-    this.#project = project;
+    this.#project = (raw) => project(pruneObject(raw));
+    this.#projection = project;
   }
 
   get size(): number {
@@ -89,7 +116,7 @@ export class Store {
 
   /** What this store keeps of each object; operators with the same projection can share the store. */
   get projection(): Projection {
-    return this.#project;
+    return this.#projection;
   }
 
   get(key: string): StoredObject | undefined {
