@@ -54,9 +54,21 @@ export function isHttpUrl(s: string): boolean {
   }
 }
 
-/** A URL for messages, without any user:password part. */
-export function safeUrl(s: string): string {
-  return s.replace(/\/\/[^/@]*@/, "//***@");
+/**
+ * The URL without its user info (`https://user:pass@host` → `https://host`): what the hub connects to and shows.
+ * Kubeconfig credentials live in the user section; the transports never sent URL user info. For messages about a URL
+ * that may not parse, use util's `redact()`.
+ */
+export function withoutUserInfo(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.username === "" && u.password === "") return url;
+    u.username = "";
+    u.password = "";
+    return u.href.replace(/\/$/, url.endsWith("/") ? "/" : "");
+  } catch {
+    return url;
+  }
 }
 
 export function envGetter(env: EnvSource | undefined): (key: string) => string | undefined {

@@ -9,9 +9,9 @@ import {
   isHttpUrl,
   pem,
   record,
-  safeUrl,
   str,
   unreadable,
+  withoutUserInfo,
 } from "./_fields.ts";
 import { ConfigError } from "./errors.ts";
 
@@ -72,9 +72,12 @@ Deno.test("isHttpUrl accepts only http and https URLs with a host", () => {
   assert.equal(isHttpUrl(""), false);
 });
 
-Deno.test("safeUrl hides a user:password part of a URL and leaves other URLs alone", () => {
-  assert.equal(safeUrl("https://admin:hunter2@proxy:3128/x"), "https://***@proxy:3128/x");
-  assert.equal(safeUrl("https://proxy:3128/a@b"), "https://proxy:3128/a@b");
+Deno.test("withoutUserInfo drops a user:password part of a server URL and leaves other URLs as they are", () => {
+  assert.equal(withoutUserInfo("https://admin:hunter2@10.0.0.1:6443"), "https://10.0.0.1:6443");
+  assert.equal(withoutUserInfo("https://admin:hunter2@host:6443/prefix/"), "https://host:6443/prefix/");
+  assert.equal(withoutUserInfo("https://host:6443"), "https://host:6443");
+  assert.equal(withoutUserInfo("https://proxy:3128/a@b"), "https://proxy:3128/a@b");
+  assert.equal(withoutUserInfo("not a url @ all"), "not a url @ all");
 });
 
 Deno.test("envGetter reads from an object, a function, or nothing", () => {

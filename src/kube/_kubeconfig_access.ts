@@ -23,6 +23,8 @@ export interface AccessInit {
   user: KnUser;
   tokenFile?: string;
   execTimeoutMs?: number;
+  /** When set, exec plugins get exactly this environment instead of the hub's (untrusted kubeconfigs). */
+  execEnv?: Record<string, string>;
 }
 
 /** What client-node's exec authenticator looks like from outside: it spawns plugins through `execFn`. */
@@ -97,7 +99,10 @@ export class KubeconfigAccess implements ClusterAccess {
       const holder = a as Partial<ExecFnHolder>;
       if (typeof holder.execFn !== "function") continue;
       const spawn = holder.execFn.bind(a);
+      const execEnv = this.#init.execEnv;
       holder.execFn = (...args: unknown[]) => {
+        // client-node hands the plugin the hub's whole process.env plus exec.env; an untrusted one gets only its own.
+        if (execEnv) args[2] = { ...(record(args[2]) ?? {}), env: { ...execEnv } };
         const child = spawn(...args);
         this.#plugins.add(child);
         child.once("close", () => this.#plugins.delete(child));

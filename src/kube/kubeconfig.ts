@@ -4,7 +4,9 @@
 import type { Cluster as KnCluster, User as KnUser } from "@kubernetes/client-node";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { dataField, envGetter, type EnvSource, fileField, isHttpUrl, record, safeUrl, str } from "./_fields.ts";
+import { redact } from "../util/mod.ts";
+import { dataField, envGetter, type EnvSource, fileField, isHttpUrl, record, str, withoutUserInfo } from "./_fields.ts";
+import { authProviderError } from "./credential_policy.ts";
 import { contextNamespaceScope } from "./_context_scope.ts";
 import { KubeconfigAccess } from "./_kubeconfig_access.ts";
 import { fsReason } from "./_token_file.ts";
@@ -30,6 +32,12 @@ export interface LoadContextsOptions {
   readTextFile?: (path: string) => Promise<string>;
   /** Documents already parsed, by path, used as they are (kubeconfig_text.ts parses its text only once). */
   documents?: ReadonlyMap<string, unknown>;
+  /**
+   * Run exec plugins with only `PATH` and `HOME` from `env` plus their own `exec.env` entries, not the hub's whole
+   * environment (untrusted kubeconfigs). Default false: kubectl passes its whole environment, and so does the hub for
+   * the user's own kubeconfig files.
+   */
+  minimalExecEnv?: boolean;
 }
 
 /** The contexts known from every loaded kubeconfig, with first-file-wins precedence. */
@@ -111,6 +119,7 @@ export async function loadContexts(options: LoadContextsOptions = {}): Promise<C
     searched,
     env: options.env,
     execTimeoutMs: options.execTimeoutMs,
+    minimalExecEnv: options.minimalExecEnv,
   });
 }
 
@@ -136,6 +145,7 @@ class Catalog implements ContextCatalog {
   readonly #searched: string[];
   readonly #env: EnvSource | undefined;
   readonly #execTimeoutMs: number | undefined;
+  readonly #minimalExecEnv: boolean;
 
   constructor(init: {
     contexts: Map<string, Entry>;
@@ -145,6 +155,7 @@ class Catalog implements ContextCatalog {
     searched: string[];
     env: EnvSource | undefined;
     execTimeoutMs?: number;
+    minimalExecEnv?: boolean;
   }) {
     this.#contexts = init.contexts;
     this.#clusters = init.clusters;
@@ -153,6 +164,7 @@ class Catalog implements ContextCatalog {
     this.#searched = init.searched;
     this.#env = init.env;
     this.#execTimeoutMs = init.execTimeoutMs;
+    this.#minimalExecEnv = init.minimalExecEnv === true;
   }
 
   names(): string[] {
@@ -223,7 +235,9 @@ class Catalog implements ContextCatalog {
       );
     }
     const cluster = toCluster(name, clusterEntry);
-    const { user, tokenFile } = toUser(name, userName, userEntry);
+    const env = envGetter(this.#env);
+    const minimal = this.#minimalExecEnv ? { PATH: env("PATH"), HOME: env("HOME") } : undefined;
+    const { user, tokenFile, execEnv } = toUser(name, userName, userEntry, minimal);
     return new KubeconfigAccess({
       name,
       server: cluster.server,
@@ -235,6 +249,7 @@ class Catalog implements ContextCatalog {
       user,
       tokenFile,
       execTimeoutMs: this.#execTimeoutMs,
+      execEnv,
     });
   }
 }
@@ -246,7 +261,7 @@ function toCluster(context: string, entry: Entry): KnCluster {
   const server = str(c.server);
   if (!server) throw new ConfigError(`${where} has no server URL`);
   if (!isHttpUrl(server)) {
-    throw new ConfigError(`${where} has an invalid server URL "${safeUrl(server)}"; expected https://host:port`);
+    throw new ConfigError(`${where} has an invalid server URL "${redact(server)}"; expected https://host:port`);
   }
   const tlsServerName = str(c["tls-server-name"]);
   if (tlsServerName) {
@@ -261,7 +276,8 @@ function toCluster(context: string, entry: Entry): KnCluster {
   const insecure = c["insecure-skip-tls-verify"] === true;
   return {
     name: entry.name,
-    server: server.replace(/\/+$/, ""),
+    // User info in the URL is never a credential the hub sends; dropped here, it reaches no log, error or /status.
+    server: withoutUserInfo(server).replace(/\/+$/, ""),
     caFile,
     caData,
     // client-node refuses plain http unless this is set; TLS settings do not matter for http.
@@ -274,10 +290,15 @@ function toUser(
   context: string,
   userName: string | undefined,
   entry: Entry | undefined,
-): { user: KnUser; tokenFile?: string } {
+  minimalEnv?: Record<string, string | undefined>,
+): { user: KnUser; tokenFile?: string; execEnv?: Record<string, string> } {
   if (!entry) return { user: { name: userName ?? "" } };
   const where = `user "${entry.name}" (context "${context}", ${entry.file})`;
   const u = record(entry.value.user) ?? {};
+  // Refused in trusted files too: client-node runs gcp/azure cmd-path with execSync, freezing the whole hub.
+  if (u["auth-provider"] !== undefined && u["auth-provider"] !== null) {
+    throw new ConfigError(authProviderError(where, u["auth-provider"]));
+  }
   const certFile = fileField(where, entry.file, u, "client-certificate");
   const certData = dataField(where, u, "client-certificate-data");
   const keyFile = fileField(where, entry.file, u, "client-key");
@@ -290,6 +311,7 @@ function toUser(
   const tokenFile = token ? undefined : fileField(where, entry.file, u, "tokenFile") ??
     fileField(where, entry.file, u, "token-file");
   let exec: Record<string, unknown> | undefined;
+  let execEnv: Record<string, string> | undefined;
   const rawExec = record(u.exec);
   if (rawExec) {
     let command = str(rawExec.command);
@@ -309,6 +331,11 @@ function toUser(
       value: JSON.stringify({ apiVersion, kind: "ExecCredential", spec: { interactive: false } }),
     });
     exec = { ...rawExec, command, args, env };
+    if (minimalEnv) {
+      execEnv = {};
+      for (const [k, v] of Object.entries(minimalEnv)) if (v !== undefined) execEnv[k] = v;
+      for (const e of env) execEnv[e.name] = e.value;
+    }
   }
   return {
     user: {
@@ -319,12 +346,12 @@ function toUser(
       keyFile,
       keyData,
       exec,
-      authProvider: record(u["auth-provider"]),
       username: str(u.username),
       password: str(u.password),
       impersonateUser: str(u.as),
     },
     tokenFile,
+    execEnv,
   };
 }
 

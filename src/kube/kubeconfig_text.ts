@@ -4,6 +4,7 @@
 import { parse as parseYaml } from "yaml";
 import { ConfigError } from "./errors.ts";
 import type { ClusterAccess } from "./cluster_access.ts";
+import { type CredentialPolicy, untrustedContextProblems } from "./credential_policy.ts";
 import { type EnvSource, loadContexts } from "./kubeconfig.ts";
 
 /** One context of a kubeconfig document. */
@@ -36,16 +37,24 @@ export interface KubeconfigTextOptions {
    * and token-file paths resolve against its folder) or a label such as `secret ns/name`.
    */
   source: string;
-  /** For exec plugins' environment. */
+  /** For exec plugins' environment (only PATH and HOME of it when `untrusted`). */
   env?: EnvSource;
   execTimeoutMs?: number;
+  /**
+   * Set when the text is untrusted (a labelled Secret, a file dropped into --cluster-dir): every context is held to
+   * this policy before anything of it is used (no file is opened, no program run), a context that breaks it gets the
+   * refusals as its `error`, and exec plugins that it allows run with a minimal environment. Unset: trusted, as
+   * kubectl trusts its own kubeconfig.
+   */
+  untrusted?: CredentialPolicy;
 }
 
 /**
  * Parses `text` as one kubeconfig, validating each context on its own.
  *
  * Guarantees: throws ConfigError only when the document itself is unusable (not YAML, not a mapping); a broken
- * context becomes that context's `error`, so one bad context never hides the others. A context name defined twice in
+ * context (or, with `untrusted`, one that breaks the policy) becomes that context's `error`, so one bad context never
+ * hides the others. A context name defined twice in
  * the document is an error for that name (kubectl would silently keep the first). Messages never quote the text.
  */
 export async function parseKubeconfigText(text: string, options: KubeconfigTextOptions): Promise<KubeconfigText> {
@@ -68,6 +77,7 @@ export async function parseKubeconfigText(text: string, options: KubeconfigTextO
       cwd: "/",
       env: options.env,
       execTimeoutMs: options.execTimeoutMs,
+      minimalExecEnv: options.untrusted !== undefined,
       documents,
       readTextFile: (p) => p === path ? Promise.resolve(text) : Promise.reject(new Deno.errors.NotFound(p)),
     });
@@ -91,8 +101,22 @@ export async function parseKubeconfigText(text: string, options: KubeconfigTextO
       endpointDigest: await digest([ctx.cluster, ctx.namespace ?? null, cluster?.cluster ?? null, ...scopeOf(ctx)]),
       credentialsDigest: await digest([ctx.user ?? null, user?.user ?? null]),
     };
+    const refused = options.untrusted
+      ? untrustedContextProblems(
+        name,
+        {
+          context: ctx,
+          cluster: record(cluster?.cluster),
+          user: record(user?.user),
+        },
+        options.untrusted,
+        label,
+      )
+      : [];
     if ((counts.get(name) ?? 0) > 1) {
       out.error = `context "${name}" is defined ${counts.get(name)} times in ${label}; rename all but one`;
+    } else if (refused.length > 0) {
+      out.error = refused.map((p) => p.error).join("; ");
     } else {
       try {
         const [access] = catalog.select([name]);

@@ -9,6 +9,7 @@ export {
 } from "./kubeconfig.ts";
 export { IN_CLUSTER, inClusterAccess, type InClusterOptions, SERVICE_ACCOUNT_ROOT } from "./in_cluster.ts";
 export {
+  DEFAULT_MAX_OBJECT_BYTES,
   type FetchLike,
   KubeClient,
   type KubeClientOptions,
@@ -31,6 +32,7 @@ export {
   isConflict,
   isNotFound,
   retryAfterMsOf,
+  TooLargeError,
   TransportError,
 } from "./errors.ts";
 export {
@@ -48,5 +50,14 @@ export {
   type KubeconfigTextOptions,
   parseKubeconfigText,
 } from "./kubeconfig_text.ts";
+export {
+  authProviderError,
+  checkUntrustedKubeconfig,
+  type CredentialPolicy,
+  type CredentialProblem,
+  execAllowlistProblem,
+  STRICT_CREDENTIAL_POLICY,
+  untrustedContextProblems,
+} from "./credential_policy.ts";
 export { describePermission, missingPermissions, type PermissionCheck } from "./access_review.ts";
 export { missingPermissionsIn, type ResourceRule, rulesReview } from "./rules_review.ts";

@@ -19,9 +19,15 @@ const SECRET_VALUE = [
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
 ];
 
-/** Masks anything in `text` that looks like a credential. */
+/** The user info of any URL (`https://user:pass@host`), up to its last `@` before the host. */
+const URL_USER_INFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]*@/gi;
+
+/**
+ * Masks anything in `text` that looks like a credential: bearer tokens, JWTs, private keys, and the user info of
+ * every URL. The one redaction every log line, error text and server URL shown anywhere goes through.
+ */
 export function redact(text: string): string {
-  let out = text;
+  let out = text.replace(URL_USER_INFO, "$1[redacted]@");
   for (const re of SECRET_VALUE) out = out.replace(re, "[redacted]");
   return out;
 }

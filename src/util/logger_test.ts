@@ -43,3 +43,12 @@ Deno.test("errorText() joins the chain of causes and redacts it", () => {
   assert.equal(errorText(err), "cannot list: connection refused: [redacted]");
   assert.equal(redact("-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----"), "[redacted]");
 });
+
+Deno.test("redact() hides the user info of every URL in a text, even a password holding @, and leaves the host", () => {
+  assert.equal(redact("https://admin:hunter2@10.0.0.1:6443"), "https://[redacted]@10.0.0.1:6443");
+  assert.equal(
+    redact("cannot reach https://u:p@ss@host:6443/api via socks5://x:y@proxy:1080 (see https://host/a@b)"),
+    "cannot reach https://[redacted]@host:6443/api via socks5://[redacted]@proxy:1080 (see https://host/a@b)",
+  );
+  assert.equal(redact("mail ops@example.com"), "mail ops@example.com");
+});
