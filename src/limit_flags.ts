@@ -9,6 +9,8 @@ interface LimitFlag {
   scale: number;
   integer: boolean;
   help: string;
+  /** A size in bytes: a whole number, or one with a Kubernetes binary suffix (Ki, Mi, Gi). */
+  bytes?: boolean;
 }
 
 /** Defaults --help explains, rather than one fixed number: those that scale with the clusters, and why. */
@@ -17,6 +19,7 @@ const DEFAULT_TEXT: Partial<Record<keyof HubLimits, string>> = {
   qps: "500 per cluster engaged: it bounds the hub's own work, not an API server's",
   burst: "1000 per cluster engaged",
   clusterQps: "200: this limit protects each API server",
+  maxObjectBytes: "4Mi, twice the JSON of the largest object etcd stores",
 };
 
 /** Each limit flag (without `--`) and the HubLimits key it sets. */
@@ -51,7 +54,24 @@ export const LIMIT_FLAGS: Record<string, LimitFlag> = {
     integer: false,
     help: "cap of the per-object retry backoff, seconds",
   },
+  "max-object-bytes": {
+    key: "maxObjectBytes",
+    scale: 1,
+    integer: true,
+    bytes: true,
+    help: "largest response body or watch event kept (bytes, Ki, Mi, Gi)",
+  },
 };
+
+const BYTE_SUFFIXES: Record<string, number> = { "": 1, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 };
+
+/** A byte size such as `4194304`, `512Ki` or `4Mi`, or undefined when `raw` is not a positive whole one. */
+export function parseByteSize(raw: string): number | undefined {
+  const m = /^\s*(\d+)(Ki|Mi|Gi)?\s*$/.exec(raw);
+  if (!m) return undefined;
+  const n = Number(m[1]) * BYTE_SUFFIXES[m[2] ?? ""];
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
 
 /** The limit flags' node:util parseArgs options (each a string, checked by parseLimits). */
 export const LIMIT_OPTIONS: Record<string, { type: "string" }> = Object.fromEntries(
@@ -77,6 +97,16 @@ export function parseLimits(values: FlagValues): Partial<HubLimits> {
   for (const [flag, f] of Object.entries(LIMIT_FLAGS)) {
     const raw = values[flag] as string | undefined;
     if (raw === undefined) continue;
+    if (f.bytes) {
+      const size = parseByteSize(raw);
+      if (size === undefined) {
+        throw new FlagError(
+          `invalid --${flag} "${raw}": must be a positive whole number of bytes, optionally with Ki, Mi or Gi (e.g. 4Mi)`,
+        );
+      }
+      limits[f.key] = size;
+      continue;
+    }
     const n = Number(raw);
     if (raw.trim() === "" || !Number.isFinite(n) || n <= 0 || (f.integer && !Number.isInteger(n))) {
       throw new FlagError(`invalid --${flag} "${raw}": must be a positive ${f.integer ? "whole " : ""}number`);

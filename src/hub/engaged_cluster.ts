@@ -59,6 +59,8 @@ export interface EngagedClusterOptions {
   eventLevel?: EventLevel;
   idleTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** The largest response body or watch event held from this cluster (see KubeClientOptions.maxObjectBytes). */
+  maxObjectBytes?: number;
   pageSize?: number;
   /** Offer HTTP/2 to the API server instead of HTTP/1.1 keep-alive (see KubeClientOptions.http2). */
   http2?: boolean;
@@ -112,6 +114,7 @@ export class EngagedCluster {
     this.#client = new KubeClient(access, {
       clock: this.#clock,
       requestTimeoutMs: options.requestTimeoutMs,
+      maxObjectBytes: options.maxObjectBytes,
       onResponse: options.onResponse,
       logger: this.#log,
       userAgent: "operator-hub",

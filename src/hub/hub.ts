@@ -301,6 +301,7 @@ export class Hub {
       eventLevel: this.#o.eventLevel,
       idleTimeoutMs: this.limits.watchIdleTimeoutMs,
       requestTimeoutMs: this.limits.requestTimeoutMs,
+      maxObjectBytes: this.limits.maxObjectBytes,
       http2: this.#o.http2,
       fetch: this.#o.fetch,
       clock: this.#clock,

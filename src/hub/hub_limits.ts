@@ -1,5 +1,7 @@
 // The Hub's tunables, their defaults, and how the unset ones scale with the clusters engaged.
 
+import { DEFAULT_MAX_OBJECT_BYTES } from "../kube/mod.ts";
+
 /** Tunables; every one has a default a newcomer never needs to change. */
 export interface HubLimits {
   /**
@@ -28,6 +30,11 @@ export interface HubLimits {
   maxRetryDelayMs: number;
   /** Clusters running their pre-flight (discovery, RBAC checks) at once; the rest wait their turn. Default 128. */
   preflightConcurrency: number;
+  /**
+   * The largest response body or watch event held from a cluster, bytes; larger is refused and the watch turns
+   * `too-large`. Default 4 MiB (see DEFAULT_MAX_OBJECT_BYTES in src/kube/client.ts for why).
+   */
+  maxObjectBytes: number;
 }
 
 /**
@@ -54,6 +61,7 @@ export const DEFAULT_LIMITS: HubLimits = {
   drainTimeoutMs: 10_000,
   maxRetryDelayMs: 300_000,
   preflightConcurrency: 128,
+  maxObjectBytes: DEFAULT_MAX_OBJECT_BYTES,
 };
 
 /** Reconciles at once per engaged cluster when `concurrency` scales with the clusters (not given), above 16. */

@@ -10,6 +10,10 @@ import {
   isClosedSocket,
   latin1,
 } from "./_http1_connection.ts";
+import { BodyLimitError } from "./_body_limit.ts";
+
+/** A chunked body's trailer section is refused past this size (the response head has the same cap). */
+const MAX_TRAILER_BYTES = 64 * 1024;
 
 /** Where a response hands its connection back: to the idle pool after a complete body, else to be closed. */
 export interface ConnectionOwner {
@@ -74,13 +78,26 @@ export class Http1Response {
     return this.#headers;
   }
 
-  /** The whole body as UTF-8 text. */
-  async text(): Promise<string> {
+  /**
+   * The whole body as UTF-8 text, of at most `maxBytes` bytes: a longer body throws BodyLimitError, before any byte
+   * is read when its Content-Length says so, else once byte `maxBytes + 1` arrived; the connection is then closed.
+   */
+  async text(maxBytes = Infinity): Promise<string> {
+    if (this.#framing.kind === "length" && this.#framing.left > maxBytes && !this.#settled) {
+      this.cancel();
+      throw new BodyLimitError("response body", maxBytes, this.#framing.left);
+    }
     // Decoded straight from views of the socket buffer: no copy of the bytes, and the pieces form a
     // rope that JSON.parse flattens once (a list page of 500 objects is ~350 KB read in 16 KB reads).
     const decoder = new TextDecoder();
     let text = "";
-    for await (const _ of this.#body((view) => (text += decoder.decode(view, { stream: true })))) {
+    let bytes = 0;
+    const sink = (view: Uint8Array) => {
+      bytes += view.length;
+      if (bytes > maxBytes) throw new BodyLimitError("response body", maxBytes);
+      text += decoder.decode(view, { stream: true });
+    };
+    for await (const _ of this.#body(sink)) {
       /* the sink took every byte */
     }
     return text + decoder.decode();
@@ -192,6 +209,10 @@ export class Http1Response {
           let at = 0;
           for (;;) {
             const next = indexOfCrlf(c.buf, c.start + at, c.end);
+            // Held in the buffer until the blank line: bounded like the headers, or a server could grow it forever.
+            if (c.end - c.start > MAX_TRAILER_BYTES) {
+              throw new Http1Error(`malformed chunked body: trailer larger than ${MAX_TRAILER_BYTES} bytes`);
+            }
             if (next < 0) {
               if (!(await this.#fill())) throw new Http1Error("the connection closed in the chunked trailer");
               continue;

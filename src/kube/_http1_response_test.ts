@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { type Abortable, Connection, Http1Error } from "./_http1_connection.ts";
 import { type ConnectionOwner, type Framing, Http1Response } from "./_http1_response.ts";
 import { ScriptedSocket } from "./_scripted_socket.ts";
+import { BodyLimitError } from "./_body_limit.ts";
 
 const dec = new TextDecoder();
 
@@ -146,4 +147,88 @@ Deno.test("header() finds a header by any case, trimmed, the last of repeated on
     new Http1Response(owner, c, 404, "HTTP/1.1 404 Not Found", { kind: "none" }, true, notAborted).ok,
     false,
   );
+});
+
+/** A socket that serves `prefix`, then `fill` bytes forever, counting what it served (a server that never stops). */
+function endless(prefix: string, fill = 0x78) {
+  const head = new TextEncoder().encode(prefix);
+  const s = {
+    served: 0,
+    closes: 0,
+    read(into: Uint8Array): Promise<number | null> {
+      const n = s.served < head.length ? Math.min(into.length, head.length - s.served) : into.length;
+      if (s.served < head.length) into.set(head.subarray(s.served, s.served + n));
+      else into.fill(fill, 0, n);
+      s.served += n;
+      return Promise.resolve(n);
+    },
+    write: (b: Uint8Array) => Promise.resolve(b.length),
+    close() {
+      s.closes++;
+    },
+  };
+  return s;
+}
+
+Deno.test("text(maxBytes) refuses a Content-Length over the limit before reading a byte of the body, and closes the connection", async () => {
+  const t = response({ kind: "length", left: 512 * 1024 * 1024 }, ["x".repeat(100)]);
+  await assert.rejects(t.res.text(1024), (err: Error) => {
+    assert.ok(err instanceof BodyLimitError);
+    assert.equal(err.declaredBytes, 512 * 1024 * 1024);
+    assert.equal(err.message, "a response body of 536870912 bytes (Content-Length), over the limit of 1024 bytes");
+    return true;
+  });
+  assert.deepEqual([t.owner.released, t.owner.destroyed], [0, 1]);
+  assert.equal(t.c.end, 0, "nothing was read");
+});
+
+Deno.test("text(maxBytes) reads a body of exactly the limit, whatever its framing", async () => {
+  for (
+    const [framing, wire] of [
+      [{ kind: "length", left: 8 }, "abcdefgh"],
+      [{ kind: "chunked" }, "3\r\nabc\r\n5\r\ndefgh\r\n0\r\n\r\n"],
+      [{ kind: "eof" }, "abcdefgh"],
+    ] as [Framing, string][]
+  ) {
+    assert.equal(await response(framing, split(wire, 3)).res.text(8), "abcdefgh", framing.kind);
+  }
+});
+
+Deno.test("text(maxBytes) refuses a chunked body that never ends once it passed the limit, having read little more", async () => {
+  const limit = 64 * 1024;
+  const sock = endless(`${(1024 ** 3).toString(16)}\r\n`);
+  const owner = new Owner();
+  const c = new Connection(sock as unknown as Deno.Conn);
+  const res = new Http1Response(owner, c, 200, "HTTP/1.1 200 OK", { kind: "chunked" }, true, notAborted);
+  await assert.rejects(
+    res.text(limit),
+    (err: Error) => err instanceof BodyLimitError && err.declaredBytes === undefined,
+  );
+  assert.deepEqual([owner.released, owner.destroyed], [0, 1]);
+  assert.ok(sock.served <= limit + c.buf.length + 16, `served ${sock.served} bytes for a ${limit}-byte limit`);
+  assert.ok(c.buf.length <= 8 * 1024, `the read buffer stayed small (${c.buf.length} bytes)`);
+});
+
+Deno.test("text(maxBytes) refuses a body without length that never ends (read until EOF) once it passed the limit", async () => {
+  const limit = 10_000;
+  const sock = endless("");
+  const owner = new Owner();
+  const c = new Connection(sock as unknown as Deno.Conn);
+  const res = new Http1Response(owner, c, 200, "HTTP/1.1 200 OK", { kind: "eof" }, false, notAborted);
+  await assert.rejects(res.text(limit), BodyLimitError);
+  assert.equal(owner.destroyed, 1);
+  assert.ok(sock.served <= limit + c.buf.length, `served ${sock.served} bytes for a ${limit}-byte limit`);
+});
+
+Deno.test("A chunked body whose trailer never ends fails with Http1Error instead of growing the buffer", async () => {
+  const sock = endless("3\r\nabc\r\n0\r\nX-Trailer: ");
+  const owner = new Owner();
+  const c = new Connection(sock as unknown as Deno.Conn);
+  const res = new Http1Response(owner, c, 200, "HTTP/1.1 200 OK", { kind: "chunked" }, true, notAborted);
+  await assert.rejects(
+    res.text(),
+    (err: Error) => err instanceof Http1Error && /trailer larger than 65536 bytes/.test(err.message),
+  );
+  assert.equal(owner.destroyed, 1);
+  assert.ok(c.buf.length <= 128 * 1024, `the buffer stayed bounded (${c.buf.length} bytes)`);
 });

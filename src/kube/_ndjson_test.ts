@@ -1,5 +1,6 @@
 // Unit tests for the incremental NDJSON decoder of watch streams.
 import assert from "node:assert/strict";
+import { BodyLimitError } from "./_body_limit.ts";
 import { NdjsonDecoder, NdjsonError } from "./_ndjson.ts";
 
 const enc = new TextEncoder();
@@ -50,4 +51,35 @@ Deno.test("NdjsonDecoder rejects a line that is not JSON with its size, never it
     assert.doesNotMatch(err.message, /secret/);
     return true;
   });
+});
+
+Deno.test("NdjsonDecoder refuses a line longer than maxLineBytes as soon as it is, without waiting for its newline", () => {
+  const d = new NdjsonDecoder({ maxLineBytes: 16 });
+  assert.deepEqual(d.push(enc.encode('{"a":"0123')), []);
+  assert.deepEqual(d.push(enc.encode("45")), []);
+  assert.throws(() => d.push(enc.encode("6789abcdef")), (err: Error) => {
+    assert.ok(err instanceof BodyLimitError);
+    assert.equal(err.name, "BodyLimitError");
+    assert.equal(err.limitBytes, 16);
+    assert.equal(err.message, "a watch event of more than 16 bytes");
+    return true;
+  });
+  assert.equal(d.partial, false, "what was held of the line is dropped");
+});
+
+Deno.test("NdjsonDecoder refuses an over-long line inside one chunk even when its newline is in the same chunk", () => {
+  const d = new NdjsonDecoder({ maxLineBytes: 8 });
+  assert.throws(() => d.push(enc.encode('{"a":1}\n{"b":"xxxxxxxx"}\n')), BodyLimitError);
+});
+
+Deno.test("NdjsonDecoder keeps lines of exactly maxLineBytes, in one chunk or split byte by byte", () => {
+  const line = '{"a":"éé"}'; // 12 bytes, 10 characters
+  const bytes = enc.encode(`${line}\n${line}\n`);
+  for (const size of [1, 5, bytes.length]) {
+    const d = new NdjsonDecoder({ maxLineBytes: 12 });
+    const out: unknown[] = [];
+    for (let i = 0; i < bytes.length; i += size) out.push(...d.push(bytes.subarray(i, i + size)));
+    assert.deepEqual(out, [{ a: "éé" }, { a: "éé" }], `chunk size ${size}`);
+  }
+  assert.throws(() => new NdjsonDecoder({ maxLineBytes: 11 }).push(bytes), BodyLimitError);
 });

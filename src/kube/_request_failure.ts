@@ -1,9 +1,10 @@
 // What a caller sees when a request fails: whatever the transport, the timer or an abort threw, as one of the client's errors.
 
+import { BodyLimitError } from "./_body_limit.ts";
 import type { Call } from "./_call.ts";
 import { NdjsonError } from "./_ndjson.ts";
 import type { ClusterAccess } from "./cluster_access.ts";
-import { ApiError, AuthError, TransportError } from "./errors.ts";
+import { ApiError, AuthError, TooLargeError, TransportError } from "./errors.ts";
 
 /**
  * Turns whatever a request (`method` `path` on `access`) threw into the error its caller sees.
@@ -21,7 +22,9 @@ export function requestFailure(
   path: string,
   access: ClusterAccess,
 ): unknown {
-  if (err instanceof ApiError || err instanceof AuthError || err instanceof TransportError) return err;
+  if (
+    err instanceof ApiError || err instanceof AuthError || err instanceof TransportError || err instanceof TooLargeError
+  ) return err;
   switch (call.why) {
     case "caller":
       return call.callerReason;
@@ -36,6 +39,17 @@ export function requestFailure(
         `${method} ${path}: no complete response from ${access.server} within ${call.armedMs} ms`,
         { cause: err, timeout: true },
       );
+  }
+  if (err instanceof BodyLimitError) {
+    const seen = err.declaredBytes === undefined
+      ? `more than ${err.limitBytes} bytes`
+      : `${err.declaredBytes} bytes (Content-Length)`;
+    return new TooLargeError(
+      `${method} ${path}: refused a ${err.what} of ${seen} from ${access.server}: the limit is ${err.limitBytes} bytes (--max-object-bytes)`,
+      err.limitBytes,
+      err.declaredBytes,
+      { cause: err },
+    );
   }
   if (err instanceof NdjsonError) {
     return new TransportError(`${method} ${path}: malformed watch stream from ${access.server}`, {

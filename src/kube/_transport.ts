@@ -1,6 +1,7 @@
 // How a KubeClient reaches its server: our own HTTP/1.1 keep-alive sockets, Deno's fetch (HTTP/2, proxies) or node:https
 // (insecure-skip-tls-verify), behind one small interface.
 
+import { declaredOverLimit, limitedText } from "./_body_limit.ts";
 import { Http1Pool } from "./_http1.ts";
 import type { Call } from "./_call.ts";
 import { nodeHttpsTransport } from "./_node_https.ts";
@@ -28,7 +29,8 @@ export interface WireResponse {
   readonly status: number;
   readonly ok: boolean;
   header(name: string): string | null;
-  text(): Promise<string>;
+  /** The whole body as UTF-8; over `maxBytes` (default: no limit) it throws BodyLimitError, having held at most that. */
+  text(maxBytes?: number): Promise<string>;
   /** The body's bytes as they arrive; ends at the body's end, or early once the call is aborted. */
   chunks(): AsyncIterable<Uint8Array>;
   /** Reads the body to its end and drops it. */
@@ -149,7 +151,22 @@ function fromFetch(res: Response, call: Call): WireResponse {
     status: res.status,
     ok: res.ok,
     header: (name) => res.headers.get(name),
-    text: () => res.text(),
+    text: async (maxBytes = Infinity) => {
+      if (!Number.isFinite(maxBytes)) return await res.text();
+      const declared = declaredOverLimit(res.headers.get("content-length"), maxBytes);
+      if (declared) {
+        if (res.body && !res.bodyUsed && !res.body.locked) res.body.cancel().catch(() => {});
+        throw declared;
+      }
+      if (!res.body) return "";
+      const reader = res.body.getReader();
+      call.onAbort(() => void reader.cancel().catch(() => {}));
+      try {
+        return await limitedText(readAll(reader), maxBytes);
+      } finally {
+        await reader.cancel().catch(() => {});
+      }
+    },
     discard: async () => void await res.arrayBuffer(),
     async *chunks() {
       if (!res.body) return;
@@ -170,6 +187,15 @@ function fromFetch(res: Response, call: Call): WireResponse {
       if (res.body && !res.bodyUsed && !res.body.locked) res.body.cancel().catch(() => {});
     },
   };
+}
+
+/** A body reader's chunks until its end. */
+async function* readAll(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncGenerator<Uint8Array, void, undefined> {
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    yield value;
+  }
 }
 
 /** `Content-Type: …` as a header line, validated once per distinct value (`cache` is the transport's). */

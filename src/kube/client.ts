@@ -48,7 +48,25 @@ export interface KubeClientOptions {
    * multiplexing saves nothing worth that.
    */
   http2?: boolean;
+  /**
+   * The largest response body or watch event the client holds, in bytes. Default DEFAULT_MAX_OBJECT_BYTES. A larger
+   * one is refused with TooLargeError as soon as it is known to be larger (its Content-Length, else byte
+   * `maxObjectBytes + 1`), and its connection closed: a server cannot make the client buffer more than this at once
+   * per request. A list page counts whole, so a caller that meets TooLargeError on a page asks for a smaller one.
+   */
+  maxObjectBytes?: number;
 }
+
+/**
+ * The default cap on one response body or watch event: 4 MiB.
+ *
+ * Why: etcd refuses writes over 1.5 MiB (`--max-request-bytes`), so no stored object is larger; its JSON on the wire
+ * can be larger than what etcd holds (built-in objects are stored as protobuf, and a Secret's bytes become base64,
+ * 4/3 as long: at most 2 MiB), plus the watch event's envelope. 4 MiB is twice that worst case, and a quarter of
+ * client-go's 16 MiB per-frame cap in its streaming decoder (raised from 1 MiB in kubernetes#72053 for exactly this
+ * protobuf-to-JSON growth). A list page of 500 objects fits as long as they average under 8 KiB.
+ */
+export const DEFAULT_MAX_OBJECT_BYTES = 4 * 1024 * 1024;
 
 export interface KubeRequestOptions {
   query?: Record<string, QueryValue>;
@@ -112,8 +130,11 @@ interface Opened {
  *   `timeoutSeconds` plus `requestTimeoutMs`, so a half-open connection cannot hang it forever.
  * - `close()` aborts every request in flight and closes every HTTP client, leaving no socket
  *   or timer behind.
+ * - No response body and no watch event larger than `maxObjectBytes` is held: it is refused with TooLargeError
+ *   and its connection closed.
  * - Errors are ApiError (the server answered non-2xx), TransportError (no answer), AuthError
- *   (no credentials), or the caller's own abort reason. None contains a header.
+ *   (no credentials), TooLargeError (an answer over `maxObjectBytes`), or the caller's own abort reason. None
+ *   contains a header.
  */
 export class KubeClient {
   readonly access: ClusterAccess;
@@ -121,6 +142,7 @@ export class KubeClient {
   readonly #timeoutMs: number;
   readonly #onResponse: ((info: ResponseInfo) => void) | undefined;
   readonly #logger: Logger | undefined;
+  readonly #maxBytes: number;
   #closed = false;
   /** Requests in flight; close() aborts them (a Set is cheaper than one listener per request). */
   readonly #live = new Set<Call>();
@@ -133,6 +155,7 @@ export class KubeClient {
     this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
     this.#onResponse = options.onResponse;
     this.#logger = options.logger;
+    this.#maxBytes = options.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES;
     this.#auth = new AuthCache(access, this.#clock, options.authTtlMs ?? 1_000);
     const userAgent = options.userAgent ?? "uuid-operator-hub (deno)";
     const fetch = options.fetch;
@@ -160,7 +183,7 @@ export class KubeClient {
         await call.race(res.discard());
         return undefined as T;
       }
-      const text = await call.race(res.text());
+      const text = await call.race(res.text(this.#maxBytes));
       if (!res.ok) {
         throw apiErrorFrom({ method, path }, res.status, { body: text, retryAfter: res.header("retry-after") });
       }
@@ -235,7 +258,7 @@ export class KubeClient {
     let bodyDone = false;
     try {
       if (!res.ok) {
-        const text = await call.race(res.text());
+        const text = await call.race(res.text(this.#maxBytes));
         bodyDone = true;
         throw apiErrorFrom({ method: "GET", path }, res.status, {
           body: text,
@@ -243,7 +266,7 @@ export class KubeClient {
         });
       }
       opts.onOpen?.();
-      const decoder = new NdjsonDecoder();
+      const decoder = new NdjsonDecoder({ maxLineBytes: this.#maxBytes });
       try {
         for await (const chunk of res.chunks()) {
           if (call.why === "caller") return;

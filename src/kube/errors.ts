@@ -91,6 +91,25 @@ export class TransportError extends Error {
 }
 
 /**
+ * The server sent a response body or a watch event larger than the client's `maxObjectBytes`: the client refused it
+ * without reading the rest and closed the connection. The message names the request, the server, the limit and the
+ * size seen (or "more than" the limit), never content.
+ */
+export class TooLargeError extends Error {
+  override name = "TooLargeError";
+  /** The limit that was exceeded, bytes. */
+  readonly limitBytes: number;
+  /** The size the server declared (Content-Length), when it did; otherwise only "more than limitBytes" is known. */
+  readonly declaredBytes: number | undefined;
+
+  constructor(message: string, limitBytes: number, declaredBytes: number | undefined, options?: ErrorOptions) {
+    super(message, options);
+    this.limitBytes = limitBytes;
+    this.declaredBytes = declaredBytes;
+  }
+}
+
+/**
  * The HTTP status a failure carries, if any: an ApiError's, or the numeric `status` of any other
  * error (a test double, a Status-shaped failure). The one place errors are classified by status.
  */
@@ -134,12 +153,14 @@ export function retryAfterMsOf(err: unknown): number | undefined {
 }
 
 /** The health states a failure can put a cluster (or one operator in it) in; see `failureStateOf`. */
-export type FailureState = "unreachable" | "unauthorized" | "forbidden" | "missing-crd";
+export type FailureState = "unreachable" | "unauthorized" | "forbidden" | "missing-crd" | "too-large";
 
 /** Maps a failure to the health state it means. */
 export function failureStateOf(err: unknown): FailureState {
   // No credentials at all (an exec plugin that fails or hangs, a vanished token file) is a 401 in all but name.
   if (err instanceof AuthError || (err as { name?: unknown })?.name === "AuthError") return "unauthorized";
+  // A body or watch event over --max-object-bytes: the server answers, but with something the hub will not hold.
+  if (err instanceof TooLargeError || (err as { name?: unknown })?.name === "TooLargeError") return "too-large";
   const status = httpStatusOf(err);
   if (status === 401) return "unauthorized";
   if (status === 403) return "forbidden";

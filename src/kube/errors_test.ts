@@ -10,6 +10,7 @@ import {
   isConflict,
   isNotFound,
   retryAfterMsOf,
+  TooLargeError,
   TransportError,
 } from "./errors.ts";
 
@@ -89,6 +90,13 @@ Deno.test("failureStateOf maps 401 and AuthError to unauthorized, 403 to forbidd
   assert.equal(failureStateOf(s(404)), "missing-crd");
   assert.equal(failureStateOf(s(500)), "unreachable");
   assert.equal(failureStateOf(new TransportError("connection refused")), "unreachable");
+});
+
+Deno.test("failureStateOf maps a TooLargeError (a body or watch event over --max-object-bytes) to too-large", () => {
+  const err = new TooLargeError("GET /apis/g/v1/things: refused a watch event of more than 4 bytes", 4, undefined);
+  assert.equal(err.name, "TooLargeError");
+  assert.equal(failureStateOf(err), "too-large");
+  assert.equal(failureStateOf({ name: "TooLargeError" }), "too-large");
 });
 
 Deno.test("apiErrorFrom prefers the Retry-After header over details.retryAfterSeconds", () => {

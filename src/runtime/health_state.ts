@@ -5,13 +5,18 @@ import type { FailureState } from "../kube/mod.ts";
 /** A health state, as `/status` shows it for a cluster and for each operator in it. */
 export type HealthState = "watching" | "syncing" | "connecting" | "registering" | FailureState;
 
-/** Every health state, from best to worst. `registering` is a cluster a provider found but has not engaged yet. */
+/**
+ * Every health state, from best to worst. `registering` is a cluster a provider found but has not engaged yet.
+ * `too-large` is a watch whose server sent a list page of one object or a watch event over `--max-object-bytes`: like
+ * `missing-crd` and `forbidden` it concerns one resource, so it ranks beside them, below failures of the whole cluster.
+ */
 export const HEALTH_STATES: readonly HealthState[] = [
   "watching",
   "syncing",
   "connecting",
   "registering",
   "missing-crd",
+  "too-large",
   "forbidden",
   "unauthorized",
   "unreachable",

@@ -13,5 +13,12 @@ Deno.test("HEALTH_STATES lists every state once, watching first and unreachable 
   assert.equal(new Set(HEALTH_STATES).size, HEALTH_STATES.length);
   assert.equal(HEALTH_STATES[0], "watching");
   assert.equal(HEALTH_STATES.at(-1), "unreachable");
-  assert.equal(HEALTH_STATES.length, 8);
+  assert.equal(HEALTH_STATES.length, 9);
+});
+
+Deno.test("worstState() ranks too-large beside the one-resource states, below a cluster that refuses or cannot be reached", () => {
+  assert.equal(worstState(["watching", "too-large"]), "too-large");
+  assert.equal(worstState(["missing-crd", "too-large"]), "too-large");
+  assert.equal(worstState(["too-large", "forbidden"]), "forbidden");
+  assert.equal(worstState(["too-large", "unreachable"]), "unreachable");
 });

@@ -109,7 +109,10 @@ class StreamStalledError extends Error {
  * - a 410 Gone, as an HTTP status or as an in-stream ERROR event, leads to a relist whose diff is
  *   reported through `onChange`, so deletions during a gap are seen;
  * - a stream with no event or bookmark for `idleTimeoutMs` is aborted and reopened over a new
- *   connection (`resetConnections`), since the silent one may be half-open.
+ *   connection (`resetConnections`), since the silent one may be half-open;
+ * - a list page the client refuses as too large (`too-large`) is asked for again with half the objects, down to
+ *   one, so a collection of objects each under the client's cap is always listed with at most one page of it held;
+ *   a single object or watch event over the cap puts the phase in `too-large`, and the loop relists after the backoff.
  *
  * Assumptions: the apiserver sends bookmarks (about once a minute), so a healthy idle stream is
  * never silent for longer than the idle timeout's default.
@@ -141,6 +144,11 @@ export class Watcher {
     return { ...this.#snap };
   }
 
+  /** The store this watcher keeps equal to the cluster's objects (shared by the watchers of one resource). */
+  get store(): Store {
+    return this.#o.store;
+  }
+
   /** Runs until `signal` aborts; settles once every request and timer is gone. */
   async start(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
@@ -157,6 +165,8 @@ export class Watcher {
         }
         const delay = this.#delayAfter(err);
         const phase = err instanceof StreamStalledError ? "connecting" : failureStateOf(err);
+        // An event over the size limit would come back on a watch resumed from the same resourceVersion: list afresh.
+        if (phase === "too-large") this.#snap.resourceVersion = undefined;
         const message = errorText(err);
         this.#snap.phase = phase;
         this.#snap.lastError = message;
@@ -191,13 +201,26 @@ export class Watcher {
     const relist = store.startRelist(this.#o.namespace);
     let continueToken: string | undefined;
     let resourceVersion = "";
-    do {
-      const page = await client.listPage(path, { limit: this.#o.pageSize ?? 500, continueToken, signal });
+    let limit = this.#o.pageSize ?? 500;
+    for (;;) {
+      let page: Awaited<ReturnType<ListWatchClient["listPage"]>>;
+      try {
+        page = await client.listPage(path, { limit, continueToken, signal });
+      } catch (err) {
+        // A page over the client's size cap: ask again for half as many objects (the continue token works with any
+        // limit), down to one; only a single object over the cap is a failure. The smaller pages serve this relist.
+        if (limit === 1 || signal.aborted || failureStateOf(err) !== "too-large") throw err;
+        limit = Math.max(1, Math.floor(limit / 2));
+        this.#o.logger?.info("list page over the size limit, asking for fewer objects", { limit });
+        this.#beat();
+        continue;
+      }
       for (const raw of page.items) relist.add(raw as Record<string, unknown>);
       continueToken = page.continueToken;
       resourceVersion = page.resourceVersion;
       this.#progress();
-    } while (continueToken);
+      if (!continueToken) break;
+    }
     const changed = relist.finish();
     this.#snap.resourceVersion = resourceVersion;
     this.#snap.relists++;

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { VirtualClock } from "../util/mod.ts";
 import { Store } from "./store.ts";
-import type { WatchEvent } from "../kube/mod.ts";
+import { TooLargeError, type WatchEvent } from "../kube/mod.ts";
 import { labelled, type ListWatchClient, Watcher } from "./watcher.ts";
 
 const obj = (name: string, rv: string) => ({ metadata: { name, namespace: "ns", resourceVersion: rv } });
@@ -290,4 +290,84 @@ Deno.test("labelled() adds the label selector to every list and watch, keeping t
     { path: "/x", resourceVersion: "7", timeoutSeconds: 1, labelSelector: "role=peer" },
   ]);
   assert.equal(resets, 1);
+});
+
+const tooLarge = (what: string) =>
+  new TooLargeError(`GET /apis/g/v1/things: refused a ${what} of more than 64 bytes`, 64, undefined);
+
+/** A collection of `n` objects served in pages, refusing (TooLargeError) any page of more than `maxPage` objects. */
+class SizedCollection implements ListWatchClient {
+  pages: string[] = [];
+  watches: string[] = [];
+  constructor(private n: number, private maxPage: number, private watchFailures: number) {}
+  listPage(_path: string, o: { limit?: number; continueToken?: string }) {
+    const from = Number(o.continueToken ?? 0);
+    const limit = o.limit ?? 500;
+    this.pages.push(`${from}+${limit}`);
+    if (Math.min(limit, this.n - from) > this.maxPage) return Promise.reject(tooLarge("response body"));
+    const to = Math.min(this.n, from + limit);
+    const items = Array.from({ length: to - from }, (_, i) => obj(`o${from + i}`, "5"));
+    return Promise.resolve({ items, resourceVersion: "10", continueToken: to < this.n ? String(to) : undefined });
+  }
+  watch(_path: string, o: { resourceVersion: string; signal?: AbortSignal }): AsyncIterable<WatchEvent> {
+    this.watches.push(o.resourceVersion);
+    const fail = this.watchFailures-- > 0;
+    const signal = o.signal;
+    return (async function* () {
+      if (fail) throw tooLarge("watch event");
+      await new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }));
+      yield* [];
+    })();
+  }
+}
+
+function sized(client: SizedCollection) {
+  const clock = new VirtualClock(1_000_000);
+  const store = new Store();
+  const watcher = new Watcher({ path: "/apis/g/v1/things", client, store, onChange: () => {}, clock, random: () => 0 });
+  const stop = new AbortController();
+  return { clock, store, watcher, stop, done: watcher.start(stop.signal) };
+}
+
+Deno.test("Watcher asks for half as many objects when a list page is too large, and lists the whole collection", async () => {
+  const client = new SizedCollection(1000, 100, 0);
+  const t = sized(client);
+  await t.clock.advance(10);
+  assert.equal(t.store.size, 1000);
+  assert.deepEqual(client.pages.slice(0, 4), ["0+500", "0+250", "0+125", "0+62"]);
+  assert.ok(client.pages.slice(4).every((p) => p.endsWith("+62")), "the smaller pages serve the rest of the relist");
+  assert.equal(t.watcher.snapshot().phase, "watching");
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Watcher puts a single object over the limit in the too-large state, naming it, and relists after a backoff", async () => {
+  const client = new SizedCollection(3, 0, 0);
+  const t = sized(client);
+  await t.clock.advance(10);
+  const s = t.watcher.snapshot();
+  assert.equal(s.phase, "too-large");
+  assert.match(s.lastError ?? "", /refused a response body of more than 64 bytes/);
+  assert.deepEqual(client.pages, ["0+500", "0+250", "0+125", "0+62", "0+31", "0+15", "0+7", "0+3", "0+1"]);
+  await t.clock.advance(700);
+  assert.equal(client.pages.length, 9, "no new list before the backoff's 800 ms");
+  await t.clock.advance(200);
+  assert.equal(client.pages.length, 18, "one more relist after the backoff");
+  t.stop.abort();
+  await t.done;
+});
+
+Deno.test("Watcher relists (not resumes) after a watch event over the limit, and watches again", async () => {
+  const client = new SizedCollection(2, 500, 1);
+  const t = sized(client);
+  await t.clock.advance(10);
+  assert.equal(t.watcher.snapshot().phase, "too-large");
+  assert.match(t.watcher.snapshot().lastError ?? "", /refused a watch event of more than 64 bytes/);
+  await t.clock.advance(1000);
+  assert.deepEqual(client.pages, ["0+500", "0+500"], "the event's resourceVersion would bring it back: list afresh");
+  assert.deepEqual(client.watches, ["10", "10"]);
+  assert.equal(t.watcher.snapshot().phase, "watching");
+  assert.equal(t.watcher.snapshot().relists, 2);
+  t.stop.abort();
+  await t.done;
 });
