@@ -6,6 +6,8 @@ import { parseArgs } from "node:util";
 import type { HubLimits } from "./hub/mod.ts";
 import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
 import { commaList, DNS_LABEL, FlagError, type FlagValues, positiveSeconds } from "./flag_values.ts";
+import { CREDENTIAL_OPTIONS, parseCredentialFlags } from "./credential_flags.ts";
+import type { CredentialPolicy } from "./kube/mod.ts";
 import { didYouMean } from "./flags_help.ts";
 import { LEADER_ELECTION_OPTIONS, type LeaderElectionFlags, parseLeaderElection } from "./leader_election_flags.ts";
 import { isNegativeLimit, LIMIT_OPTIONS, parseLimits } from "./limit_flags.ts";
@@ -58,6 +60,8 @@ export interface HubFlags {
   clusterDir?: string;
   /** `--cluster-secrets NAMESPACE`: watch labelled kubeconfig Secrets in this namespace of the home cluster. */
   clusterSecrets?: string;
+  /** `--exec-plugin-allowlist`, `--allow-http-servers` (src/credential_flags.ts): what untrusted kubeconfigs may hold. */
+  credentialPolicy: CredentialPolicy;
   /** `--metrics-bind-address` and friends (src/metrics_serving_flags.ts); undefined without it. */
   metricsServing?: MetricsServingFlags;
   /** Positional arguments: operator files (`kopf run app.py`), each a module whose exported operators are hosted. */
@@ -93,6 +97,7 @@ export const HUB_OPTIONS = {
   ...METRICS_SERVING_OPTIONS,
   ...SHARD_OPTIONS,
   ...LIMIT_OPTIONS,
+  ...CREDENTIAL_OPTIONS,
 } as const;
 
 /** `--qps -5` → `--qps=-5` (so a negative limit gets "must be positive", not "ambiguous"); bare `--metrics-secure`. */
@@ -209,6 +214,7 @@ export function parseFlags(argv: string[]): HubFlags {
     clusters,
     clusterDir,
     clusterSecrets,
+    credentialPolicy: parseCredentialFlags(values),
     kubeconfigs: commaList(values.kubeconfig),
     namespaces: allNamespaces(values),
     liveness: values.liveness === undefined ? undefined : parseLiveness(values.liveness as string),

@@ -2,6 +2,7 @@
 // suggests only what the help documents. Pure.
 
 import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
+import { credentialHelp } from "./credential_flags.ts";
 import { leaderElectionHelp } from "./leader_election_flags.ts";
 import { limitsHelp } from "./limit_flags.ts";
 import { livenessHelp } from "./liveness_flag.ts";
@@ -44,6 +45,8 @@ export function helpText(): string {
     "  --mirror-orphan-on-unreachable-after SECONDS",
     "                             a deleted Mirror's finalizer gives up on the copy in a target",
     "                             unreachable this long, with a Warning Event (default 600)",
+    "",
+    ...credentialHelp(),
     "",
     ...leaderElectionHelp(),
     "",

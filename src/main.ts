@@ -66,6 +66,7 @@ export async function main(argv: string[], options: { operators?: readonly Opera
       clusterSecrets: flags.clusterSecrets,
       env: readEnv,
       cwd: Deno.cwd(),
+      policy: flags.credentialPolicy,
       inCluster: { root: flags.serviceAccountRoot, env: readEnv },
       logger,
     });
@@ -149,6 +150,8 @@ export async function main(argv: string[], options: { operators?: readonly Opera
       registry: registered.registry,
       home,
       namespace: flags.clusterSecrets,
+      policy: flags.credentialPolicy,
+      env: readEnv,
       requestTimeoutMs: hub.limits.requestTimeoutMs,
       idleTimeoutMs: hub.limits.watchIdleTimeoutMs,
       http2: flags.http2,

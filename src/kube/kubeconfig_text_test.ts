@@ -49,3 +49,52 @@ Deno.test("parseKubeconfigText rejects text that is not YAML with a ConfigError 
   assert.match(err.message, /invalid kubeconfig secret ns\/y: not valid YAML/);
   assert.doesNotMatch(err.message, /secret-value/);
 });
+
+Deno.test("parseKubeconfigText with `untrusted` refuses a tokenFile context before reading the file, and trusts it without", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const tokenPath = `${dir}/token`;
+    await Deno.writeTextFile(tokenPath, "hub-secret-token\n");
+    const text = JSON.stringify({
+      clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:6443" } }],
+      users: [{ name: "u", user: { tokenFile: tokenPath } }],
+      contexts: [{ name: "x", context: { cluster: "c", user: "u" } }, {
+        name: "ok",
+        context: { cluster: "c", user: "inline" },
+      }],
+    }).replace('"users":[', '"users":[{"name":"inline","user":{"token":"t"}},');
+    const untrusted = await parseKubeconfigText(text, {
+      source: "secret ns/x",
+      untrusted: { execAllowlist: [], allowHttpServers: false },
+    });
+    const x = untrusted.contexts.find((c) => c.name === "x")!;
+    assert.equal(x.access, undefined);
+    assert.match(x.error!, /^context "x" in secret ns\/x: user field tokenFile names a file on the hub's own disk/);
+    assert.ok(untrusted.contexts.find((c) => c.name === "ok")!.access, "the other context is unaffected");
+    const trusted = await parseKubeconfigText(text, { source: `${dir}/kubeconfig.yaml` });
+    const auth = await trusted.contexts.find((c) => c.name === "x")!.access!.auth();
+    assert.equal(auth.headers.Authorization, "Bearer hub-secret-token");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("parseKubeconfigText refuses auth-provider even in a trusted file, and drops URL user info from the server", async () => {
+  const text = JSON.stringify({
+    clusters: [{ name: "c", cluster: { server: "https://admin:hunter2@127.0.0.1:6443" } }],
+    users: [{ name: "gcp", user: { "auth-provider": { name: "gcp", config: { "cmd-path": "sleep" } } } }, {
+      name: "t",
+      user: { token: "t" },
+    }],
+    contexts: [{ name: "g", context: { cluster: "c", user: "gcp" } }, {
+      name: "t",
+      context: { cluster: "c", user: "t" },
+    }],
+  });
+  const parsed = await parseKubeconfigText(text, { source: "/tmp/k.yaml" });
+  assert.match(
+    parsed.contexts[0].error!,
+    /uses auth-provider "gcp".*removed .* in 1\.26; use an exec credential plugin/,
+  );
+  assert.equal(parsed.contexts[1].access!.server, "https://127.0.0.1:6443");
+});

@@ -1,6 +1,6 @@
 // Every source's offers and the names they claim, resolved to what each name should be: served, held or nothing.
 
-import type { ClusterAccess } from "../../kube/mod.ts";
+import { type ClusterAccess, IN_CLUSTER } from "../../kube/mod.ts";
 import type { RegistrationProblem } from "../hub_health.ts";
 import type { ClusterOffer, ProviderName } from "./registry.ts";
 
@@ -9,6 +9,18 @@ export interface Source {
   provider: ProviderName;
   source: string;
   offers: Map<string, ClusterOffer>;
+  /** Defined on the command line (`--kubeconfig`, $KUBECONFIG, `in-cluster`): its names are reserved. */
+  trusted: boolean;
+}
+
+/** Names no untrusted source may take even when the command line does not define them now. */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set([IN_CLUSTER]);
+
+/** A name some source offers but may not have, or shares with another source of the same trust. */
+export interface NameCollision {
+  name: string;
+  /** `reserved`: an untrusted source offers a name the command line defines; `duplicate`: two sources of one trust. */
+  reason: "reserved" | "duplicate";
 }
 
 /** What one name should be now. */
@@ -27,8 +39,13 @@ export interface Selection {
 /**
  * The offers of every source, by source and by the names they claim.
  *
- * Guarantees: a name claimed by more than one source, or defined twice in one source, is held with an error naming
- * every source (or the source), never served; what `resolve` answers does not depend on the order sources offered in.
+ * Guarantees:
+ * - a name the command line defines (a trusted source offers it, or it is `in-cluster`) is reserved: it resolves
+ *   among the trusted sources only, and an untrusted source's offer of it is ignored (shown as a `reserved`
+ *   collision), so a Secret or a dropped file can never disengage or replace a command-line cluster;
+ * - otherwise a name claimed by more than one source, or defined twice in one source, is held with an error naming
+ *   every source (or the source), never served;
+ * - what `resolve` answers does not depend on the order sources offered in.
  */
 export class Offers {
   /** `provider\0source` → the source. */
@@ -40,7 +57,12 @@ export class Offers {
    * Replaces everything `source` of `provider` offers; answers the names whose resolution may have changed (offered
    * or withdrawn, or whose offer changed in digest, error or usability).
    */
-  offer(provider: ProviderName, source: string, offers: readonly ClusterOffer[]): string[] {
+  offer(
+    provider: ProviderName,
+    source: string,
+    offers: readonly ClusterOffer[],
+    trusted: boolean = provider === "flag",
+  ): string[] {
     const key = `${provider}\u0000${source}`;
     const before = this.#sources.get(key);
     const next = new Map<string, ClusterOffer>();
@@ -53,7 +75,7 @@ export class Offers {
       next.set(name, { ...next.get(name)!, access: undefined, error: `"${name}" is defined twice in ${source}` });
     }
     if (next.size === 0) this.#sources.delete(key);
-    else this.#sources.set(key, { provider, source, offers: next });
+    else this.#sources.set(key, { provider, source, offers: next, trusted });
     const changed: string[] = [];
     for (const name of before?.offers.keys() ?? []) {
       if (!next.has(name) && this.#unclaim(name, key)) changed.push(name);
@@ -79,6 +101,11 @@ export class Offers {
     return this.#claims.get(name)?.size ?? 0;
   }
 
+  /** What `source` of `provider` offers now, if anything. */
+  source(provider: ProviderName, source: string): Source | undefined {
+    return this.#sources.get(`${provider}\u0000${source}`);
+  }
+
   /** Every source that offers something. */
   sources(): IterableIterator<Source> {
     return this.#sources.values();
@@ -100,7 +127,14 @@ export class Offers {
         },
       };
     }
-    const sources = keys.map((k) => this.#sources.get(k)!);
+    const all = keys.map((k) => this.#sources.get(k)!);
+    const reserved = RESERVED_NAMES.has(name) || all.some((s) => s.trusted);
+    const sources = reserved ? all.filter((s) => s.trusted) : all;
+    if (sources.length === 0) {
+      // Only untrusted sources claim a reserved name the command line does not serve now: nobody gets it.
+      if (selection.names === "all") return { kind: "none" };
+      return { kind: "hold", problem: { error: this.reservedError(name, all[0])! } };
+    }
     if (sources.length > 1) {
       const where = sources.map((s) => `${s.provider} ${s.source}`).join(", ");
       return {
@@ -120,6 +154,34 @@ export class Offers {
       };
     }
     return { kind: "serve", provider: s.provider, source: s.source, offer: { ...offer, access: offer.access } };
+  }
+
+  /**
+   * Why `source` may not have `name` (the command line defines it), or undefined when it may. One line naming the
+   * sources, never content.
+   */
+  reservedError(name: string, source: Source): string | undefined {
+    if (source.trusted) return undefined;
+    const owners = [...this.#claims.get(name) ?? []].map((k) => this.#sources.get(k)!).filter((s) => s.trusted);
+    if (owners.length === 0 && !RESERVED_NAMES.has(name)) return undefined;
+    const owner = owners.length > 0
+      ? `the command line defines it (${owners.map((s) => `${s.provider} ${s.source}`).join(", ")})`
+      : `"${IN_CLUSTER}" names the hub's own pod cluster`;
+    return `name collision: cluster name "${name}" is reserved: ${owner}; ${source.provider} ${source.source} ` +
+      `may not take it and is ignored until renamed`;
+  }
+
+  /** Every name that is contested now: offered against a reservation, or by several sources of one trust. */
+  collisions(): NameCollision[] {
+    const out: NameCollision[] = [];
+    for (const [name, keys] of this.#claims) {
+      const all = [...keys].map((k) => this.#sources.get(k)!);
+      const trusted = all.filter((s) => s.trusted).length;
+      const reserved = RESERVED_NAMES.has(name) || trusted > 0;
+      if (reserved && trusted < all.length) out.push({ name, reason: "reserved" });
+      if ((reserved ? trusted : all.length) > 1) out.push({ name, reason: "duplicate" });
+    }
+    return out.sort((a, b) => a.name.localeCompare(b.name) || a.reason.localeCompare(b.reason));
   }
 
   #claim(name: string, key: string): void {

@@ -43,7 +43,10 @@ export function providerHealth(inputs: ProviderHealthInputs): Record<string, Pro
     const e = entry(s.provider);
     if (!e) continue;
     for (const [name, o] of s.offers) {
-      if (o.error || !o.access) {
+      const reserved = inputs.offers.reservedError(name, s);
+      if (reserved) {
+        e.errors.push({ source: s.source, cluster: name, error: reserved });
+      } else if (o.error || !o.access) {
         e.errors.push({ source: s.source, cluster: name, error: o.error ?? `cluster "${name}" is not usable` });
       } else if (inputs.offers.claims(name) > 1) {
         const want = inputs.resolve(name);

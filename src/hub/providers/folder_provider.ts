@@ -1,7 +1,14 @@
 // The folder provider: kubeconfig files in --cluster-dir and every --kubeconfig file, watched; each context is a cluster.
 
 import { basename, dirname, join, resolve } from "node:path";
-import { ConfigError, type EnvSource, loadContexts, parseKubeconfigText } from "../../kube/mod.ts";
+import {
+  ConfigError,
+  type CredentialPolicy,
+  type EnvSource,
+  loadContexts,
+  parseKubeconfigText,
+  STRICT_CREDENTIAL_POLICY,
+} from "../../kube/mod.ts";
 import { errorText, type Logger } from "../../util/mod.ts";
 import type { ClusterOffer, ClusterRegistry } from "./registry.ts";
 
@@ -9,10 +16,12 @@ export interface FolderProviderOptions {
   registry: ClusterRegistry;
   /** The folder whose `*.yaml` files are kubeconfigs (`--cluster-dir`); may not exist yet. */
   dir?: string;
-  /** Single kubeconfig files (`--kubeconfig`), watched too. */
+  /** Single kubeconfig files (`--kubeconfig`), watched too: trusted, even when they sit in the folder. */
   files?: string[];
-  /** Passed to exec credential plugins. */
+  /** Passed to exec credential plugins (only PATH and HOME of it for untrusted files). */
   env?: EnvSource;
+  /** What the folder's other files (untrusted) may hold. Default: inline credentials, https, no exec plugin. */
+  policy?: CredentialPolicy;
   /** A burst of file events is read once this long after the last one. Default 100 ms. */
   debounceMs?: number;
   /** Everything is re-read this often anyway, for events a file system does not deliver. Default 10 s. */
@@ -33,6 +42,10 @@ interface Known {
  * credentials-only change from a server change. A file that stops parsing keeps its last good offers (an editor
  * mid-write must not disengage anything), is logged and named in the `providers.folder` section of /status. Names starting with `.` are skipped (Kubernetes' `..data`
  * links in a mounted Secret), and the folder is not searched recursively.
+ *
+ * Trust: the `--kubeconfig` files are the user's own, trusted as kubectl trusts them (their names are reserved); every
+ * other file in the folder is untrusted (anyone who can write there): its contexts are held to `policy`, and one that
+ * breaks it is offered with the refusal as its error, so it is shown and never engaged.
  *
  * Assumptions: inotify-style events may be coalesced or lost, so every file is also re-read every `resyncMs`; a file
  * whose bytes did not change is not parsed again.
@@ -197,7 +210,11 @@ export class FolderProvider {
     }
     let doc;
     try {
-      doc = await parseKubeconfigText(text, { source: path, env: this.#o.env });
+      doc = await parseKubeconfigText(text, {
+        source: path,
+        env: this.#o.env,
+        untrusted: this.#files.includes(path) ? undefined : this.#o.policy ?? STRICT_CREDENTIAL_POLICY,
+      });
     } catch (err) {
       if (strict) throw err;
       this.#o.logger.error("kubeconfig file is invalid; keeping what it registered before", {
@@ -223,7 +240,7 @@ export class FolderProvider {
       credentialsDigest: c.credentialsDigest,
     }));
     this.#known.set(path, { digest, names: offers.map((o) => o.name) });
-    this.#o.registry.offer("folder", path, offers);
+    this.#o.registry.offer("folder", path, offers, this.#files.includes(path));
   }
 
   #forget(path: string): void {

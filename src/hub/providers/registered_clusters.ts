@@ -5,6 +5,7 @@ import {
   ALL_CONTEXTS,
   type ClusterAccess,
   ConfigError,
+  type CredentialPolicy,
   type EnvSource,
   IN_CLUSTER,
   inClusterAccess,
@@ -26,6 +27,8 @@ export interface RegisteredClustersOptions {
   clusterSecrets?: string;
   env: EnvSource;
   cwd: string;
+  /** What untrusted kubeconfigs (files dropped into the cluster folder) may hold. Default: the strict policy. */
+  policy?: CredentialPolicy;
   inCluster?: InClusterOptions;
   /** Names engaged or disengaged at once. Default 8. */
   concurrency?: number;
@@ -95,6 +98,7 @@ export async function loadRegisteredClusters(o: RegisteredClustersOptions): Prom
     dir: clusterDir,
     files: o.kubeconfigs.map((f) => resolve(o.cwd, f)),
     env: o.env,
+    policy: o.policy,
     logger: o.logger,
   });
   await folder.scan({ strict: true });

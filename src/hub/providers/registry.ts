@@ -35,6 +35,8 @@ export interface EngageTarget {
   engage(name: string, access: ClusterAccess, registration: ClusterRegistration): Promise<void>;
   disengage(name: string): Promise<void>;
   hold(name: string, problem: RegistrationProblem | undefined): void;
+  /** After `disengage` of a name that left the registry (every source of it gone; not a hold): `--cleanup-on-remove`. */
+  removed?(name: string, access: ClusterAccess): Promise<void>;
   /** Shows the providers' own health (the Hub's `providers` section of /status). */
   showProviders?(read: () => Record<string, ProviderHealth>): void;
 }
@@ -83,7 +85,10 @@ interface Served {
  * Resolves every provider's offers to one cluster per name and keeps the target in step.
  *
  * Guarantees:
- * - a name offered by more than one source (two files, a file and a Secret, a context defined twice) is served by
+ * - a name the command line defines (`in-cluster`, a context of a `--kubeconfig` file or of $KUBECONFIG) is reserved:
+ *   a Secret or a dropped file offering it is ignored, logged and counted in `hub_cluster_name_collisions`, and the
+ *   command line's cluster keeps serving;
+ * - otherwise a name offered by more than one source (two files, a file and a Secret, a context defined twice) is served by
  *   none of them and shows `registering` with an error naming every source, until all but one are gone: never a
  *   silent overwrite, and the outcome does not depend on which source was read first;
  * - an offer whose server, CA, TLS settings, proxy and namespace are unchanged but whose credentials changed is
@@ -178,10 +183,22 @@ export class ClusterRegistry {
     return this.#offers.names();
   }
 
-  /** Replaces everything `source` of `provider` offers. */
-  offer(provider: ProviderName, source: string, offers: ClusterOffer[]): void {
+  /**
+   * Replaces everything `source` of `provider` offers. `trusted` (default: only the `flag` provider) says the
+   * command line defines the source (a `--kubeconfig` file): its names are reserved against untrusted sources.
+   * Each offer that cannot be used, or that takes a reserved name, is logged once, when that changes.
+   */
+  offer(provider: ProviderName, source: string, offers: ClusterOffer[], trusted?: boolean): void {
     // The offers are updated before any name is marked: a sync reads them as soon as it is marked.
-    for (const name of this.#offers.offer(provider, source, offers)) this.#pump.mark(name);
+    const changed = this.#offers.offer(provider, source, offers, trusted);
+    const mine = this.#offers.source(provider, source);
+    for (const name of changed) {
+      const o = mine?.offers.get(name);
+      const reserved = mine && o ? this.#offers.reservedError(name, mine) : undefined;
+      if (reserved) this.#log.warn("cluster name reserved; source ignored", { cluster: name, provider, source });
+      else if (o?.error) this.#log.warn("cluster not usable", { cluster: name, provider, source, error: o.error });
+      this.#pump.mark(name);
+    }
   }
 
   /** Everything `source` of `provider` offered is gone (file deleted, Secret deleted). */
@@ -205,9 +222,22 @@ export class ClusterRegistry {
     return this.#pump.idle();
   }
 
-  /** Adds `hub_clusters_registered{provider}` to a Prometheus registry. */
+  /** Adds `hub_clusters_registered{provider}` and `hub_cluster_name_collisions{reason}` to a Prometheus registry. */
   registerMetrics(registry: client.Registry): void {
     const served = this.#served;
+    const offers = this.#offers;
+    new client.Gauge({
+      name: "hub_cluster_name_collisions",
+      help: "Cluster names contested now: reserved (a Secret or dropped file offers a name the command line defines; " +
+        "the command line's cluster keeps serving) or duplicate (two sources of one trust; neither is served)",
+      labelNames: ["reason"],
+      registers: [registry],
+      collect() {
+        const counts = new Map<string, number>([["reserved", 0], ["duplicate", 0]]);
+        for (const c of offers.collisions()) counts.set(c.reason, counts.get(c.reason)! + 1);
+        for (const [reason, n] of counts) this.set({ reason }, n);
+      },
+    });
     new client.Gauge({
       name: "hub_clusters_registered",
       help: "Clusters engaged, by the provider that registered them (flag, folder, secret)",
@@ -265,6 +295,7 @@ export class ClusterRegistry {
     if (cur) {
       this.#served.delete(name);
       await target.disengage(name);
+      if (want.kind === "none") await target.removed?.(name, cur.access);
       this.#log.info("cluster unregistered", { cluster: name, provider: cur.provider, source: cur.source });
     }
     if (want.kind === "hold") {

@@ -2,6 +2,7 @@
 
 import assert from "node:assert/strict";
 import type { ClusterAccess, ClusterAuth } from "../../kube/mod.ts";
+import client from "prom-client";
 import { Logger } from "../../util/mod.ts";
 import type { ClusterRegistration, RegistrationProblem } from "../hub.ts";
 import { type ClusterOffer, ClusterRegistry, type EngageTarget } from "./registry.ts";
@@ -196,4 +197,64 @@ Deno.test("ClusterRegistry's provider health names each unusable source, broken 
   await r.idle();
   assert.deepEqual(r.providerHealth().folder.errors, []);
   assert.equal(r.providerHealth().folder.clusters, 2);
+});
+
+Deno.test("ClusterRegistry keeps serving a command-line name a Secret or dropped file also offers, shows the collision in provider health and hub_cluster_name_collisions", async () => {
+  const target = new RecordingTarget();
+  const r = new ClusterRegistry({ selection: "all", logger });
+  r.connect(target);
+  r.attach("folder", () => ({ state: "watching", synced: true, watches: ["/c"], lastError: null }));
+  r.attach("secret", () => ({ state: "watching", synced: true, watches: ["hub:ns"], lastError: null }));
+  const prom = new client.Registry();
+  r.registerMetrics(prom);
+  r.offer("folder", "/c/local.yaml", [offer("prod")], true);
+  await r.idle();
+  const real = target.engaged.get("prod");
+  // Neither order nor an invalid kubeconfig in the Secret changes anything for the command-line cluster.
+  r.offer("secret", "ns/prod", [offer("prod", "stolen", "attacker")]);
+  r.offer("secret", "ns/in-cluster", [{
+    name: "in-cluster",
+    error: "no data key",
+    endpointDigest: "",
+    credentialsDigest: "",
+  }]);
+  r.offer("folder", "/c/dropped.yaml", [offer("prod", "t9", "e9")]);
+  await r.idle();
+  assert.equal(target.engaged.get("prod"), real, "the command-line cluster is never re-engaged");
+  assert.deepEqual(target.calls, ["engage prod folder"]);
+  assert.deepEqual(target.held.size, 0);
+  const health = r.providerHealth();
+  assert.deepEqual(health.secret.errors.map((e) => [e.source, e.cluster]), [["ns/in-cluster", "in-cluster"], [
+    "ns/prod",
+    "prod",
+  ]]);
+  assert.match(
+    health.secret.errors[1].error,
+    /cluster name "prod" is reserved: the command line defines it \(folder \/c\/local.yaml\); secret ns\/prod may not take it/,
+  );
+  assert.match(health.secret.errors[0].error, /"in-cluster" names the hub's own pod cluster/);
+  assert.deepEqual(health.folder.errors.map((e) => [e.source, e.cluster]), [["/c/dropped.yaml", "prod"]]);
+  const text = await prom.metrics();
+  assert.match(text, /^hub_cluster_name_collisions\{reason="reserved"\} 2$/m);
+  assert.match(text, /^hub_cluster_name_collisions\{reason="duplicate"\} 0$/m);
+  r.withdraw("secret", "ns/prod");
+  r.withdraw("secret", "ns/in-cluster");
+  r.withdraw("folder", "/c/dropped.yaml");
+  await r.idle();
+  assert.match(await prom.metrics(), /^hub_cluster_name_collisions\{reason="reserved"\} 0$/m);
+  assert.deepEqual(target.calls, ["engage prod folder"]);
+});
+
+Deno.test("ClusterRegistry still holds a name two untrusted sources offer, as before: neither is served", async () => {
+  const target = new RecordingTarget();
+  const r = new ClusterRegistry({ selection: "all", logger });
+  r.connect(target);
+  const prom = new client.Registry();
+  r.registerMetrics(prom);
+  r.offer("secret", "ns/x", [offer("x")]);
+  r.offer("folder", "/c/x.yaml", [offer("x", "t2", "e2")]);
+  await r.idle();
+  assert.equal(target.engaged.has("x"), false);
+  assert.match(target.held.get("x")!.error, /name collision: cluster "x" is registered 2 times/);
+  assert.match(await prom.metrics(), /^hub_cluster_name_collisions\{reason="duplicate"\} 1$/m);
 });

@@ -1,6 +1,13 @@
 // The Secret provider: labelled kubeconfig Secrets in one namespace of the home cluster (multicluster-runtime's convention).
 
-import { type ClusterAccess, KubeClient, parseKubeconfigText } from "../../kube/mod.ts";
+import {
+  type ClusterAccess,
+  type CredentialPolicy,
+  type EnvSource,
+  KubeClient,
+  parseKubeconfigText,
+  STRICT_CREDENTIAL_POLICY,
+} from "../../kube/mod.ts";
 import { labelled, objectMeta, Store, type StoredObject, Watcher, type WatchSnapshot } from "../../runtime/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
 import type { ClusterOffer, ClusterRegistry } from "./registry.ts";
@@ -15,6 +22,10 @@ export interface SecretProviderOptions {
   /** The home cluster, which holds the Secrets. */
   home: ClusterAccess;
   namespace: string;
+  /** What a Secret's kubeconfig may hold (it is untrusted). Default: inline credentials, https, no exec plugin. */
+  policy?: CredentialPolicy;
+  /** Where an allowed exec plugin's PATH and HOME come from (nothing else of it is passed). Default: none. */
+  env?: EnvSource;
   requestTimeoutMs?: number;
   idleTimeoutMs?: number;
   http2?: boolean;
@@ -30,7 +41,9 @@ export interface SecretProviderOptions {
  * context); deleting the Secret or removing the label withdraws it; a changed Secret is re-read, so a new token for
  * the same server is swapped in place. A Secret without the key, or whose kubeconfig is broken, shows the error on
  * that name's /status entry and in the `providers.secret` section; the list/watch's own failure (e.g. no permission
- * on Secrets) is that section's `state` and `lastError`. List and watch are the hub's own (relist on 410, backoff, idle watchdog) and need only
+ * on Secrets) is that section's `state` and `lastError`. Every kubeconfig is untrusted (whoever may write Secrets
+ * there): held to `policy` (inline credentials, https, allowed exec plugins only) before anything of it is used, and it
+ * may not take a name the command line defines. List and watch are the hub's own (relist on 410, backoff, idle watchdog) and need only
  * get/list/watch on Secrets in that namespace.
  */
 export class SecretProvider {
@@ -114,7 +127,11 @@ export class SecretProvider {
       };
     } else {
       try {
-        const doc = await parseKubeconfigText(text, { source: `secret ${source}` });
+        const doc = await parseKubeconfigText(text, {
+          source: `secret ${source}`,
+          env: this.#o.env,
+          untrusted: this.#o.policy ?? STRICT_CREDENTIAL_POLICY,
+        });
         const wanted = doc.currentContext ?? (doc.contexts.length === 1 ? doc.contexts[0].name : undefined);
         const ctx = doc.contexts.find((c) => c.name === wanted);
         if (!ctx) {
