@@ -27,8 +27,8 @@ export interface Slot {
   /** False where the operator's `resourceClusters` refuses this cluster: only its `uses` and `watches` run here. */
   readonly owns: boolean;
   readonly informer: Informer;
-  /** The watches of its other watched resources here (see WatchedResource). */
-  readonly others: Watcher[];
+  /** The watches of its other watched resources here (see WatchedResource); replaced once they start. */
+  others: Watcher[];
   readonly info: ResourceInfo;
   readonly target: ReconcileTarget;
   preflight: Preflight | null;
@@ -81,6 +81,7 @@ export function slotsHealth(slots: ReadonlyMap<string, Slot>, inputs: HealthInpu
       queue: queueDepth(name),
       lastError: snaps.map((s) => s.lastError).find((e) => e) ?? null,
       missingPermissions: [],
+      ...(slot.others.length ? { watchedObjects: watchedObjects(slot.others) } : {}),
     };
   }
   const ops = Object.values(operators);
@@ -100,4 +101,9 @@ export function slotsHealth(slots: ReadonlyMap<string, Slot>, inputs: HealthInpu
     wedged: snaps.some((s) => now - s.heartbeatAt > wedgedAfterMs),
     operators,
   };
+}
+
+/** Objects the watchers cache, each store once (the per-namespace watchers of one resource share theirs). */
+function watchedObjects(watchers: readonly Watcher[]): number {
+  return [...new Set(watchers.map((w) => w.store))].reduce((n, store) => n + store.size, 0);
 }

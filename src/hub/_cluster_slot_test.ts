@@ -33,12 +33,16 @@ function informer(snaps: WatchSnapshot[], objects = 0): Informer & { reads: () =
   return { store, watchers, listeners: new Set(), reads: () => reads } as unknown as Informer & { reads: () => number };
 }
 
-function slot(inf: Informer, o: { preflight?: Preflight; owns?: boolean; others?: WatchSnapshot[] } = {}): Slot {
+function slot(
+  inf: Informer,
+  o: { preflight?: Preflight; owns?: boolean; others?: WatchSnapshot[]; otherStore?: Store } = {},
+): Slot {
+  const otherStore = o.otherStore ?? new Store();
   return {
     operator: {} as Operator,
     owns: o.owns ?? true,
     informer: inf,
-    others: (o.others ?? []).map((s) => ({ snapshot: () => s })),
+    others: (o.others ?? []).map((s) => ({ snapshot: () => s, store: otherStore })),
     info: { statusSubresource: true },
     target: {},
     preflight: o.preflight ?? null,
@@ -183,4 +187,19 @@ Deno.test("A cluster without operators is watching and synced, with nothing coun
     [h.state, h.synced, h.objects, h.connectAttempts, h.lastEventAgeSeconds, h.wedged],
     ["watching", true, 0, 0, null, false],
   );
+});
+
+Deno.test("watchedObjects counts what the other watches cache, each shared store once, and is absent without any", () => {
+  const store = new Store();
+  for (const name of ["a", "b"]) store.upsert({ metadata: { namespace: "ns", name } });
+  const h = slotsHealth(
+    new Map([
+      ["op", slot(informer([snap()], 7), { others: [snap(), snap()], otherStore: store })],
+      ["bare", slot(informer([snap()]))],
+    ]),
+    inputs(),
+  );
+  assert.equal(h.operators.op.watchedObjects, 2, "two watchers of one store");
+  assert.equal(h.operators.op.objects, 7, "objects still counts the operator's own resource only");
+  assert.equal("watchedObjects" in h.operators.bare, false);
 });

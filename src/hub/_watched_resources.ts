@@ -61,24 +61,127 @@ export interface OtherWatchesOptions {
   queue(requests: readonly Request[]): void;
 }
 
+/** The watches of an operator's other resources in one cluster (see watchOtherResources). */
+export interface OtherWatches {
+  /** Every watcher running now (per-object watches come and go: the array is kept up to date in place). */
+  watchers: Watcher[];
+  /** Settle once `signal` aborted and every watcher stopped. */
+  runs: Promise<void>[];
+  /** Re-evaluates the per-object watches (WatchedResource.objects): call it when the operator's objects changed. */
+  refresh(): void;
+}
+
 /**
  * Starts the watches of `op`'s other watched resources (see WatchedResource) that accept this cluster.
- * Returns the watchers (for health) and their runs, which settle once `signal` aborted and they stopped.
+ *
+ * Guarantees: a watch with `objects` runs one watch per object it names (by `fieldSelector=metadata.name`, in the
+ * object's namespace, each with a store of its own), started and stopped by `refresh`, so nothing else of that
+ * resource is ever listed or cached; a stopped one's store is dropped.
  */
 export function watchOtherResources(
   op: Operator,
   ctx: WatchContext,
   options: OtherWatchesOptions,
   signal: AbortSignal,
-): { watchers: Watcher[]; runs: Promise<void>[] } {
+): OtherWatches {
   const watchers: Watcher[] = [];
+  const runs: Promise<void>[] = [];
+  const perObject: PerObjectWatches[] = [];
   for (const w of op.watches ?? []) {
     if (w.clusters && !w.clusters(ctx.cluster)) continue;
+    if (w.objects) {
+      const set = new PerObjectWatches(w, op.name, ctx, options, signal, watchers);
+      perObject.push(set);
+      runs.push(set.stopped);
+      continue;
+    }
     const store = new Store(metadataOnly);
     const map = requestMapper(w, store, op.name, ctx, options.cached);
-    watchers.push(...scopedWatchers(w.type, store, (keys) => options.queue(map(keys)), ctx, w.labelSelector));
+    const scoped = w.namespaces ? { ...ctx, namespaces: w.namespaces } : ctx;
+    const started = scopedWatchers(w.type, store, (keys) => options.queue(map(keys)), scoped, w.labelSelector);
+    watchers.push(...started);
+    runs.push(...started.map((watcher) => watcher.start(signal)));
   }
-  return { watchers, runs: watchers.map((watcher) => watcher.start(signal)) };
+  const refresh = () => {
+    for (const set of perObject) set.refresh();
+  };
+  refresh();
+  return { watchers, runs, refresh };
+}
+
+/** One WatchedResource with `objects`: a watch per named object, kept in line with what `objects` returns. */
+class PerObjectWatches {
+  readonly stopped: Promise<void>;
+  readonly #w: WatchedResource;
+  readonly #operator: string;
+  readonly #ctx: WatchContext;
+  readonly #options: OtherWatchesOptions;
+  readonly #signal: AbortSignal;
+  readonly #watchers: Watcher[];
+  readonly #running = new Map<string, { watcher: Watcher; stop: AbortController; run: Promise<void> }>();
+
+  constructor(
+    w: WatchedResource,
+    operator: string,
+    ctx: WatchContext,
+    options: OtherWatchesOptions,
+    signal: AbortSignal,
+    watchers: Watcher[],
+  ) {
+    this.#w = w;
+    this.#operator = operator;
+    this.#ctx = ctx;
+    this.#options = options;
+    this.#signal = signal;
+    this.#watchers = watchers;
+    this.stopped = new Promise<void>((resolve) => {
+      const done = () => Promise.all([...this.#running.values()].map((r) => r.run)).then(() => resolve());
+      if (signal.aborted) done();
+      else signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  refresh(): void {
+    if (this.#signal.aborted) return;
+    let wanted: Map<string, { namespace: string; name: string }>;
+    try {
+      wanted = new Map(this.#w.objects!(this.#options.cached).map((o) => [`${o.namespace}/${o.name}`, o]));
+    } catch (err) {
+      this.#ctx.log.error("watch objects function failed", { operator: this.#operator, error: err });
+      return;
+    }
+    for (const [key, entry] of this.#running) {
+      if (wanted.has(key)) continue;
+      entry.stop.abort();
+      this.#running.delete(key);
+      this.#watchers.splice(this.#watchers.indexOf(entry.watcher), 1);
+    }
+    for (const [key, ref] of wanted) {
+      if (this.#running.has(key)) continue;
+      const store = new Store(metadataOnly);
+      const map = requestMapper(this.#w, store, this.#operator, this.#ctx, this.#options.cached);
+      const { group, version, plural } = this.#w.type;
+      const selector = `fieldSelector=${encodeURIComponent(`metadata.name=${ref.name}`)}` +
+        (this.#w.labelSelector ? `&labelSelector=${encodeURIComponent(this.#w.labelSelector)}` : "");
+      const watcher = new Watcher({
+        path: `${resourcePath({ group, version, plural, namespace: ref.namespace })}?${selector}`,
+        namespace: ref.namespace,
+        client: this.#ctx.client,
+        store,
+        onChange: (keys) => this.#options.queue(map(keys)),
+        clock: this.#ctx.clock,
+        logger: this.#ctx.log.child({ resource: plural, namespace: ref.namespace, name: ref.name }),
+        idleTimeoutMs: this.#ctx.idleTimeoutMs,
+        pageSize: this.#ctx.pageSize,
+      });
+      const stop = new AbortController();
+      const onAbort = () => stop.abort();
+      this.#signal.addEventListener("abort", onAbort, { once: true });
+      const run = watcher.start(stop.signal).finally(() => this.#signal.removeEventListener("abort", onAbort));
+      this.#running.set(key, { watcher, stop, run });
+      this.#watchers.push(watcher);
+    }
+  }
 }
 
 /**

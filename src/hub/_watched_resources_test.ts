@@ -169,3 +169,44 @@ Deno.test("watchOtherResources() queues what each change of a watched resource m
       await Promise.all(runs);
     }
   }));
+
+Deno.test("watchOtherResources() with `objects` watches and caches only the named objects, following refresh()", () =>
+  inLocalNamespace("prod", "per-object-watches", async (client, namespace) => {
+    const path = `/api/v1/namespaces/${namespace}/configmaps`;
+    for (const name of ["wanted", "other-1", "other-2", "later"]) {
+      await client.request("POST", path, { body: configMap(namespace, name, {}) });
+    }
+    let named = ["wanted"];
+    const queued: Request[] = [];
+    const op = {
+      name: "op",
+      watches: [{
+        type: CONFIGMAPS,
+        objects: () => named.map((name) => ({ namespace, name })),
+        map: (o: StoredObject): Request[] => [{ cluster: "prod", namespace, name: `for-${o.metadata.name}` }],
+      }],
+    } as unknown as Operator;
+    const stop = new AbortController();
+    const others = watchOtherResources(op, watchContext(client, []), {
+      cached: () => [],
+      queue: (r) => queued.push(...r),
+    }, stop.signal);
+    const cachedKeys = () => others.watchers.flatMap((w) => [...w.store.keys()]).sort();
+    try {
+      await waitFor(() => cachedKeys().length === 1, "the named ConfigMap cached", HANG_GUARD_MS, 20);
+      assert.deepEqual(cachedKeys(), [`${namespace}/wanted`], "nothing else of the namespace is cached");
+      assert.deepEqual(queued.map((r) => r.name), ["for-wanted"]);
+      named = ["later"];
+      others.refresh();
+      await waitFor(() => cachedKeys().join() === `${namespace}/later`, "the watch moved", HANG_GUARD_MS, 20);
+      assert.equal(others.watchers.length, 1, "the watch of an object no longer named stopped");
+      await client.request("PATCH", `${path}/later`, {
+        body: { data: { a: "2" } },
+        contentType: "application/merge-patch+json",
+      });
+      await waitFor(() => queued.filter((r) => r.name === "for-later").length >= 2, "the change", HANG_GUARD_MS, 20);
+    } finally {
+      stop.abort();
+      await Promise.all(others.runs);
+    }
+  }));

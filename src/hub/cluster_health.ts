@@ -10,6 +10,11 @@ export interface OperatorHealth {
   synced: boolean;
   /** Objects in the operator's cache (shared with operators of the same resource). */
   objects: number;
+  /**
+   * Objects its other watched resources cache here (e.g. the Mirror's sources and copies); absent when it has none.
+   * Not part of `objects`, which counts the operators' own resources.
+   */
+  watchedObjects?: number;
   /** The operator's keys queued in this cluster. */
   queue: number;
   /** The last failure, one line, or null. */

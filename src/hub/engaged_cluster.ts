@@ -304,11 +304,13 @@ export class EngagedCluster {
   /** The operator's other watched resources: each change is mapped to its own objects, queued in their cluster. */
   #watchOthers(slot: Slot, signal: AbortSignal): void {
     const op = slot.operator;
-    const { watchers, runs } = watchOtherResources(op, this.#watchContext(), {
+    const { watchers, runs, refresh } = watchOtherResources(op, this.#watchContext(), {
       cached: (cluster) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? [],
       queue: (requests) => this.#queueRequests(op.name, requests),
     }, signal);
-    slot.others.push(...watchers);
+    // Per-object watches follow the operator's own objects here (a Mirror naming its source); the array is live.
+    slot.others = watchers;
+    if (slot.owns) slot.informer.listeners.add(refresh);
     this.#otherRuns.push(...runs);
   }
 

@@ -13,6 +13,11 @@ export interface ResourceUse {
   verbs: readonly Verb[];
   /** What its clients return of each object (e.g. a ConfigMap's `data`). Default: `trimObject`. */
   project?: Projection;
+  /**
+   * The only namespaces it is used in: its namespaced pre-flight checks are made in each of these instead of the
+   * hub's `--namespace` list or cluster-wide (for an operator granted Roles in a few namespaces).
+   */
+  namespaces?: readonly string[];
 }
 
 /**
@@ -29,6 +34,15 @@ export interface WatchedResource {
   clusters?(cluster: string): boolean;
   /** Only objects with these labels are watched, e.g. `app=web`. */
   labelSelector?: string;
+  /** Watched in these namespaces only (its pre-flight checks too), instead of the hub's `--namespace` list. */
+  namespaces?: readonly string[];
+  /**
+   * Only these objects are watched and cached, each by a watch of its own (`fieldSelector=metadata.name=NAME` in its
+   * namespace), like a per-object informer: re-evaluated whenever the operator's own objects change in the cluster
+   * the watch runs in. Its `list` and `watch` are not pre-flighted (the namespaces are not known ahead); a watch
+   * refused by RBAC shows in the operator's health.
+   */
+  objects?(cached: (cluster: string) => StoredObject[]): { namespace: string; name: string }[];
   /**
    * The operator's objects to reconcile for a changed object seen in `cluster` (any cluster, `cached(c)` lists
    * the operator's own cached objects in cluster `c`). Return [] for none.
@@ -66,6 +80,11 @@ export interface Operator<T extends StoredObject = StoredObject> {
    * in cluster `c` ([] before that cluster's first list, which queues them all anyway).
    */
   readonly onEngage?: (cluster: string, cached: (cluster: string) => StoredObject[]) => Request[];
+  /**
+   * The finalizers it puts on objects of its resource: `operator-hub cleanup` (and `--cleanup-on-remove`) removes them
+   * after an uninstall or a cluster's removal, so no namespace hangs on a hub that is gone.
+   */
+  readonly finalizers?: readonly string[];
   /** What the cache keeps of each object. Default: `trimObject`. Operators of one resource with the same projection share one watch and cache. */
   readonly project?: Projection;
   /**
@@ -83,7 +102,8 @@ export interface Operator<T extends StoredObject = StoredObject> {
  * The RBAC checks an operator needs in a cluster, derived from its declarations: `list` and `watch`
  * of its resource, each declared verb (`patchStatus` as `patch` of `status`, or of the object itself
  * when the CRD has no status subresource; `apply` as `patch`), `create events` when it posts events,
- * and the verbs of every other resource it uses. With `namespaces`, namespaced checks are made in each.
+ * and the verbs of every other resource it uses. With `namespaces`, namespaced checks are made in each (a use or
+ * watch that names its own `namespaces` is checked in those instead; a per-object watch is not checked).
  * With `cluster`, only the watched resources whose `clusters` accept it are checked, and in a cluster
  * its `resourceClusters` refuses, neither its own resource nor events are.
  */
@@ -91,18 +111,21 @@ export function permissionsFor(
   operator: Operator,
   options: { statusSubresource: boolean; namespaces: readonly string[]; cluster?: string },
 ): PermissionCheck[] {
-  const checks = new Map<string, { check: PermissionCheck; namespaced: boolean }>();
-  const add = (type: ResourceType, verb: string, subresource?: string) => {
+  const checks = new Map<string, { check: PermissionCheck; namespaced: boolean; namespaces?: readonly string[] }>();
+  const add = (type: ResourceType, verb: string, subresource?: string, namespaces?: readonly string[]) => {
     const check = { verb, group: type.group, resource: type.plural, ...(subresource ? { subresource } : {}) };
-    checks.set(`${verb} ${type.plural}.${type.group}/${subresource ?? ""}`, {
-      check,
-      namespaced: type.namespaced !== false,
-    });
+    const key = `${verb} ${type.plural}.${type.group}/${subresource ?? ""}`;
+    const before = checks.get(key);
+    // Needed everywhere (no `namespaces`) wins over needed in a few; needs in a few namespaces add up.
+    const scoped = namespaces && (!before || before.namespaces)
+      ? [...new Set([...(before?.namespaces ?? []), ...namespaces])]
+      : undefined;
+    checks.set(key, { check, namespaced: type.namespaced !== false, ...(scoped ? { namespaces: scoped } : {}) });
   };
-  const addAll = (type: ResourceType, verbs: readonly Verb[], statusSubresource: boolean) => {
+  const addAll = (type: ResourceType, verbs: readonly Verb[], statusSubresource: boolean, ns?: readonly string[]) => {
     for (const verb of verbs) {
-      if (verb === "patchStatus") add(type, "patch", statusSubresource ? "status" : undefined);
-      else add(type, verb === "apply" ? "patch" : verb);
+      if (verb === "patchStatus") add(type, "patch", statusSubresource ? "status" : undefined, ns);
+      else add(type, verb === "apply" ? "patch" : verb, undefined, ns);
     }
   };
   const cluster = options.cluster;
@@ -110,15 +133,17 @@ export function permissionsFor(
     addAll(operator.resource, ["list", "watch", ...operator.verbs], options.statusSubresource);
     if (operator.events) add(EVENTS, "create");
   }
-  for (const use of operator.uses) addAll(use.type, use.verbs, true);
+  for (const use of operator.uses) addAll(use.type, use.verbs, true, use.namespaces);
   for (const watch of operator.watches ?? []) {
+    if (watch.objects) continue; // per-object watches: their namespaces are known only at run time
     if (cluster === undefined || !watch.clusters || watch.clusters(cluster)) {
-      addAll(watch.type, ["list", "watch"], true);
+      addAll(watch.type, ["list", "watch"], true, watch.namespaces);
     }
   }
-  return [...checks.values()].flatMap(({ check, namespaced }) =>
-    namespaced && options.namespaces.length ? options.namespaces.map((namespace) => ({ ...check, namespace })) : [check]
-  );
+  return [...checks.values()].flatMap(({ check, namespaced, namespaces }) => {
+    const scope = namespaces ?? options.namespaces;
+    return namespaced && scope.length ? scope.map((namespace) => ({ ...check, namespace })) : [check];
+  });
 }
 
 /** Whether `operator`'s own resource lives (is discovered, pre-flighted, watched and reconciled) in `cluster`. */

@@ -94,3 +94,27 @@ Deno.test("permissionsFor() in a cluster its resourceClusters refuses checks onl
   // Without a cluster, everything it may need anywhere (what deploy/'s ClusterRole grants).
   assert.deepEqual(permissionsFor(homeOnly, options).length, named("prod").length);
 });
+
+Deno.test("permissionsFor() checks a use or watch with its own namespaces only there, and skips a per-object watch", () => {
+  const cm = { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps" };
+  const secrets = { group: "", version: "v1", kind: "Secret", plural: "secrets" };
+  const checks = permissionsFor(
+    op([], {
+      events: false,
+      uses: [{ type: cm, verbs: ["create"], namespaces: ["apps", "shared"] }],
+      watches: [
+        { type: cm, namespaces: ["apps"], map: () => [] },
+        { type: secrets, objects: () => [], map: () => [] },
+      ],
+    }),
+    { statusSubresource: true, namespaces: ["hub-ns"] },
+  );
+  assert.deepEqual(checks.map((c) => `${c.verb} ${c.resource} ${c.namespace ?? "*"}`), [
+    "list uuid hub-ns",
+    "watch uuid hub-ns",
+    "create configmaps apps",
+    "create configmaps shared",
+    "list configmaps apps",
+    "watch configmaps apps",
+  ]);
+});
