@@ -12,6 +12,7 @@ import { didYouMean } from "./flags_help.ts";
 import { LEADER_ELECTION_OPTIONS, type LeaderElectionFlags, parseLeaderElection } from "./leader_election_flags.ts";
 import { isNegativeLimit, LIMIT_OPTIONS, parseLimits } from "./limit_flags.ts";
 import { type LivenessFlag, parseLiveness } from "./liveness_flag.ts";
+import { MIRROR_OPTIONS, parseMirrorNamespaces } from "./mirror_flags.ts";
 import {
   isBareMetricsSecure,
   METRICS_SERVING_OPTIONS,
@@ -48,6 +49,10 @@ export interface HubFlags {
   http2: boolean;
   /** `--mirror-orphan-on-unreachable-after SECONDS`: when a deleted Mirror's finalizer gives up on a target. */
   mirrorOrphanOnUnreachableAfterMs: number;
+  /** `--mirror-namespaces a,b`: the only namespaces Mirrors may write into; undefined = any but the system ones. */
+  mirrorNamespaces?: string[];
+  /** `--cleanup-on-remove`: a cluster removed from the registry first loses the hub's finalizers. */
+  cleanupOnRemove: boolean;
   /** `--operators a,b`: the built-in operators to host; undefined = all, [] = none (`--operators none`). */
   operators?: string[];
   /** The limits given on the command line; the hub fills in the rest (some scale with the clusters). */
@@ -92,6 +97,8 @@ export const HUB_OPTIONS = {
   "cluster-secrets": { type: "string" },
   http2: { type: "boolean" },
   "mirror-orphan-on-unreachable-after": { type: "string" },
+  ...MIRROR_OPTIONS,
+  "cleanup-on-remove": { type: "boolean" },
   operators: { type: "string", multiple: true },
   ...LEADER_ELECTION_OPTIONS,
   ...METRICS_SERVING_OPTIONS,
@@ -225,6 +232,8 @@ export function parseFlags(argv: string[]): HubFlags {
     homeCluster,
     http2: values.http2 === true,
     mirrorOrphanOnUnreachableAfterMs: positiveSeconds(values, "mirror-orphan-on-unreachable-after", 600_000),
+    mirrorNamespaces: parseMirrorNamespaces(values),
+    cleanupOnRemove: values["cleanup-on-remove"] === true,
     operators,
     limits,
     leaderElection,

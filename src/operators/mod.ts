@@ -10,13 +10,19 @@ export interface BuiltInContext {
   homeCluster: string;
   /** `--mirror-orphan-on-unreachable-after`, in ms. */
   mirrorOrphanOnUnreachableAfterMs?: number;
+  /** `--mirror-namespaces`: the only target namespaces of Mirrors (undefined: any but the system namespaces). */
+  mirrorNamespaces?: readonly string[];
 }
 
 /** Each built-in operator's factory, by name. */
 export const BUILT_IN_OPERATORS: Readonly<Record<string, (context: BuiltInContext) => Operator>> = {
   uuid: () => uuidOperator(),
   mirror: (c) =>
-    mirrorOperator({ homeCluster: c.homeCluster, orphanOnUnreachableAfterMs: c.mirrorOrphanOnUnreachableAfterMs }),
+    mirrorOperator({
+      homeCluster: c.homeCluster,
+      orphanOnUnreachableAfterMs: c.mirrorOrphanOnUnreachableAfterMs,
+      namespaces: c.mirrorNamespaces,
+    }),
 };
 
 /**

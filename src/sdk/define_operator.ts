@@ -57,6 +57,8 @@ export interface OperatorDefinition<T extends StoredObject = StoredObject> {
    * cluster, e.g. every object whose spec selects it. `cached(c)` lists its cached objects in cluster `c`.
    */
   onEngage?: (cluster: string, cached: (cluster: string) => StoredObject[]) => Request[];
+  /** The finalizers it adds to its objects (removed by `operator-hub cleanup` when the hub is uninstalled). */
+  finalizers?: readonly string[];
   /** What the cache keeps of each object. Default: metadata identity, `spec` and `status`. */
   project?: Projection;
   /** False when a reconcile of the cached object would certainly do nothing, so it is not queued. */
@@ -139,6 +141,7 @@ export function defineOperator<T extends StoredObject = StoredObject>(definition
     uses: [...(d.uses ?? [])],
     watches: [...(d.watches ?? [])],
     onEngage: d.onEngage,
+    ...(d.finalizers?.length ? { finalizers: [...d.finalizers] } : {}),
     project: d.project,
     needsReconcile: d.needsReconcile,
     reconciler: { reconcile: (request, scope) => d.reconcile(request, scope) },

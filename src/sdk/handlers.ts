@@ -200,6 +200,8 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
     resource: d.resource,
     verbs: [...verbs],
     events: true,
+    // Declared even without delete handlers: an older definition of the operator may have added it.
+    finalizers: [FINALIZER],
     project: keepHandlerFields,
     needsReconcile: (obj) => phaseOf(obj) !== undefined,
     reconcile: async (request, scope) => {

@@ -1,20 +1,21 @@
 // The Mirror operator: keeps a copy of a ConfigMap or Secret of the home cluster in every selected cluster.
 
 import {
-  type ClusterConnection,
   defineOperator,
-  failureStateOf,
   ignoreNotFound,
-  isConflict,
-  isNotFound,
   type Operator,
   type ReconcileScope,
   type Request,
   type ResourceType,
   type StoredObject,
+  type Verb,
 } from "../../sdk/mod.ts";
-import { copyDiff, desiredCopy, isCopy, MIRROR_LABEL, MIRROR_LABEL_VALUE, mirrorOf, projectContent } from "./copy.ts";
-import { type MirrorStatus, nextStatus, sameStatus, type TargetOutcome, type TargetState } from "./mirror_status.ts";
+import { MIRROR_LABEL, MIRROR_LABEL_VALUE, mirrorOf, projectContent } from "./copy.ts";
+import { type MirrorStatus, nextStatus, refusedStatus, sameStatus, type TargetOutcome } from "./mirror_status.ts";
+import { namespacePolicy } from "./namespace_policy.ts";
+import { FIELD_MANAGER, NAMESPACE, removeCopy, syncTarget } from "./_targets.ts";
+
+export { FIELD_MANAGER };
 
 /** The Mirror CRD (crds/mirror.yaml). */
 export const MIRROR_RESOURCE: ResourceType = {
@@ -23,20 +24,11 @@ export const MIRROR_RESOURCE: ResourceType = {
   kind: "Mirror",
   plural: "mirrors",
 };
-/** The copies' field manager for server-side apply. */
-export const FIELD_MANAGER = "operator-hub-mirror";
 /** The finalizer that removes every copy before a Mirror goes. */
 export const MIRROR_FINALIZER = "operator-hub.dev/mirror-copies";
 
 const CONFIG_MAP: ResourceType = { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps" };
 const SECRET: ResourceType = { group: "", version: "v1", kind: "Secret", plural: "secrets" };
-const NAMESPACE: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Namespace",
-  plural: "namespaces",
-  namespaced: false,
-};
 
 /** A Mirror's `spec`. */
 export interface MirrorSpec {
@@ -49,6 +41,11 @@ export interface MirrorSpec {
 export interface MirrorOptions {
   /** The home cluster: Mirrors are acted on there only, and their sources live there. */
   homeCluster: string;
+  /**
+   * `--mirror-namespaces`: the only target namespaces copies may go into; none is ever created. Default
+   * unrestricted (any namespace but kube-system, kube-public and kube-node-lease, created when missing).
+   */
+  namespaces?: readonly string[];
   /** How long the finalizer retries an unreachable target before it gives up on its copy. Default 10 minutes. */
   orphanOnUnreachableAfterMs?: number;
   /** Longest pause before looking again at a target that is not in sync. Default 30 s. */
@@ -65,6 +62,10 @@ export interface MirrorOptions {
  * - never writes an object that lacks MIRROR_LABEL, or that another Mirror made (the row reads `Conflict`);
  * - a target that fails changes only its own row and is retried with backoff; the status is written only when it
  *   differs from the one stored;
+ * - a Mirror whose target namespace the NamespacePolicy refuses reads `state: Error` (one Warning Event when it
+ *   turns so) and nothing is written into that namespace in any cluster; with an allow-list no namespace is created;
+ * - the source watch caches only the objects Mirrors name (one watch each, by name), never the rest of the home
+ *   cluster's ConfigMaps and Secrets;
  * - the finalizer deletes every copy before the Mirror goes, giving up on a target unreachable for longer than
  *   `orphanOnUnreachableAfterMs` with a Warning Event; a cluster removed from `spec.clusters` loses its copy.
  */
@@ -75,10 +76,13 @@ export function mirrorOperator(options: MirrorOptions): Operator {
   const resyncMs = options.resyncMs ?? 60_000;
   const now = options.now ?? Date.now;
   const failures = new Map<string, number>();
+  const policy = namespacePolicy(options.namespaces);
+  const scoped = policy.allowed ? { namespaces: policy.allowed } : {};
 
   const sourceWatch = (type: ResourceType) => ({
     type,
     clusters: (c: string) => c === home,
+    objects: (cached: (c: string) => StoredObject[]) => sourcesOf(cached(home), type.kind),
     map: (obj: StoredObject, _c: string, cached: (c: string) => StoredObject[]): Request[] =>
       cached(home).filter((m) => {
         const spec = m.spec as MirrorSpec | undefined;
@@ -89,6 +93,7 @@ export function mirrorOperator(options: MirrorOptions): Operator {
   const copyWatch = (type: ResourceType) => ({
     type,
     labelSelector: `${MIRROR_LABEL}=${MIRROR_LABEL_VALUE}`,
+    ...scoped,
     map: (obj: StoredObject): Request[] => {
       const m = mirrorOf(obj);
       return m && m.cluster === home ? [m] : [];
@@ -103,11 +108,13 @@ export function mirrorOperator(options: MirrorOptions): Operator {
     resourceClusters: (cluster) => cluster === home,
     verbs: ["get", "patch", "patchStatus"],
     events: true,
+    finalizers: [MIRROR_FINALIZER],
     project: projectMirror,
     uses: [
-      { type: CONFIG_MAP, verbs: [...copyVerbs], project: projectContent },
-      { type: SECRET, verbs: [...copyVerbs], project: projectContent },
-      { type: NAMESPACE, verbs: ["get", "create"] },
+      { type: CONFIG_MAP, verbs: [...copyVerbs], project: projectContent, ...scoped },
+      { type: SECRET, verbs: [...copyVerbs], project: projectContent, ...scoped },
+      // With an allow-list no namespace is created, so none is read or created (Roles cannot grant it anyway).
+      ...(policy.createsNamespaces ? [{ type: NAMESPACE, verbs: ["get", "create"] as Verb[] }] : []),
     ],
     watches: [sourceWatch(CONFIG_MAP), sourceWatch(SECRET), copyWatch(CONFIG_MAP), copyWatch(SECRET)],
     // A cluster engaged later gets its copies at once: every Mirror that selects it is reconciled.
@@ -130,9 +137,16 @@ export function mirrorOperator(options: MirrorOptions): Operator {
       const targetNamespace = spec.targetNamespace || req.namespace;
       const finalizers = (mirror.metadata as { finalizers?: string[] }).finalizers ?? [];
       const previous = (status?.targets ?? []).map((r) => r.cluster);
+      const refusal = policy.refusal(targetNamespace);
 
       if (mirror.metadata.deletionTimestamp) {
         if (!finalizers.includes(MIRROR_FINALIZER)) return;
+        if (refusal) {
+          // Nothing was written there: the finalizer goes without a single request into that namespace.
+          await dropFinalizer(scope, req, mirror, finalizers);
+          failures.delete(key);
+          return;
+        }
         const targets = [...new Set([...previous, ...selectTargets(spec.clusters, scope, home)])];
         const left: string[] = [];
         await Promise.all(targets.map(async (cluster) => {
@@ -152,13 +166,21 @@ export function mirrorOperator(options: MirrorOptions): Operator {
             `gave up removing copies after ${Math.round(orphanAfterMs / 1000)} s: ${left.join("; ")}`,
           );
         }
-        await scope.client.patch(req, {
-          metadata: {
-            resourceVersion: mirror.metadata.resourceVersion,
-            finalizers: finalizers.filter((f) => f !== MIRROR_FINALIZER),
-          },
-        }).catch(ignoreNotFound);
+        await dropFinalizer(scope, req, mirror, finalizers);
         failures.delete(key);
+        return;
+      }
+      if (refusal) {
+        failures.delete(key);
+        const next = refusedStatus(status, "NamespaceNotAllowed", refusal, {
+          generation: mirror.metadata.generation,
+          source: `${spec.source.kind}/${spec.source.name}`,
+          now: new Date(now()).toISOString(),
+        });
+        if (!sameStatus(status, next)) {
+          await scope.client.patchStatus(mirror, next as unknown as Record<string, unknown>);
+          await scope.events.record(mirror, "Warning", "NamespaceNotAllowed", refusal);
+        }
         return;
       }
       if (!finalizers.includes(MIRROR_FINALIZER)) {
@@ -181,6 +203,7 @@ export function mirrorOperator(options: MirrorOptions): Operator {
           home,
           mirror: key,
           namespace: targetNamespace,
+          policy,
         })
       ));
       // Clusters no longer selected lose their copy; one that cannot be reached yet keeps its row until it can.
@@ -211,95 +234,26 @@ export function selectTargets(clusters: readonly string[], scope: Pick<Reconcile
   return [...new Set(clusters)].filter((c) => c !== home).sort();
 }
 
-interface SyncInput {
-  type: ResourceType;
-  source: StoredObject | undefined;
-  sourceName: string;
-  home: string;
-  mirror: string;
-  namespace: string;
-}
-
-/** Brings one target's copy in line; every failure becomes that target's row. */
-async function syncTarget(scope: ReconcileScope, cluster: string, s: SyncInput): Promise<TargetOutcome> {
-  const conn = scope.cluster(cluster);
-  if (!conn) return { cluster, state: "Unreachable", lastError: `cluster ${cluster} is not engaged by the hub` };
-  if (!s.source) {
-    return { cluster, state: "Pending", lastError: `the source ${s.sourceName} does not exist in cluster ${s.home}` };
+/** The sources the Mirrors name, of one kind, each `namespace/name` once. */
+function sourcesOf(mirrors: readonly StoredObject[], kind: string): { namespace: string; name: string }[] {
+  const out = new Map<string, { namespace: string; name: string }>();
+  for (const m of mirrors) {
+    const source = (m.spec as MirrorSpec | undefined)?.source;
+    if (source?.kind !== kind || !source.name) continue;
+    const namespace = m.metadata.namespace ?? "";
+    out.set(`${namespace}/${source.name}`, { namespace, name: source.name });
   }
-  const desired = desiredCopy({ cluster: s.home, object: s.source, mirror: s.mirror }, s.namespace);
-  const ref = { namespace: s.namespace, name: s.source.metadata.name };
-  try {
-    const client = conn.client(s.type);
-    const existing = await client.get(ref).catch(ignoreNotFound);
-    if (existing && (!isCopy(existing) || !sameMirror(existing, s.home, s.mirror))) {
-      return {
-        cluster,
-        state: "Conflict",
-        lastError: `${s.type.kind} ${ref.namespace}/${ref.name} exists in cluster ${cluster} and was not made by ` +
-          `this Mirror (no ${MIRROR_LABEL} label or another source): left untouched`,
-      };
-    }
-    const diff = copyDiff(existing, desired);
-    if (diff) {
-      if (!existing) await ensureNamespace(conn, s.namespace);
-      if (diff.apply) await client.apply(desired, { fieldManager: FIELD_MANAGER, force: true });
-      const removals = Object.fromEntries(
-        Object.entries(diff.extraKeys).map(([field, keys]) => [field, Object.fromEntries(keys.map((k) => [k, null]))]),
-      );
-      if (Object.keys(removals).length) await client.patch(ref, removals);
-    }
-    return { cluster, state: "InSync", lastError: null, syncedTo: s.source.metadata.resourceVersion ?? "" };
-  } catch (err) {
-    if (scope.signal.aborted) throw err;
-    return { cluster, state: stateOf(err), lastError: (err as Error).message ?? String(err) };
-  }
+  return [...out.values()];
 }
 
-/** Deletes one target's copy if it is this Mirror's; the error text when it could not be done, else undefined. */
-async function removeCopy(
-  scope: ReconcileScope,
-  cluster: string,
-  type: ResourceType,
-  namespace: string,
-  name: string,
-  mirror: string,
-): Promise<string | undefined> {
-  const conn = scope.cluster(cluster);
-  if (!conn) return `cluster ${cluster} is not engaged by the hub`;
-  try {
-    const client = conn.client(type);
-    const existing = await client.get({ namespace, name }).catch(ignoreNotFound);
-    if (!existing || !isCopy(existing) || mirrorOf(existing)?.name === undefined) return undefined;
-    const m = mirrorOf(existing)!;
-    if (`${m.namespace}/${m.name}` !== mirror) return undefined;
-    await client.delete({ namespace, name }).catch(ignoreNotFound);
-    return undefined;
-  } catch (err) {
-    if (scope.signal.aborted) throw err;
-    return (err as Error).message ?? String(err);
-  }
-}
-
-async function ensureNamespace(conn: ClusterConnection, namespace: string): Promise<void> {
-  const client = conn.client(NAMESPACE);
-  const found = await client.get({ name: namespace }).catch(ignoreNotFound);
-  if (found) return;
-  await client.create({ metadata: { name: namespace } }).catch((err) => {
-    if (!isConflict(err) && !isNotFound(err)) throw err;
-  });
-}
-
-function sameMirror(copy: StoredObject, home: string, mirror: string): boolean {
-  const m = mirrorOf(copy);
-  return !!m && m.cluster === home && `${m.namespace}/${m.name}` === mirror;
-}
-
-function stateOf(err: unknown): TargetState {
-  const state = failureStateOf(err);
-  if (state === "forbidden" || state === "unauthorized") return "Forbidden";
-  if (state === "unreachable") return "Unreachable";
-  return "Pending";
+/** Removes MIRROR_FINALIZER, guarded by the resourceVersion the reconcile saw (a 409 retries). */
+async function dropFinalizer(scope: ReconcileScope, req: Request, mirror: StoredObject, finalizers: string[]) {
+  await scope.client.patch(req, {
+    metadata: {
+      resourceVersion: mirror.metadata.resourceVersion,
+      finalizers: finalizers.filter((f) => f !== MIRROR_FINALIZER),
+    },
+  }).catch(ignoreNotFound);
 }
 
 function backoff(failures: Map<string, number>, key: string, maxMs: number): number {

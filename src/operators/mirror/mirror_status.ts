@@ -23,6 +23,10 @@ export type TargetOutcome = Omit<TargetRow, "lastSyncTime" | "observedSourceReso
 /** The Mirror's `status`. */
 export interface MirrorStatus {
   observedGeneration?: number;
+  /** `Error` when the Mirror cannot be acted on at all (e.g. a refused target namespace), else `Ok`. */
+  state: "Ok" | "Error";
+  /** Why, in one line: the Ready condition's message. */
+  message: string;
   source: string;
   synced: string;
   syncedClusters: number;
@@ -72,6 +76,8 @@ export function nextStatus(
   const status = ready ? "True" : "False";
   return {
     ...(context.generation !== undefined ? { observedGeneration: context.generation } : {}),
+    state: "Ok",
+    message,
     source: context.source,
     synced: `${synced}/${targets.length}`,
     syncedClusters: synced,
@@ -83,6 +89,40 @@ export function nextStatus(
       reason,
       message,
       lastTransitionTime: oldReady?.status === status && oldReady.lastTransitionTime
+        ? oldReady.lastTransitionTime
+        : context.now,
+    }],
+  };
+}
+
+/**
+ * The status of a Mirror the hub refuses to act on (`reason`, e.g. `NamespaceNotAllowed`): `state: Error`, no target
+ * rows, Ready False with `message`.
+ *
+ * Guarantees: like `nextStatus`, the same refusal gives a status equal to `previous` (no write, no new Event).
+ */
+export function refusedStatus(
+  previous: Partial<MirrorStatus> | undefined,
+  reason: string,
+  message: string,
+  context: { generation?: number; source: string; now: string },
+): MirrorStatus {
+  const oldReady = previous?.conditions?.find((c) => c.type === "Ready");
+  return {
+    ...(context.generation !== undefined ? { observedGeneration: context.generation } : {}),
+    state: "Error",
+    message,
+    source: context.source,
+    synced: "0/0",
+    syncedClusters: 0,
+    totalClusters: 0,
+    targets: [],
+    conditions: [{
+      type: "Ready",
+      status: "False",
+      reason,
+      message,
+      lastTransitionTime: oldReady?.status === "False" && oldReady.lastTransitionTime
         ? oldReady.lastTransitionTime
         : context.now,
     }],

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { nextStatus, sameStatus } from "./mirror_status.ts";
+import { nextStatus, refusedStatus, sameStatus } from "./mirror_status.ts";
 
 const ctx = (now: string) => ({ generation: 1, source: "ConfigMap/settings", now });
 
@@ -31,4 +31,22 @@ Deno.test("nextStatus moves lastSyncTime and the Ready transition only when a ro
   assert.equal(down.conditions[0].status, "False");
   assert.equal(down.conditions[0].lastTransitionTime, "T3");
   assert.ok(!sameStatus(moved, down));
+});
+
+Deno.test("refusedStatus reads state Error with the reason, no rows, and is unchanged when refused again", () => {
+  const ok = nextStatus(undefined, [{ cluster: "dev", state: "InSync", lastError: null, syncedTo: "5" }], ctx("T1"));
+  assert.equal(ok.state, "Ok");
+  assert.equal(ok.message, "1 of 1 target clusters in sync");
+  const refused = refusedStatus(ok, "NamespaceNotAllowed", "target namespace x is not allowed", ctx("T2"));
+  assert.equal(refused.state, "Error");
+  assert.equal(refused.message, "target namespace x is not allowed");
+  assert.deepEqual(refused.targets, []);
+  assert.deepEqual(
+    [refused.conditions[0].status, refused.conditions[0].reason, refused.conditions[0].lastTransitionTime],
+    ["False", "NamespaceNotAllowed", "T2"],
+  );
+  const again = refusedStatus(refused, "NamespaceNotAllowed", "target namespace x is not allowed", ctx("T3"));
+  assert.ok(sameStatus(refused, again), JSON.stringify(again));
+  const fixed = nextStatus(refused, [{ cluster: "dev", state: "InSync", lastError: null, syncedTo: "5" }], ctx("T4"));
+  assert.equal(fixed.state, "Ok", "a merge patch of the next status overwrites state and message");
 });
