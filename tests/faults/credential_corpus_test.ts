@@ -1,0 +1,197 @@
+// The corpus of bad credentials (issue 27): 1,000 generated kubeconfigs, mutations of valid ones, fed through both
+// cluster providers while the hub serves prod, staging and dev; each is judged on its own.
+//
+// Replay: the seed is printed at the start and in every failure; `CORPUS_SEED=N deno test -A --no-check=remote
+// tests/faults/credential_corpus_test.ts` generates the same 1,000 kubeconfigs again.
+//
+// Guarantees: the test owns what it touches: one namespace (in prod, staging and dev) that is also the hub's only
+// --namespace and its --cluster-secrets namespace, a temporary cluster folder, and a listener on 127.0.0.1 standing
+// in for the attacker.
+
+import assert from "node:assert/strict";
+import { type ClusterApi, localApi, type UuidObserver, waitAllAssigned } from "../support/cluster_api.ts";
+import { layoutCorpus } from "../support/corpus_layout.ts";
+import { judge, type Verdict } from "../support/corpus_verdicts.ts";
+import { randomToken, tempDir } from "../support/fault_cluster.ts";
+import { Cleanup, finishHub, localNamespace, recordFigure, secondsSince, startHub } from "../support/fault_harness.ts";
+import type { HubProcess } from "../support/hub_process.ts";
+import {
+  corpusSeed,
+  type CorpusWorld,
+  describeCase,
+  generateCorpus,
+  type Target,
+} from "../support/kubeconfig_mutations.ts";
+import { localEndpoint, requireClusters } from "../support/mod.ts";
+import { RecordingListener } from "../support/recording_listener.ts";
+
+const TARGETS: readonly Target[] = ["prod", "staging", "dev"];
+/** How many kubeconfigs the corpus holds (the issue asks for at least 1,000). */
+const CORPUS_SIZE = 1_000;
+/** Hang guard for the corpus to settle: it settles in ~30 s on a loaded 2-core machine; 180 s is far beyond that. */
+const SETTLE_GUARD_MS = 180_000;
+/** Secrets created at once. */
+const SECRET_CONCURRENCY = 16;
+
+/** Polls /healthz in the background: every answer that is not a 200 within 5 s is kept. */
+class HealthProbe {
+  readonly failures: string[] = [];
+  probes = 0;
+  readonly #stop = new AbortController();
+  readonly #done: Promise<void>;
+
+  constructor(hub: HubProcess) {
+    this.#done = (async () => {
+      while (!this.#stop.signal.aborted) {
+        this.probes++;
+        try {
+          const res = await fetch(`http://127.0.0.1:${hub.port}/healthz`, { signal: AbortSignal.timeout(5_000) });
+          await res.body?.cancel();
+          if (res.status !== 200) this.failures.push(`/healthz answered ${res.status}`);
+        } catch (err) {
+          this.failures.push(`/healthz did not answer: ${(err as Error).message}`);
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#done;
+  }
+}
+
+async function createAll(api: ClusterApi, manifests: Record<string, unknown>[], namespace: string): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < manifests.length) {
+      const m = manifests[next++];
+      await api.request("POST", `/api/v1/namespaces/${namespace}/secrets`, m);
+    }
+  };
+  await Promise.all(Array.from({ length: SECRET_CONCURRENCY }, worker));
+}
+
+async function createUuids(apis: Record<Target, ClusterApi>, ns: string, prefix: string, counts: number[]) {
+  await Promise.all(TARGETS.map(async (t, i) => {
+    for (let n = 0; n < counts[i]; n++) await apis[t].createUuid(ns, `${prefix}-${n}`);
+  }));
+}
+
+Deno.test("1,000 generated bad kubeconfigs, fed through labelled Secrets and the cluster folder, are each refused with one clear line or served correctly; the hub stays healthy, never contacts the attacker's address or runs a plugin off the allowlist, leaks none of their credentials, and prod, staging and dev lose no UUID", async () => {
+  requireClusters();
+  const seed = corpusSeed();
+  console.log(`credential corpus: CORPUS_SEED=${seed}`);
+  await using cleanup = new Cleanup();
+  const ns = (await localNamespace(cleanup, "corpus", [...TARGETS])).name;
+  const dir = cleanup.add(await tempDir("corpus"), (d) => d.remove());
+  const clusterDir = `${dir.path}/clusters`;
+  await Deno.mkdir(`${clusterDir}`);
+  await Deno.mkdir(`${dir.path}/bin`);
+  await Deno.mkdir(`${dir.path}/evil`);
+  const marker = `corpus-marker-${randomToken()}`;
+  const trace = `${dir.path}/forbidden-plugins-ran.log`;
+  const credential = `printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",` +
+    `"status":{"token":"%s"}}\\n' "$1"\n`;
+  const forbidden = `#!/bin/sh\necho "$0" >> ${trace}\n${credential}`;
+  const world: CorpusWorld = {
+    endpoints: { prod: localEndpoint("prod"), staging: localEndpoint("staging"), dev: localEndpoint("dev") },
+    attacker: { http: "", https: "" },
+    markerFile: await dir.write("marker.token", `${marker}\n`),
+    allowedPlugin: await dir.write("bin/corpus-plugin", `#!/bin/sh\n${credential}`, 0o700),
+    allowedName: "corpus-plugin",
+    evilPathDir: `${dir.path}/evil`,
+    forbiddenPlugin: await dir.write("clusters/forbidden-plugin.sh", forbidden, 0o700),
+    namespace: ns,
+    reserved: ["in-cluster", ...TARGETS],
+  };
+  await dir.write("evil/corpus-plugin", forbidden, 0o700);
+  const attacker = cleanup.add(RecordingListener.start(), (l) => l.close());
+  world.attacker = { http: attacker.url("http"), https: attacker.url("https") };
+  const started = performance.now();
+  const corpus = generateCorpus(world, { seed, count: CORPUS_SIZE });
+  const layout = layoutCorpus(corpus.cases, { clusterDir, namespace: ns });
+  console.log(
+    `credential corpus: generated in ${
+      secondsSince(started)
+    } s: ${layout.files.length} files, ${layout.secrets.length} Secrets`,
+  );
+
+  const apis = Object.fromEntries(TARGETS.map((t) => [t, cleanup.add(localApi(t), (a) => a.close())])) as Record<
+    Target,
+    ClusterApi
+  >;
+  const observers = Object.fromEntries(
+    TARGETS.map((t) => [t, cleanup.add(apis[t].observe(ns), (o) => o.stop())]),
+  ) as Record<Target, UuidObserver>;
+  await createUuids(apis, ns, "before", [3, 4, 5]);
+  const hub = startHub(["all"], {
+    namespaces: [ns],
+    args: [
+      ...["--cluster-dir", clusterDir, "--cluster-secrets", ns, "--home-cluster", "prod", "--operators", "uuid"],
+      ...["--exec-plugin-allowlist", `${world.allowedPlugin},${world.allowedName}`],
+    ],
+    env: { PATH: `${dir.path}/bin:${Deno.env.get("PATH")}` },
+  });
+  cleanup.add(hub, (h) => h.kill());
+  await hub.waitReady(60_000);
+  const health = new HealthProbe(hub);
+  cleanup.add(health, (h) => h.stop());
+
+  const fed = performance.now();
+  await Promise.all([
+    ...layout.files.map((f) =>
+      Deno.writeFile(`${f.path}.partial`, f.bytes).then(() => Deno.rename(`${f.path}.partial`, f.path))
+    ),
+    createAll(apis.prod, layout.secrets, ns),
+    createUuids(apis, ns, "during", [2, 2, 2]),
+  ]);
+  const uuids: Record<Target, number> = { prod: 5, staging: 6, dev: 7 };
+  console.log(`credential corpus: fed in ${secondsSince(fed)} s`);
+
+  // Settle: until every case has an outcome its expectation allows, or the hang guard.
+  let verdicts: Verdict[] = [];
+  let status: unknown;
+  const deadline = performance.now() + SETTLE_GUARD_MS;
+  while (true) {
+    status = (await hub.get("/status")).body;
+    verdicts = corpus.cases.map((c) => judge(c, layout.sources.get(c.id)!, status, uuids));
+    if (verdicts.every((v) => v.problem === undefined) || performance.now() > deadline || hub.exited) break;
+    await new Promise((r) => setTimeout(r, 2_000));
+  }
+  const settleSeconds = secondsSince(fed);
+  await Promise.all(TARGETS.map((t) => waitAllAssigned(apis[t], ns, uuids[t], 60_000)));
+  await health.stop();
+
+  const tally: Record<string, number> = {};
+  for (const v of verdicts) tally[v.observed] = (tally[v.observed] ?? 0) + 1;
+  const bad = verdicts.flatMap((v, i) =>
+    v.problem === undefined ? [] : [`${describeCase(corpus.cases[i])}: ${v.observed}: ${v.problem}`]
+  );
+  await recordFigure({
+    test: "credential_corpus",
+    seed,
+    cases: corpus.cases.length,
+    ...tally,
+    mishandled: bad.length,
+    settle_s: settleSeconds,
+    healthz_probes: health.probes,
+  });
+  const replay = `replay with CORPUS_SEED=${seed}`;
+  const exited = hub.exited;
+  // finishHub also fails on any credential of the corpus (or the marker) in the hub's log, /status or /metrics.
+  await finishHub(hub, "credential-corpus", [marker, ...corpus.cases.flatMap((c) => c.secrets)]);
+  assert.equal(exited, undefined, `the hub exited during the corpus (${replay})`);
+  assert.deepEqual(health.failures, [], `the hub's /healthz failed during the corpus (${replay})`);
+  assert.equal(attacker.received(marker), false, `the marker token reached the attacker's listener (${replay})`);
+  assert.equal(attacker.connections.length, 0, `the hub connected to the attacker: ${attacker.describe()} (${replay})`);
+  const ran = await Deno.readTextFile(trace).catch(() => "");
+  assert.equal(ran, "", `plugins off the allowlist ran (${replay}): ${ran.slice(0, 300)}`);
+  assert.deepEqual(
+    bad.slice(0, 40),
+    [],
+    `${bad.length} of ${corpus.cases.length} kubeconfigs mishandled (${replay}); outcomes: ${JSON.stringify(tally)}`,
+  );
+  for (const t of TARGETS) observers[t].assertStable(await apis[t].uuidsOf(ns).then((m) => m.keys()), `${t}/${ns}`);
+});
