@@ -3,8 +3,10 @@
 // First import: npm packages evaluated after it see only the environment variables --allow-env grants.
 import "./_npm_env.ts";
 import { Hub, type HubLeaderElection, type Operator } from "../mod.ts";
+import { cleanupMain } from "./cleanup_cli.ts";
 import { FlagError, helpText, type MetricsServingFlags, parseFlags } from "./flags.ts";
 import {
+  cleaningOnRemove,
   readTlsFiles,
   ReconcileHistory,
   reconcileTotals,
@@ -19,7 +21,7 @@ import { loadRegisteredClusters, type RegisteredClusters, SecretProvider } from 
 import { ShardCoordinator } from "./hub/shards/mod.ts";
 import { type ClusterAccess, ConfigError, IN_CLUSTER, KubeClient } from "./kube/mod.ts";
 import { BUILT_IN_OPERATORS, DEFAULT_OPERATORS } from "./operators/mod.ts";
-import { loadOperatorFiles, OperatorFileError } from "./sdk/mod.ts";
+import { FINALIZER, loadOperatorFiles, OperatorFileError } from "./sdk/mod.ts";
 import { granted, hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
 import { errorText, Logger } from "./util/mod.ts";
 
@@ -30,6 +32,7 @@ export const VERSION = "0.1.0";
  * as `examples/run_greeting.ts` passes them); resolves with the process exit code.
  */
 export async function main(argv: string[], options: { operators?: readonly Operator[] } = {}): Promise<number> {
+  if (argv[0] === "cleanup") return await cleanupMain(argv.slice(1));
   let flags;
   try {
     flags = parseFlags(argv);
@@ -127,6 +130,7 @@ export async function main(argv: string[], options: { operators?: readonly Opera
           BUILT_IN_OPERATORS[name]({
             homeCluster: home?.name ?? "",
             mirrorOrphanOnUnreachableAfterMs: flags.mirrorOrphanOnUnreachableAfterMs,
+            mirrorNamespaces: flags.mirrorNamespaces,
           })
         ),
         ...(options.operators ?? []),
@@ -252,7 +256,24 @@ export async function main(argv: string[], options: { operators?: readonly Opera
     hub.useShardView(shards);
     logger.info("sharding across replicas", { identity: shards.identity, homeCluster: home!.name });
   }
-  registered.registry.connect(shards ?? hub); // only now: a bad --liveness above exits before anything is engaged
+  // only now: a bad --liveness above exits before anything is engaged
+  registered.registry.connect(
+    flags.cleanupOnRemove
+      ? cleaningOnRemove(shards ?? hub, {
+        // Every built-in operator's finalizers and the files' and embedder's: whatever this hub may have added.
+        operators: [
+          ...Object.values(BUILT_IN_OPERATORS).map((make) => make({ homeCluster: home?.name ?? "" })),
+          ...(options.operators ?? []),
+          ...fileOperators,
+        ],
+        also: [FINALIZER],
+        namespaces: flags.namespaces,
+        requestTimeoutMs: hub.limits.requestTimeoutMs,
+        http2: flags.http2,
+        logger,
+      })
+      : shards ?? hub,
+  );
   await Promise.all([
     hub.start(stop.signal),
     shards?.start(stop.signal),

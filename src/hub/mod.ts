@@ -12,3 +12,13 @@ export * from "./request_auth.ts";
 export * from "./reconcile_history.ts";
 export * from "./status_routes.ts";
 export * from "./tls_material.ts";
+export {
+  cleanupLine,
+  type CleanupOptions,
+  type CleanupResult,
+  type CleanupTarget,
+  cleanupTargets,
+  FinalizerCleanupError,
+  removeFinalizers,
+} from "./finalizer_cleanup.ts";
+export { cleaningOnRemove, type CleanupOnRemoveOptions } from "./cleanup_on_remove.ts";
