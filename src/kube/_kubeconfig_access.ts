@@ -1,5 +1,6 @@
 // One kubeconfig user's credentials as a ClusterAccess: tokens, token files, client certificates and CAs applied as
-// client-node does, exec plugins and auth providers through client-node (loaded lazily), a hung plugin killed.
+// client-node does, exec plugins through client-node (loaded lazily), a hung plugin killed. (The loaders refuse
+// auth-provider: client-node runs gcp/azure cmd-path with execSync, which no time limit can stop.)
 
 import type { Cluster as KnCluster, KubeConfig, User as KnUser } from "@kubernetes/client-node";
 import type { RequestOptions } from "node:https";

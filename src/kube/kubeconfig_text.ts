@@ -54,8 +54,8 @@ export interface KubeconfigTextOptions {
  *
  * Guarantees: throws ConfigError only when the document itself is unusable (not YAML, not a mapping); a broken
  * context (or, with `untrusted`, one that breaks the policy) becomes that context's `error`, so one bad context never
- * hides the others. A context name defined twice in
- * the document is an error for that name (kubectl would silently keep the first). Messages never quote the text.
+ * hides the others. A context name defined twice in the document is an error for that name (kubectl would silently
+ * keep the first). Messages never quote the text.
  */
 export async function parseKubeconfigText(text: string, options: KubeconfigTextOptions): Promise<KubeconfigText> {
   const label = options.source;

@@ -101,6 +101,11 @@ export class Offers {
     return this.#claims.get(name)?.size ?? 0;
   }
 
+  /** Whether a trusted source (the command line's) offers `name`. */
+  trusted(name: string): boolean {
+    return [...this.#claims.get(name) ?? []].some((k) => this.#sources.get(k)!.trusted);
+  }
+
   /** What `source` of `provider` offers now, if anything. */
   source(provider: ProviderName, source: string): Source | undefined {
     return this.#sources.get(`${provider}\u0000${source}`);

@@ -52,8 +52,9 @@ export interface RegisteredClusters {
  * when selected; and, later, the Secret provider.
  *
  * Guarantees: throws ConfigError (the CLI exits 2) for an invalid or missing kubeconfig file, a selected context that
- * is broken, a selected name registered twice, and a selected name that no source defines, unless `--cluster-secrets`
- * is set (a Secret may register it later: it is shown `registering` until then).
+ * is broken (with `all`, only a trusted one: a dropped file's broken or refused context is shown, never fatal), a
+ * selected name registered twice, and a selected name that no source defines, unless `--cluster-secrets` is set (a
+ * Secret may register it later: it is shown `registering` until then).
  */
 export async function loadRegisteredClusters(o: RegisteredClustersOptions): Promise<RegisteredClusters> {
   const all = o.clusters.includes(ALL_CONTEXTS);
@@ -125,6 +126,8 @@ export async function loadRegisteredClusters(o: RegisteredClustersOptions): Prom
     return `known contexts: ${names.join(", ")} (or "${ALL_CONTEXTS}", "${IN_CLUSTER}")`;
   };
   for (const p of problems) {
+    // A Secret or a dropped file never stops the hub: with `all`, its broken or refused context is shown in /status.
+    if (all && p.untrusted) continue;
     if (!p.registered) {
       if (o.clusterSecrets) continue;
       throw new ConfigError(`unknown context "${p.name}" in --clusters; ${choices()}`);

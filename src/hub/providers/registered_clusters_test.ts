@@ -95,3 +95,25 @@ Deno.test("loadRegisteredClusters reads $KUBECONFIG without --kubeconfig, and a 
     const r = await load(cwd, { clusters: ["prod", "edge"], env: { KUBECONFIG: `${inFolder}:other:missing` } });
     assert.deepEqual(r.selected.map((a) => a.name), ["prod", "edge"], "prod is not registered twice");
   }));
+
+Deno.test("loadRegisteredClusters trusts a --kubeconfig file even inside --cluster-dir (deno task demo) and holds the folder's other files to the credential policy, without exiting", () =>
+  withTempDir(async (cwd) => {
+    const dir = join(cwd, "clusters");
+    await Deno.mkdir(dir);
+    const tokenFile = join(cwd, "token");
+    await Deno.writeTextFile(tokenFile, "hub-token\n");
+    const withTokenFile = (names: string[]) => kubeconfig(names).replace("{token: t}", `{tokenFile: ${tokenFile}}`);
+    await Deno.writeTextFile(join(dir, "local.yaml"), withTokenFile(["prod"]));
+    await Deno.writeTextFile(join(dir, "dropped.yaml"), withTokenFile(["dropped"]));
+    const r = await load(cwd, { clusters: ["all"], kubeconfigs: [join(dir, "local.yaml")], clusterDir: dir });
+    assert.deepEqual(r.selected.map((a) => a.name), ["prod"], "the dropped file's context is not served");
+    assert.equal((await r.selected[0].auth()).headers.Authorization, "Bearer hub-token");
+    const errors = r.registry.providerHealth().folder?.errors ?? [];
+    assert.deepEqual(errors.map((e) => [e.source, e.cluster]), [[join(dir, "dropped.yaml"), "dropped"]]);
+    assert.match(errors[0].error, /user field tokenFile names a file on the hub's own disk/);
+    // Selected by name, the refused context is an error at start-up (exit 2), as any broken selected context is.
+    await assert.rejects(
+      load(cwd, { clusters: ["dropped"], kubeconfigs: [join(dir, "local.yaml")], clusterDir: dir }),
+      (err: unknown) => err instanceof ConfigError && /tokenFile names a file/.test(err.message),
+    );
+  }));

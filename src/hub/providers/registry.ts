@@ -61,6 +61,16 @@ export interface ClusterRegistryOptions {
   logger: Logger;
 }
 
+/** A selected name that would not be served at start-up, and why. */
+export interface StartProblem {
+  name: string;
+  error: string;
+  /** Whether some source offers it (else `--clusters` named it and nobody registers it). */
+  registered: boolean;
+  /** Whether only untrusted sources (Secrets, dropped files) offer it: their problems never stop the hub. */
+  untrusted: boolean;
+}
+
 /** One registered name as it is served now. */
 export interface RegisteredCluster {
   name: string;
@@ -164,15 +174,20 @@ export class ClusterRegistry {
    * Where the selected names stand now, before anything is engaged: what would be served and what not, and why.
    * main.ts turns problems at start-up into exit code 2.
    */
-  check(): { serving: ClusterAccess[]; problems: { name: string; error: string; registered: boolean }[] } {
+  check(): { serving: ClusterAccess[]; problems: StartProblem[] } {
     const names = this.#selection.names === "all" ? this.#offers.names() : [...this.#selection.names];
     const serving: ClusterAccess[] = [];
-    const problems: { name: string; error: string; registered: boolean }[] = [];
+    const problems: StartProblem[] = [];
     for (const name of names) {
       const want = this.#offers.resolve(name, this.#selection);
       if (want.kind === "serve") serving.push(want.offer.access);
       else if (want.kind === "hold") {
-        problems.push({ name, error: want.problem.error, registered: this.#offers.claims(name) > 0 });
+        problems.push({
+          name,
+          error: want.problem.error,
+          registered: this.#offers.claims(name) > 0,
+          untrusted: this.#offers.claims(name) > 0 && !this.#offers.trusted(name),
+        });
       }
     }
     return { serving, problems };
