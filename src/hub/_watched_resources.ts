@@ -118,7 +118,9 @@ class PerObjectWatches {
   readonly #options: OtherWatchesOptions;
   readonly #signal: AbortSignal;
   readonly #watchers: Watcher[];
-  readonly #running = new Map<string, { watcher: Watcher; stop: AbortController; run: Promise<void> }>();
+  readonly #running = new Map<string, { watcher: Watcher; stop: AbortController }>();
+  /** Every watch run not settled yet, those already stopped by `refresh` included. */
+  readonly #runs = new Set<Promise<void>>();
 
   constructor(
     w: WatchedResource,
@@ -135,7 +137,7 @@ class PerObjectWatches {
     this.#signal = signal;
     this.#watchers = watchers;
     this.stopped = new Promise<void>((resolve) => {
-      const done = () => Promise.all([...this.#running.values()].map((r) => r.run)).then(() => resolve());
+      const done = () => Promise.all(this.#runs).then(() => resolve());
       if (signal.aborted) done();
       else signal.addEventListener("abort", done, { once: true });
     });
@@ -177,8 +179,12 @@ class PerObjectWatches {
       const stop = new AbortController();
       const onAbort = () => stop.abort();
       this.#signal.addEventListener("abort", onAbort, { once: true });
-      const run = watcher.start(stop.signal).finally(() => this.#signal.removeEventListener("abort", onAbort));
-      this.#running.set(key, { watcher, stop, run });
+      const run: Promise<void> = watcher.start(stop.signal).finally(() => {
+        this.#signal.removeEventListener("abort", onAbort);
+        this.#runs.delete(run);
+      });
+      this.#runs.add(run);
+      this.#running.set(key, { watcher, stop });
       this.#watchers.push(watcher);
     }
   }
