@@ -69,10 +69,16 @@ async function measure(root: string, namespace: string): Promise<{ rssMb: number
     stderr: "null",
   }).spawn();
   try {
+    // Ready (every watch listed), and the Mirror in sync (its status is the previous run's until this hub's
+    // reconcile: both conditions, then the settle, keep the reading after this hub's own lists and reconcile).
     const deadline = Date.now() + 120_000;
     while (Date.now() < deadline) {
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.body?.cancel().then(() => r.ok),
+        () => false,
+      );
       const r = await kubectl("prod", ["get", "mirror", "bench", "-n", namespace, "-o", "jsonpath={.status.synced}"]);
-      if (r.stdout === "1/1") break;
+      if (ready && r.stdout === "1/1") break;
       await new Promise((r) => setTimeout(r, 250));
     }
     await new Promise((r) => setTimeout(r, 3000)); // let the lists' garbage go
