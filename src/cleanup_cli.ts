@@ -63,6 +63,7 @@ export async function cleanupMain(argv: string[], print: (line: string) => void 
       env: readEnv,
       cwd: Deno.cwd(),
       inCluster: { root: flags.serviceAccountRoot, env: readEnv },
+      policy: flags.credentialPolicy,
       logger,
     });
     const home = flags.clusterSecrets !== undefined
@@ -72,7 +73,14 @@ export async function cleanupMain(argv: string[], print: (line: string) => void 
       throw new ConfigError("--cluster-secrets needs a home cluster: select one with --clusters or --home-cluster");
     }
     const secrets = home
-      ? new SecretProvider({ registry: registered.registry, home, namespace: flags.clusterSecrets!, logger })
+      ? new SecretProvider({
+        registry: registered.registry,
+        home,
+        namespace: flags.clusterSecrets!,
+        policy: flags.credentialPolicy,
+        env: readEnv,
+        logger,
+      })
       : undefined;
     const runs = [
       registered.registry.start(stop.signal),
