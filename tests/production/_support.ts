@@ -81,6 +81,34 @@ export async function applyDeployRbac(context: string): Promise<string> {
   return await kubectlOk(context, args, { stdin });
 }
 
+/**
+ * The `--operators=…` words of deploy/'s Deployment (the Uuid operator only by default): a hub bound to deploy/'s
+ * RBAC runs with these, as the shipped pod does.
+ */
+export async function deployOperatorArgs(): Promise<string[]> {
+  const deployment = (await kustomize("deploy")).find((d) => d.kind === "Deployment");
+  const args: string[] = deployment.spec.template.spec.containers[0].args;
+  const words = args.filter((a) => a.startsWith("--operators"));
+  if (words.length !== 1 || !words[0].startsWith("--operators=")) {
+    throw new Error(`deploy/'s Deployment must set --operators=… once: ${JSON.stringify(words)}`);
+  }
+  return words;
+}
+
+/**
+ * `kubectl auth can-i VERB RESOURCE` as `user` (e.g. system:serviceaccount:NS:NAME), in namespace `ns` or across all
+ * (`-A`) without one. kubectl answers yes (exit 0) or no (exit 1); anything else (a bad flag, an unreachable server)
+ * throws instead of reading as a "no".
+ */
+export async function canI(context: string, user: string, verb: string, resource: string, ns?: string) {
+  const [res, sub] = resource.split("/");
+  const args = [verb, res, ...(sub ? [`--subresource=${sub}`] : []), `--as=${user}`, ...(ns ? ["-n", ns] : ["-A"])];
+  const r = await kubectl(context, ["auth", "can-i", ...args]);
+  if (r.code === 0 && r.stdout.trim() === "yes") return true;
+  if (r.code === 1 && r.stdout.trim() === "no") return false;
+  throw new Error(`kubectl auth can-i ${args.join(" ")}: exit ${r.code}, stdout ${r.stdout}, stderr ${r.stderr}`);
+}
+
 /** The ClusterRole's rules from deploy/. */
 export async function deployClusterRoleRules(): Promise<any[]> {
   const role = (await kustomize("deploy")).find((d) => d.kind === "ClusterRole" && d.metadata.name === "operator-hub");

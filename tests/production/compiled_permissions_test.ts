@@ -7,6 +7,7 @@ import { freePort, HubProcess, runHubCli } from "../support/hub_process.ts";
 import { apiserverCa, apiserverUrl, requireClusters, testNamespace } from "../support/mod.ts";
 import {
   compilePermissions,
+  deployOperatorArgs,
   flagValues,
   HubIdentity,
   mapPaths,
@@ -116,7 +117,7 @@ Deno.test("Under exactly the compile task's permissions the hub logs in in-clust
       kubeconfigs: [`${tmp}/clusters/staging.yaml`],
       permissions,
       env: inClusterEnv("dev"),
-      args: ["--service-account-dir", sa.path, "--namespace", ns.name, "--leader-elect"],
+      args: [...await deployOperatorArgs(), "--service-account-dir", sa.path, "--namespace", ns.name, "--leader-elect"],
     });
     const status = await hub.waitStatus(
       (s) => s.ready && s.leaderElection?.leader === true,
@@ -190,6 +191,7 @@ Deno.test("Like in the image, the binary's permissions let the hub find the Secr
         `${ROOT}src/main.ts`,
         "--clusters",
         "staging",
+        ...await deployOperatorArgs(),
         "--namespace",
         ns.name,
         "--liveness",
@@ -263,7 +265,7 @@ Deno.test("Like in the image, with the Dockerfile's jemalloc preloaded and its M
         [SERVICE_ACCOUNT_DIR]: `${tmp}/sa`,
       }),
       env: malloc,
-      args: ["--namespace", ns.name],
+      args: [...await deployOperatorArgs(), "--namespace", ns.name],
     });
     await hub.waitReady();
     assert.equal(mappedJemalloc(hub.pid), library, "the hub's process maps the preloaded jemalloc");

@@ -31,7 +31,7 @@ function one(docs: any[], kind: string, name?: string): any {
   return found[0];
 }
 
-Deno.test("deploy/'s ClusterRole grants exactly what a running hub's pre-flight asks and its requests use, and Leases only through a Role in its namespace", async () => {
+Deno.test("deploy/'s ClusterRole grants exactly what a running hub's pre-flight asks and its requests use with the Deployment's operators (Uuid only), no Secrets, ConfigMaps or Namespaces, and Leases only through a Role in its namespace", async () => {
   const docs = await kustomize("deploy");
   assert.deepEqual(docs.map((d) => d.kind).sort(), [
     "ClusterRole",
@@ -53,8 +53,12 @@ Deno.test("deploy/'s ClusterRole grants exactly what a running hub's pre-flight 
   const role = one(docs, "Role", "operator-hub-leader-election");
   assert.equal(role.metadata.namespace, "operator-hub");
   requireClusters();
-  // Every built-in operator runs by default (the observed cluster is the home, where the Mirror's own checks run).
+  // The operators the Deployment runs (the Uuid operator only: the Mirror operator is an opt-in component).
+  const deployArgs: string[] = one(docs, "Deployment").spec.template.spec.containers[0].args;
+  const operators = deployArgs.filter((a) => a.startsWith("--operators"));
+  assert.deepEqual(operators, ["--operators=uuid"], "deploy/ runs the Uuid operator only");
   const seen = await observeHub(CONTEXT, [
+    ...operators,
     "--leader-elect",
     "--leader-elect-namespace",
     role.metadata.namespace,
@@ -97,6 +101,12 @@ Deno.test("deploy/'s ClusterRole grants exactly what a running hub's pre-flight 
   wanted.add("create tokenreviews.authentication.k8s.io");
   wanted.add("create subjectaccessreviews.authorization.k8s.io");
   assert.deepEqual(grants(one(docs, "ClusterRole", "operator-hub").rules), wanted);
+  // Least privilege: no ClusterRole of the default install touches Secrets, ConfigMaps or Namespaces.
+  for (const r of docs.filter((d) => d.kind === "ClusterRole").flatMap((d) => d.rules)) {
+    for (const res of ["secrets", "configmaps", "namespaces"]) {
+      assert.ok(!(r.apiGroups.includes("") && r.resources.includes(res)), `a ClusterRole grants ${res}`);
+    }
+  }
   const subject = [{ kind: "ServiceAccount", name: "operator-hub", namespace: "operator-hub" }];
   assert.deepEqual(one(docs, "ClusterRoleBinding").subjects, subject);
   assert.deepEqual(one(docs, "ClusterRoleBinding").roleRef.name, "operator-hub");
@@ -180,15 +190,16 @@ Deno.test("deploy/'s Deployment probes /healthz and /readyz on the --liveness po
   for (const key of Object.keys(example.stringData)) assert.match(key, /\.yaml$/, "the hub loads clusters/*.yaml");
 });
 
-Deno.test("The Dockerfile's text builds with the compile task on deno 2.9.6 and runs the binary non-root on distroless from /app, and .dockerignore admits only the sources", () => {
+Deno.test("The Dockerfile builds with the compile task on deno 2.9.6 from base images pinned by digest, runs the binary non-root on distroless from /app with the Uuid operator only and /metrics and /status only on the protected port, and .dockerignore admits only the sources", () => {
   const text = Deno.readTextFileSync(`${ROOT}Dockerfile`);
   const lines = text.split("\n").filter((l) => l.trim() && !l.trimStart().startsWith("#"));
   const froms = lines.filter((l) => l.startsWith("FROM "));
-  assert.deepEqual(froms, [
-    "FROM denoland/deno:2.9.6 AS build",
-    "FROM debian:bookworm-slim AS jemalloc",
-    "FROM gcr.io/distroless/cc-debian12:nonroot",
-  ]);
+  // Every base image pinned by digest, its tag kept beside it for humans.
+  const digest = "@sha256:[a-f0-9]{64}";
+  assert.equal(froms.length, 3, froms.join("\n"));
+  assert.match(froms[0], new RegExp(`^FROM denoland/deno:2\\.9\\.6${digest} AS build$`));
+  assert.match(froms[1], new RegExp(`^FROM debian:bookworm-slim${digest} AS jemalloc$`));
+  assert.match(froms[2], new RegExp(`^FROM gcr\\.io/distroless/cc-debian12:nonroot${digest}$`));
   const final = lines.slice(lines.indexOf(froms.at(-1)!));
   assert.ok(lines.includes("RUN deno task compile && ./dist/operator-hub --version"));
   assert.ok(final.includes("ENV DENO_USE_CGROUPS=1"));
@@ -197,7 +208,15 @@ Deno.test("The Dockerfile's text builds with the compile task on deno 2.9.6 and 
   const entrypoint = final.find((l) => l.startsWith("ENTRYPOINT "))!;
   assert.deepEqual(JSON.parse(entrypoint.slice("ENTRYPOINT ".length)), ["/app/operator-hub"], "exec form");
   const cmd = final.find((l) => l.startsWith("CMD "))!;
-  assert.ok(Array.isArray(JSON.parse(cmd.slice("CMD ".length))), "exec form");
+  const args: string[] = JSON.parse(cmd.slice("CMD ".length));
+  assert.ok(Array.isArray(args), "exec form");
+  // Safe by default: /metrics and /status only on the protected port (TokenReview + SubjectAccessReview), the Uuid
+  // operator only (the Mirror operator writes Secrets), and the protected port exposed.
+  assert.ok(args.includes("--metrics-bind-address=:8443"), `CMD ${args.join(" ")}`);
+  assert.ok(!args.some((a) => a.startsWith("--metrics-secure")), "the protected port stays HTTPS with auth");
+  assert.deepEqual(args.filter((a) => a.startsWith("--operators")), ["--operators=uuid"]);
+  const exposed = final.filter((l) => l.startsWith("EXPOSE ")).flatMap((l) => l.split(/\s+/).slice(1));
+  assert.ok(exposed.includes("8443") && exposed.includes("8080"), `EXPOSE ${exposed.join(" ")}`);
   const ignore = Deno.readTextFileSync(`${ROOT}.dockerignore`).split("\n").map((l) => l.trim());
   for (const want of ["*", "!deno.json", "!deno.lock", "!src/"]) {
     assert.ok(ignore.includes(want), `.dockerignore ${want}`);
@@ -209,7 +228,7 @@ Deno.test("The image preloads Debian's pinned libjemalloc2, copied from the one 
   assert.equal(image.package, "libjemalloc2");
   assert.match(image.version, /^\d+\.\d+\.\d+-\d+$/, "an exact Debian version");
   // The same Debian release as distroless's cc-debian12, so the library was built against the image's glibc.
-  assert.match(image.stageFrom, /^debian:bookworm(-slim)?$/);
+  assert.match(image.stageFrom, /^debian:bookworm(-slim)?@sha256:[a-f0-9]{64}$/);
   assert.equal(image.copySource, image.stagePath, "the final stage copies what the stage's cp wrote");
   assert.ok(
     image.path.startsWith("/") && !/linux-gnu/.test(image.path),
@@ -276,7 +295,7 @@ Deno.test("kubectl apply --dry-run=server -k deploy/ and -k deploy/remote/ pass 
   assert.match(r.stdout, /deployment\.apps\/operator-hub (created|configured|unchanged) \(server dry run\)/);
 });
 
-Deno.test("After a real apply, the API server grants the hub's ServiceAccount exactly the ClusterRole's verbs, and Leases and read-only Secrets only in its namespace", async () => {
+Deno.test("After a real apply, the API server grants the hub's ServiceAccount exactly the ClusterRole's verbs, Leases and read-only Secrets only in its namespace, and answers no to `kubectl auth can-i list secrets -A`", async () => {
   requireClusters();
   await applyDeployRbac(CONTEXT);
   // kubectl answers yes (exit 0) or no (exit 1); anything else (a bad flag, an unreachable server) is not a "no".
@@ -301,15 +320,19 @@ Deno.test("After a real apply, the API server grants the hub's ServiceAccount ex
     ["create", "leases.coordination.k8s.io", "operator-hub"],
     ["update", "leases.coordination.k8s.io", "operator-hub"],
     ["list", "secrets", "operator-hub"],
-    // The mirror operator: sources and copies in any namespace, Mirrors and their status, target namespaces.
-    ["get", "secrets", "some-namespace"],
-    ["patch", "configmaps", "some-namespace"],
-    ["delete", "configmaps", "some-namespace"],
-    ["patch", "mirrors.demo.operator", "some-namespace"],
-    ["patch", "mirrors.demo.operator/status", "some-namespace"],
-    ["create", "namespaces"],
   ];
   const no: [string, string, string?][] = [
+    // Least privilege: no Secret outside the hub's own namespace (where the cluster Secrets are), in the whole
+    // cluster least of all; no ConfigMaps, Namespaces or Mirrors (the Mirror operator is an opt-in component).
+    ["list", "secrets"],
+    ["get", "secrets", "kube-system"],
+    ["watch", "secrets", "some-namespace"],
+    ["create", "secrets", "operator-hub"],
+    ["list", "configmaps"],
+    ["patch", "configmaps", "some-namespace"],
+    ["create", "namespaces"],
+    ["patch", "mirrors.demo.operator", "some-namespace"],
+    ["patch", "mirrors.demo.operator/status", "some-namespace"],
     ["update", "uuid.demo.operator", "some-namespace"],
     ["delete", "uuid.demo.operator", "some-namespace"],
     ["create", "uuid.demo.operator", "some-namespace"],

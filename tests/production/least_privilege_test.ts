@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { localApi, UUID_V4, waitFor } from "../support/cluster_api.ts";
 import { HubProcess } from "../support/hub_process.ts";
 import { kubectl, requireClusters, testNamespace } from "../support/mod.ts";
-import { HubIdentity, remoteKubeconfig } from "./_support.ts";
+import { deployOperatorArgs, HubIdentity, remoteKubeconfig } from "./_support.ts";
 import { AccessReviews, type AskedPermission, canIArgs } from "./_apiserver_proxy.ts";
 import { proxyInFrontOf } from "../support/local_proxy.ts";
 import type { InterceptProxy } from "../support/intercept_proxy.ts";
@@ -48,6 +48,8 @@ Deno.test("Identities bound only to deploy/'s ClusterRole run the hub green; wit
   let hub: HubProcess | undefined;
   try {
     const kubeconfigs: string[] = [];
+    // The operators the shipped Deployment runs: deploy/'s ClusterRole is theirs.
+    const operators = await deployOperatorArgs();
     for (const v of VARIANTS) {
       const id = await HubIdentity.create(CONTEXT, ns.name, `hub-${v.name}`, { dropRule: v.drop, leases: v.leases });
       identities.push(id);
@@ -64,6 +66,7 @@ Deno.test("Identities bound only to deploy/'s ClusterRole run the hub green; wit
       clusters: VARIANTS.map((v) => v.name),
       kubeconfigs,
       args: [
+        ...operators,
         "--namespace",
         ns.name,
         "--leader-elect",
@@ -102,7 +105,7 @@ Deno.test("Identities bound only to deploy/'s ClusterRole run the hub green; wit
     hub = HubProcess.start({
       clusters: ["full"],
       kubeconfigs: [kubeconfigs[0]],
-      args: ["--namespace", ns.name, "--leader-elect", "--leader-elect-namespace", ns.name],
+      args: [...operators, "--namespace", ns.name, "--leader-elect", "--leader-elect-namespace", ns.name],
     });
     await hub.waitStatus((s) => s.ready && s.leaderElection?.leader === true, 60_000, "ready and leading");
     await api.createUuids(ns.name, ["x-0", "x-1", "x-2"]);
