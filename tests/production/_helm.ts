@@ -89,3 +89,8 @@ export function objectKeys(docs: any[]): string[] {
   return docs.map((d) => `${d.kind}/${d.metadata.namespace ? `${d.metadata.namespace}/` : ""}${d.metadata.name}`)
     .sort();
 }
+
+/** The cluster flags of a hub command line (`--clusters`, `--namespace`, `--cluster-secrets`, each with its value). */
+export function clusterFlags(args: string[]): string[] {
+  return args.flatMap((a, i) => ["--clusters", "--namespace", "--cluster-secrets"].includes(a) ? [a, args[i + 1]] : []);
+}

@@ -5,7 +5,16 @@
 import assert from "node:assert/strict";
 import YAML from "yaml";
 import { kubectl, kubectlOk, requireClusters, testNamespace, waitFor } from "../support/mod.ts";
-import { CHART_DIR, exampleValuesFiles, helm, helmOk, helmTemplate, objectKeys, parseDocs } from "./_helm.ts";
+import {
+  CHART_DIR,
+  clusterFlags,
+  exampleValuesFiles,
+  helm,
+  helmOk,
+  helmTemplate,
+  objectKeys,
+  parseDocs,
+} from "./_helm.ts";
 import { kustomize, readYamlDocs, ROOT } from "./_support.ts";
 
 const CONTEXT = "prod";
@@ -93,7 +102,21 @@ Deno.test("helm template renders the values into the hub's flags: clusters, lead
     "--leader-elect",
     "--log-format",
     "json",
+    "--operators=uuid",
     "--metrics-bind-address=:8443",
+  ]);
+  // The Mirror operator only with mirror.enabled, and then with the namespaces its Roles cover.
+  const mirror = argsOf(
+    await helmTemplate("operator-hub", "operator-hub", [
+      "--set",
+      "mirror.enabled=true",
+      "--set",
+      "mirror.namespaces={a,b}",
+    ]),
+  );
+  assert.deepEqual(mirror.filter((a) => /^--(operators|mirror-namespaces)/.test(a)), [
+    "--operators=uuid,mirror",
+    "--mirror-namespaces=a,b",
   ]);
   const sharded = await helmTemplate("operator-hub", "operator-hub", [
     "-f",
@@ -157,6 +180,15 @@ Deno.test("helm template refuses bad values with an error naming the value and t
       /'\/clusterSecrets\/namespace': 'Not_A_Namespace' does not match/,
     ],
     [["--set", "replica=3"], /additional properties 'replica' not allowed/],
+    [["--set", "mirror.enabled=true"], /at '\/mirror\/namespaces': minItems: got 0, want 1/],
+    [
+      ["--set", "mirror.enabled=true", "--set", "mirror.namespaces={Not_A_Namespace}"],
+      /'Not_A_Namespace' does not match/,
+    ],
+    [
+      ["--set", "metrics.serviceMonitor.enabled=true"],
+      /metrics\.serviceMonitor\.enabled needs a certificate Prometheus can verify: set metrics\.tls\.secretName/,
+    ],
   ];
   for (const [args, message] of cases) {
     const r = await helm(["template", "operator-hub", CHART_DIR, ...args]);
@@ -165,7 +197,7 @@ Deno.test("helm template refuses bad values with an error naming the value and t
   }
 });
 
-Deno.test("With metrics.serviceMonitor.enabled the chart renders a ServiceMonitor scraping the metrics Service over HTTPS with Prometheus' token, and none by default", async () => {
+Deno.test("With metrics.serviceMonitor.enabled the chart renders a ServiceMonitor scraping the metrics Service over HTTPS with Prometheus' token and verifying the certificate Secret's CA, and none by default", async () => {
   const none = await helmTemplate("operator-hub", "operator-hub");
   assert.equal(none.filter((d) => d.kind === "ServiceMonitor").length, 0);
   const docs = await helmTemplate("operator-hub", "operator-hub", [
@@ -188,7 +220,48 @@ Deno.test("With metrics.serviceMonitor.enabled the chart renders a ServiceMonito
   assert.equal(endpoint.path, "/metrics");
   assert.equal(endpoint.interval, "15s");
   assert.equal(endpoint.bearerTokenFile, "/var/run/secrets/kubernetes.io/serviceaccount/token");
-  assert.equal(endpoint.tlsConfig.insecureSkipVerify, true, "the hub's self-signed certificate by default");
+  // TLS verified: the certificate Secret's CA and the Service's DNS name, filled in by the chart.
+  assert.deepEqual(endpoint.tlsConfig, {
+    insecureSkipVerify: false,
+    ca: { secret: { name: "operator-hub-metrics-tls", key: "ca.crt" } },
+    serverName: "operator-hub-metrics.operator-hub.svc",
+  });
+  const mounted = only(docs, "Deployment").spec.template.spec.volumes.find((v: any) => v.name === "metrics-certs");
+  assert.equal(
+    mounted.secret.secretName,
+    endpoint.tlsConfig.ca.secret.name,
+    "the CA of the certificate the hub serves",
+  );
+  // Never insecure unless asked: the defaults, a ServiceMonitor with only a certificate Secret, and every example.
+  const values = YAML.parse(Deno.readTextFileSync(`${CHART_DIR}/values.yaml`));
+  assert.deepEqual(values.metrics.serviceMonitor.tlsConfig, {}, "values.yaml sets no TLS shortcut");
+  const minimal = await helmTemplate("operator-hub", "operator-hub", [
+    "--set",
+    "metrics.serviceMonitor.enabled=true",
+    "--set",
+    "metrics.tls.secretName=hub-cert",
+  ]);
+  assert.deepEqual(only(minimal, "ServiceMonitor").spec.endpoints[0].tlsConfig.ca.secret, {
+    name: "hub-cert",
+    key: "ca.crt",
+  });
+  assert.equal(only(minimal, "ServiceMonitor").spec.endpoints[0].tlsConfig.insecureSkipVerify, false);
+  for (const file of exampleValuesFiles()) {
+    for (
+      const sm of (await helmTemplate("operator-hub", "operator-hub", ["-f", `${ROOT}${file}`]))
+        .filter((d) => d.kind === "ServiceMonitor")
+    ) {
+      assert.equal(sm.spec.endpoints[0].tlsConfig.insecureSkipVerify, false, `${file} verifies TLS`);
+    }
+  }
+  // The check can fail: an explicit insecureSkipVerify is rendered as asked.
+  const insecure = await helmTemplate("operator-hub", "operator-hub", [
+    "--set",
+    "metrics.serviceMonitor.enabled=true",
+    "--set",
+    "metrics.serviceMonitor.tlsConfig.insecureSkipVerify=true",
+  ]);
+  assert.equal(only(insecure, "ServiceMonitor").spec.endpoints[0].tlsConfig.insecureSkipVerify, true);
   // Prometheus' ServiceAccount may read /metrics: bound to the metrics-reader ClusterRole.
   const binding = only(docs, "ClusterRoleBinding", "operator-hub-metrics-reader");
   assert.equal(binding.roleRef.name, "operator-hub-metrics-reader");
@@ -229,6 +302,10 @@ function normalize(helmDoc: any, kustomizeDoc: any): [any, any] {
       delete d.spec.template.metadata.labels;
     }
   }
+  if (k.kind === "Job") {
+    contains(h.spec.template.metadata.labels, k.spec.template.metadata.labels, "pod labels");
+    for (const d of [h, k]) delete d.spec.template.metadata.labels;
+  }
   if (k.kind === "Service") {
     contains(h.spec.selector, k.spec.selector, "selector");
     for (const d of [h, k]) delete d.spec.selector;
@@ -236,9 +313,15 @@ function normalize(helmDoc: any, kustomizeDoc: any): [any, any] {
   return [h, k];
 }
 
-Deno.test("kustomize's deploy/ and the chart (release operator-hub, clusterSecrets.namespace=operator-hub) render the same Deployment, ClusterRoles, Roles, bindings, ServiceAccount, Service and CRD", async () => {
+Deno.test("kustomize's deploy/ and the chart (release operator-hub, clusterSecrets.namespace=operator-hub) render the same Deployment, ClusterRoles, Roles, bindings, ServiceAccount, Service and CRD, and the chart's pre-delete hook is deploy/cleanup/ with the Deployment's cluster flags", async () => {
   const k = await kustomize("deploy");
-  const h = await helmTemplate("operator-hub", "operator-hub", ["--set", "clusterSecrets.namespace=operator-hub"]);
+  const rendered = await helmTemplate("operator-hub", "operator-hub", [
+    "--set",
+    "clusterSecrets.namespace=operator-hub",
+  ]);
+  // The chart's pre-delete hook is deploy/cleanup/ (applied by hand before `kubectl delete -k deploy/`): compared below.
+  const isHook = (d: any) => d.metadata.annotations?.["helm.sh/hook"] !== undefined;
+  const h = rendered.filter((d) => !isHook(d));
   // The one kind only kustomize renders: Helm installs into a namespace it does not own (`--create-namespace`).
   assert.deepEqual(objectKeys(k).filter((key) => !objectKeys(h).includes(key)), ["Namespace/operator-hub"]);
   assert.deepEqual(objectKeys(h).filter((key) => !objectKeys(k).includes(key)), []);
@@ -272,6 +355,20 @@ Deno.test("kustomize's deploy/ and the chart (release operator-hub, clusterSecre
     ["Role/operator-hub/operator-hub-cluster-secrets", "RoleBinding/operator-hub/operator-hub-cluster-secrets"],
   );
   assert.deepEqual(argsOf(h), [...argsOf(defaults), "--cluster-secrets", "operator-hub"]);
+  // The uninstall step: the chart's pre-delete hook objects are deploy/cleanup/'s, and the Job's cluster flags are the
+  // Deployment's.
+  const hooks = rendered.filter(isHook);
+  const cleanup = await kustomize("deploy/cleanup");
+  assert.deepEqual(objectKeys(hooks), objectKeys(cleanup));
+  for (const kd of cleanup) {
+    const [hn, kn] = normalize(only(hooks, kd.kind, kd.metadata.name), kd);
+    assert.deepEqual(hn, kn, `deploy/cleanup ${kd.kind} ${kd.metadata.name}`);
+  }
+  const jobArgs: string[] = only(cleanup, "Job").spec.template.spec.containers[0].args;
+  const deployArgs: string[] = only(k, "Deployment").spec.template.spec.containers[0].args;
+  assert.equal(jobArgs[0], "cleanup");
+  assert.deepEqual(clusterFlags(jobArgs), clusterFlags(deployArgs));
+  assert.ok(clusterFlags(jobArgs).length >= 4, `cluster flags: ${jobArgs.join(" ")}`);
   // The comparison can fail: one changed verb in the chart's ClusterRole is found.
   const changed = structuredClone(only(h, "ClusterRole", "operator-hub"));
   changed.rules[0].verbs = ["get", "list"];
@@ -310,6 +407,7 @@ Deno.test("helm install and helm uninstall against prod create exactly the chart
       crds: { install: false },
       clusterSecrets: { namespace: ns.name },
       metrics: { readers: [{ kind: "ServiceAccount", name: "prometheus", namespace: ns.name }] },
+      mirror: { enabled: true, namespaces: [ns.name] },
     }),
   );
   const crdUid = async () =>
@@ -347,11 +445,16 @@ Deno.test("helm install and helm uninstall against prod create exactly the chart
       `${ns.name}/role.rbac.authorization.k8s.io/${fullname}-cluster-secrets`,
       `${ns.name}/rolebinding.rbac.authorization.k8s.io/${fullname}-leader-election`,
       `${ns.name}/rolebinding.rbac.authorization.k8s.io/${fullname}-cluster-secrets`,
+      `${ns.name}/role.rbac.authorization.k8s.io/${fullname}-mirror`,
+      `${ns.name}/rolebinding.rbac.authorization.k8s.io/${fullname}-mirror`,
       `clusterrole.rbac.authorization.k8s.io/${fullname}`,
       `clusterrole.rbac.authorization.k8s.io/${fullname}-metrics-reader`,
+      `clusterrole.rbac.authorization.k8s.io/${fullname}-mirror`,
       `clusterrolebinding.rbac.authorization.k8s.io/${fullname}`,
       `clusterrolebinding.rbac.authorization.k8s.io/${fullname}-metrics-reader`,
+      `clusterrolebinding.rbac.authorization.k8s.io/${fullname}-mirror`,
     ];
+    // The pre-delete hook's objects are not installed: helm creates them on uninstall only.
     // Plus helm's own record of the release, a Secret in the release namespace.
     const expected = [...chartObjects, `${ns.name}/secret/sh.helm.release.v1.${release}.v1`].sort();
     console.log(`listing before install (${before.length}): ${before.join(" ") || "(nothing)"}`);
@@ -365,7 +468,9 @@ Deno.test("helm install and helm uninstall against prod create exactly the chart
     assert.deepEqual(live.rules, only(rendered, "ClusterRole", fullname).rules);
     assert.match(await helmOk(["list", "-n", ns.name, "--kube-context", CONTEXT]), new RegExp(`^${release}\\s`, "m"));
 
-    const uninstalled = await helmOk(["uninstall", release, "-n", ns.name, "--kube-context", CONTEXT]);
+    // --no-hooks: the pre-delete clean-up Job would never finish here (these clusters run no kubelet); its objects
+    // and rights are checked by "The chart's pre-delete hook …" below.
+    const uninstalled = await helmOk(["uninstall", release, "-n", ns.name, "--kube-context", CONTEXT, "--no-hooks"]);
     assert.match(uninstalled, new RegExp(`release "${release}" uninstalled`));
     // The garbage collector removes the ReplicaSet and Pods after the Deployment, asynchronously (hang guard: 120 s).
     const lasting = (n: string) => !/\/(event|event\.events\.k8s\.io)\//.test(n);
@@ -385,12 +490,10 @@ Deno.test("helm install and helm uninstall against prod create exactly the chart
     assert.equal((await helmOk(["list", "-q", ...states, "-n", ns.name, "--kube-context", CONTEXT])).trim(), "");
     assert.equal(await crdUid(), uidBefore, "the CRD the release did not install is untouched");
   } finally {
-    await helm(["uninstall", release, "-n", ns.name, "--kube-context", CONTEXT, "--ignore-not-found"]);
-    for (const obj of [`clusterrole/${fullname}`, `clusterrole/${fullname}-metrics-reader`]) {
-      await kubectl(CONTEXT, ["delete", obj, "--ignore-not-found"]);
-    }
-    for (const obj of [`clusterrolebinding/${fullname}`, `clusterrolebinding/${fullname}-metrics-reader`]) {
-      await kubectl(CONTEXT, ["delete", obj, "--ignore-not-found"]);
+    await helm(["uninstall", release, "-n", ns.name, "--kube-context", CONTEXT, "--ignore-not-found", "--no-hooks"]);
+    for (const suffix of ["", "-metrics-reader", "-mirror"]) {
+      await kubectl(CONTEXT, ["delete", `clusterrole/${fullname}${suffix}`, "--ignore-not-found"]);
+      await kubectl(CONTEXT, ["delete", `clusterrolebinding/${fullname}${suffix}`, "--ignore-not-found"]);
     }
     await Deno.remove(values);
   }

@@ -42,13 +42,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- default (printf "%s-kubeconfigs" (include "operator-hub.fullname" .)) .Values.kubeconfigs.secretName }}
 {{- end }}
 
-{{/* The image reference: repository, then @digest or :tag (default appVersion). */}}
+{{/* The image reference: repository:tag (default appVersion), then @digest when set (the runtime pulls by digest). */}}
 {{- define "operator-hub.image" -}}
-{{- if .Values.image.digest }}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
-{{- else }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
-{{- end }}
+{{- with .Values.image.digest }}@{{ . }}{{ end }}
 {{- end }}
 
 {{/* Name of the metrics container port (and the Service's port): https-metrics, or http-metrics when not secure. */}}
@@ -78,8 +75,29 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- if and .Values.metrics.tls.secretName (not .Values.metrics.secure) }}
 {{- fail "metrics.tls.secretName needs metrics.secure: true (the certificate is for HTTPS)" }}
 {{- end }}
+{{- if and .Values.mirror.enabled (empty .Values.mirror.namespaces) }}
+{{- fail "mirror.enabled needs mirror.namespaces: the namespaces Mirrors may read and write Secrets and ConfigMaps in (the hub gets a Role in each, never cluster-wide access)" }}
+{{- end }}
+{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.tls.secretName) (not .Values.metrics.serviceMonitor.tlsConfig.ca) (not .Values.metrics.serviceMonitor.tlsConfig.insecureSkipVerify) }}
+{{- fail "metrics.serviceMonitor.enabled needs a certificate Prometheus can verify: set metrics.tls.secretName (e.g. from cert-manager, examples/cert-manager-tls.yaml) or metrics.serviceMonitor.tlsConfig.ca; insecureSkipVerify: true accepts any certificate" }}
+{{- end }}
 {{- if empty .Values.clusters }}
 {{- fail "clusters is empty: name kubeconfig contexts, `all` or `in-cluster`" }}
+{{- end }}
+{{- end }}
+
+{{/* The cluster flags the hub and its uninstall clean-up share: which clusters, where they are registered, which
+     namespaces. */}}
+{{- define "operator-hub.clusterArgs" -}}
+- --clusters
+- {{ join "," .Values.clusters | quote }}
+{{- range .Values.namespaces }}
+- --namespace
+- {{ . | quote }}
+{{- end }}
+{{- with .Values.clusterSecrets.namespace }}
+- --cluster-secrets
+- {{ . | quote }}
 {{- end }}
 {{- end }}
 
@@ -111,6 +129,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- range .Values.namespaces }}
 - --namespace
 - {{ . | quote }}
+{{- end }}
+{{- if .Values.mirror.enabled }}
+- --operators=uuid,mirror
+- {{ printf "--mirror-namespaces=%s" (join "," .Values.mirror.namespaces) | quote }}
+{{- else }}
+- --operators=uuid
 {{- end }}
 {{- if .Values.metrics.enabled }}
 - {{ printf "--metrics-bind-address=:%v" .Values.metrics.port | quote }}
