@@ -20,7 +20,7 @@ const HELP = `Registers a cluster with the hub, or unregisters it.
 
 Usage:
   deno task cluster:add --context NAME [--hub-context HUB] [--name CLUSTER] [--dry-run]
-                        [--token-ttl DURATION | --non-expiring]
+                        [--token-ttl DURATION | --non-expiring] [--mirror-namespaces NS,...]
   deno task cluster:remove --context NAME [--hub-context HUB] [--name CLUSTER] [--purge] [--dry-run]
 
   --context NAME          the cluster to register: a context of the kubeconfigs read (see --kubeconfig)
@@ -35,6 +35,9 @@ Usage:
                           cluster:add to rotate it (the old token is revoked once the new one is registered)
   --non-expiring          use a kubernetes.io/service-account-token Secret instead (needs the cluster's
                           kube-controller-manager to fill it)
+  --mirror-namespaces NS  namespaces (comma-separated, existing) where the hub's Mirror operator may read and
+                          write Secrets and ConfigMaps in this cluster: a Role in each. Default none: the hub
+                          gets the Uuid operator's rights only, and no access to any Secret there
   --purge                 (remove) also delete, in the cluster, everything cluster:add created there
   --dry-run               print what would be created or deleted; change nothing
 
@@ -62,6 +65,7 @@ export async function clusterCli(argv: string[]): Promise<number> {
         kubeconfig: { type: "string", multiple: true },
         "token-ttl": { type: "string" },
         "non-expiring": { type: "boolean" },
+        "mirror-namespaces": { type: "string" },
         purge: { type: "boolean" },
         "dry-run": { type: "boolean" },
       },
@@ -90,6 +94,18 @@ export async function clusterCli(argv: string[]): Promise<number> {
     return usage("--token-ttl and --non-expiring are for cluster:add");
   }
   if (command === "add" && values.purge) return usage("--purge is for cluster:remove");
+  if (command === "remove" && values["mirror-namespaces"] !== undefined) {
+    return usage("--mirror-namespaces is for cluster:add (cluster:remove --purge deletes the Roles it made)");
+  }
+  const mirrorNamespaces = ((values["mirror-namespaces"] as string | undefined) ?? "").split(",").map((n) => n.trim())
+    .filter(Boolean);
+  const badNamespace = mirrorNamespaces.find((n) => n.length > 63 || !DNS_LABEL.test(n));
+  if (badNamespace !== undefined || (values["mirror-namespaces"] !== undefined && mirrorNamespaces.length === 0)) {
+    return usage(
+      `invalid --mirror-namespaces "${values["mirror-namespaces"]}": comma-separated namespace names (lowercase DNS ` +
+        `labels), e.g. team-a,team-b`,
+    );
+  }
   let ttl: number | undefined;
   if (values["token-ttl"] !== undefined) {
     ttl = parseDuration(values["token-ttl"] as string);
@@ -124,6 +140,7 @@ export async function clusterCli(argv: string[]): Promise<number> {
         registration,
         tokenTtlSeconds: ttl,
         nonExpiring: values["non-expiring"] === true,
+        mirrorNamespaces,
         dryRun: values["dry-run"] === true,
         root: ROOT,
         print,

@@ -39,6 +39,7 @@ Deno.test("cluster:add --help prints the usage and exit codes and exits 0", asyn
   assert.equal(out.code, 0, out.stderr);
   assert.match(out.stdout, /deno task cluster:add --context NAME/);
   assert.match(out.stdout, /Exit codes: 0 done, 1 a step failed, 2 bad flags or kubeconfig/);
+  assert.match(out.stdout, /--mirror-namespaces NS +namespaces .* a Role in each\. Default none/s);
 });
 
 Deno.test("The cluster CLI exits 2 with one line for a missing command, an unknown flag or a missing --context", async () => {
@@ -55,6 +56,12 @@ Deno.test("The cluster CLI exits 2 for an invalid name, TTL or flag combination,
   await usageError(["add", "--context", "prod", "--token-ttl", "1h", "--non-expiring"], /choose one of/);
   await usageError(["remove", "--context", "prod", "--token-ttl", "1h"], /are for cluster:add/);
   await usageError(["add", "--context", "prod", "--purge"], /--purge is for cluster:remove/);
+  await usageError(
+    ["add", "--context", "prod", "--mirror-namespaces", "apps,Bad_NS"],
+    /^cluster: error: invalid --mirror-namespaces "apps,Bad_NS": comma-separated namespace names/,
+  );
+  await usageError(["add", "--context", "prod", "--mirror-namespaces", ","], /invalid --mirror-namespaces ","/);
+  await usageError(["remove", "--context", "prod", "--mirror-namespaces", "apps"], /is for cluster:add/);
 });
 
 Deno.test("The cluster CLI exits 2 for a context no kubeconfig defines, listing the known ones", async () => {

@@ -21,6 +21,8 @@ export const PATHS: Record<string, (name: string, ns?: string) => string> = {
   Secret: (n, ns) => `/api/v1/namespaces/${ns}/secrets/${n}`,
   ClusterRole: (n) => `/apis/rbac.authorization.k8s.io/v1/clusterroles/${n}`,
   ClusterRoleBinding: (n) => `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${n}`,
+  Role: (n, ns) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles/${n}`,
+  RoleBinding: (n, ns) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings/${n}`,
   CustomResourceDefinition: (n) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${n}`,
 };
 

@@ -15,6 +15,7 @@ import {
   PATHS,
   RegistrationError,
 } from "./_objects.ts";
+import { mirrorRoleDocuments, purgeMirrorRoles, requireNamespaces } from "./_mirror_roles.ts";
 
 export { MANAGED_BY, MANAGED_BY_LABEL, RegistrationError };
 
@@ -42,6 +43,11 @@ export interface AddOptions {
   /** A `kubernetes.io/service-account-token` Secret instead (filled by kube-controller-manager). */
   nonExpiring?: boolean;
   dryRun?: boolean;
+  /**
+   * Namespaces the Mirror operator may read and write Secrets and ConfigMaps in, in this cluster: a Role there each
+   * (deploy/mirror/namespace/). Default none: the hub gets the Uuid operator's rights only.
+   */
+  mirrorNamespaces?: readonly string[];
   /** Old tokens are revoked this long after the new one is registered, so the hub switches first. Default 5 s. */
   revokeAfterMs?: number;
   /** The repository root (crds/, deploy/cluster/). */
@@ -71,7 +77,9 @@ export async function addCluster(o: AddOptions): Promise<void> {
   const client = kubeClient(o.target, "add");
   const verb = o.dryRun ? "would apply" : "applied";
   try {
-    for (const doc of await installDocuments(o.root)) {
+    const mirrorNamespaces = o.mirrorNamespaces ?? [];
+    await requireNamespaces(client, mirrorNamespaces, o.target.name);
+    for (const doc of [...await installDocuments(o.root), ...await mirrorRoleDocuments(o.root, mirrorNamespaces)]) {
       const result = await applyOwned(client, doc, o.dryRun === true);
       o.print(`${verb} ${doc.kind} ${qualified(doc)} in "${o.target.name}" (${result})`);
     }
@@ -181,6 +189,7 @@ export async function removeCluster(o: RemoveOptions): Promise<void> {
   if (!o.purge) return;
   const client = kubeClient(o.purge, "remove");
   try {
+    await purgeMirrorRoles(client, { dryRun: o.dryRun, cluster: o.purge.name, print: o.print });
     for (const a of await listAnchors(client, o.name)) {
       if (!o.dryRun) await deleteIgnoringMissing(client, `/api/v1/namespaces/${HUB_NAMESPACE}/secrets/${a}`);
       o.print(`${would} Secret ${HUB_NAMESPACE}/${a} in "${o.purge.name}" (its token is revoked)`);
@@ -208,7 +217,10 @@ export async function removeCluster(o: RemoveOptions): Promise<void> {
   }
 }
 
-/** What `cluster:add` installs: the CRDs of crds/ and the hub's identity and ClusterRole of deploy/cluster/. */
+/**
+ * What `cluster:add` installs: the CRDs of crds/ and the hub's identity and ClusterRole of deploy/cluster/ (the Uuid
+ * operator's rights only; the Mirror operator's come from {@linkcode mirrorRoleDocuments} when asked).
+ */
 async function installDocuments(root: string): Promise<Obj[]> {
   const docs: Obj[] = [];
   const read = async (dir: string, skip: (f: string) => boolean) => {
