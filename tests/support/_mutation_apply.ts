@@ -154,6 +154,10 @@ export function applyMutation(d: Draft, m: Mutation): boolean {
   const token = typeof us.token === "string" ? us.token : "";
   const touched = fieldsOf(m);
   if (touched !== undefined && section(d[touched]) !== d[touched]) return false;
+  // A context scoped to the test namespace (namespace-scope) keeps it: another namespace would be served empty.
+  const renamesNamespace = (m.kind === "huge" && m.field === "namespace") ||
+    (m.kind === "benign" && m.what === "plain-namespace");
+  if (renamesNamespace && ctx.extensions !== undefined) return false;
   const path = (choice: "marker" | "relative" | "missing") =>
     choice === "marker"
       ? w.markerFile

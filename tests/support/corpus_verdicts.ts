@@ -58,36 +58,48 @@ export function observe(c: CorpusCase, where: CaseSource, status: any): { observ
   return { observed: "ignored" };
 }
 
+/** What the real clusters looked like before the corpus, and what they hold. */
+export interface Baseline {
+  /** How many Uuids each real cluster holds in the test namespace. */
+  uuids: Readonly<Record<Target, number>>;
+  /** `registeredAt` of each command-line cluster before the corpus was fed (a takeover re-registers it). */
+  registeredAt: Readonly<Record<string, string>>;
+}
+
 /**
- * Judges `c` against its expectation. `uuids` is how many Uuids each real cluster holds in the test namespace: a
- * served case must have cached exactly its target's (it serves the right cluster, and all of it).
+ * Judges `c` against its expectation. A served case must have cached exactly its target's Uuids (it serves the right
+ * cluster, and all of it); a case that takes a reserved name must leave the command line's cluster as it was:
+ * watching, registered at the same time, caching that cluster's own Uuids.
  */
-export function judge(
-  c: CorpusCase,
-  where: CaseSource,
-  status: any,
-  uuids: Readonly<Record<Target, number>>,
-): Verdict {
+export function judge(c: CorpusCase, where: CaseSource, status: any, baseline: Baseline): Verdict {
   const { observed, line } = observe(c, where, status);
   const e = c.expect;
   const verdict = (problem?: string): Verdict => ({ observed, line, problem });
   if (e.reserved !== undefined) {
     const real = status?.clusters?.[e.reserved];
-    if (e.reserved !== "in-cluster" && (real?.provider !== "flag" || real?.state !== "watching")) {
+    if (e.reserved === "in-cluster") {
+      if (real?.provider === c.provider && real?.state !== "registering") {
+        return verdict(`a ${c.provider} took the reserved name "in-cluster" (state ${real?.state})`);
+      }
+    } else if (
+      real?.state !== "watching" || real?.registeredAt !== baseline.registeredAt[e.reserved] ||
+      real?.objects !== baseline.uuids[e.reserved as Target]
+    ) {
       return verdict(
-        `the command line's cluster "${e.reserved}" is no longer served by it (provider ${real?.provider}, state ${real?.state})`,
+        `the command line's cluster "${e.reserved}" is no longer served as it was (state ${real?.state}, registered ${real?.registeredAt} vs ${
+          baseline.registeredAt[e.reserved]
+        }, ${real?.objects} objects)`,
       );
-    }
-    if (e.reserved === "in-cluster" && real?.provider === c.provider && real?.state !== "registering") {
-      return verdict(`a ${c.provider} took the reserved name "in-cluster" (state ${real?.state})`);
     }
   }
   switch (observed) {
     case "served": {
       if (!e.served || e.reserved !== undefined) return verdict("served, but it had to be refused");
       const objects = status.clusters[c.name].objects;
-      if (objects !== uuids[e.served]) {
-        return verdict(`served with ${objects} objects cached; ${e.served} holds ${uuids[e.served]} Uuids there`);
+      if (objects !== baseline.uuids[e.served]) {
+        return verdict(
+          `served with ${objects} objects cached; ${e.served} holds ${baseline.uuids[e.served]} Uuids there`,
+        );
       }
       return verdict();
     }

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { judge, observe } from "./corpus_verdicts.ts";
 import type { CorpusCase, Expectation } from "./kubeconfig_mutations.ts";
 
-const UUIDS = { prod: 5, staging: 6, dev: 7 };
+const UUIDS = { uuids: { prod: 5, staging: 6, dev: 7 }, registeredAt: { prod: "2026-01-01T00:00:00.000Z" } };
 const SOURCE = { source: "ns/k1" };
 
 function corpusCase(expect: Partial<Expectation>, name = "k1"): CorpusCase {
@@ -20,7 +20,9 @@ function corpusCase(expect: Partial<Expectation>, name = "k1"): CorpusCase {
   };
 }
 
-const flagProd = { prod: { provider: "flag", state: "watching", objects: 5 } };
+const flagProd = {
+  prod: { provider: "folder", state: "watching", objects: 5, registeredAt: "2026-01-01T00:00:00.000Z" },
+};
 
 function status(entry: unknown, errors: unknown[] = []): unknown {
   return { clusters: { ...flagProd, ...(entry ? { k1: entry } : {}) }, providers: { secret: { errors } } };
@@ -72,19 +74,21 @@ Deno.test("judge() keeps another source's errors and another name's entry out of
   assert.equal(judge(c, SOURCE, s, UUIDS).observed, "served");
 });
 
-Deno.test("judge() requires a reserved name to stay with the command line's cluster and the case to be shown as refused", () => {
+Deno.test("judge() requires a reserved name to leave the command line's cluster as it was and the case to be shown as refused", () => {
   const c = corpusCase({ reserved: "prod", refused: ["reserved"], mustRefuse: true }, "prod");
   const line = "name prod is reserved: the command line defines it; secret ns/prod is not served";
-  const ok = {
-    clusters: flagProd,
-    providers: { secret: { errors: [{ source: "ns/prod", cluster: "prod", error: line }] } },
-  };
-  assert.equal(judge(c, { source: "ns/prod" }, ok, UUIDS).problem, undefined);
-  const taken = {
-    clusters: { prod: { provider: "flag", state: "registering", lastError: "name collision" } },
-    providers: { secret: { errors: [{ source: "ns/prod", cluster: "prod", error: "name collision" }] } },
-  };
-  assert.match(judge(c, { source: "ns/prod" }, taken, UUIDS).problem!, /"prod" is no longer served by it/);
+  const errors = { secret: { errors: [{ source: "ns/prod", cluster: "prod", error: line }] } };
+  assert.equal(judge(c, { source: "ns/prod" }, { clusters: flagProd, providers: errors }, UUIDS).problem, undefined);
+  for (
+    const prod of [
+      { ...flagProd.prod, state: "registering", lastError: "name collision" },
+      { ...flagProd.prod, registeredAt: "2026-01-01T00:00:09.000Z" },
+      { ...flagProd.prod, objects: 6 },
+    ]
+  ) {
+    const taken = { clusters: { prod }, providers: errors };
+    assert.match(judge(c, { source: "ns/prod" }, taken, UUIDS).problem!, /"prod" is no longer served as it was/);
+  }
   const inCluster = corpusCase({ reserved: "in-cluster", refused: ["reserved"], mustRefuse: true }, "in-cluster");
   const tookIt = { clusters: { ...flagProd, "in-cluster": { provider: "secret", state: "watching", objects: 0 } } };
   assert.match(judge(inCluster, { source: "ns/in-cluster" }, tookIt, UUIDS).problem!, /took the reserved name/);
