@@ -104,7 +104,7 @@ Deno.test("deploy/'s ClusterRole grants exactly what a running hub's pre-flight 
   // Least privilege: no ClusterRole of the default install touches Secrets, ConfigMaps or Namespaces.
   for (const r of docs.filter((d) => d.kind === "ClusterRole").flatMap((d) => d.rules)) {
     for (const res of ["secrets", "configmaps", "namespaces"]) {
-      assert.ok(!(r.apiGroups.includes("") && r.resources.includes(res)), `a ClusterRole grants ${res}`);
+      assert.ok(!(r.apiGroups?.includes("") && r.resources?.includes(res)), `a ClusterRole grants ${res}`);
     }
   }
   const subject = [{ kind: "ServiceAccount", name: "operator-hub", namespace: "operator-hub" }];
