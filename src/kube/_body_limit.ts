@@ -45,3 +45,71 @@ export async function limitedText(chunks: AsyncIterable<Uint8Array>, limit: numb
   }
   return text + decoder.decode();
 }
+
+/**
+ * Bytes appended into one array that doubles as needed (never beyond `limit`), decoded as UTF-8 once at the end. A
+ * partial body or line held here is a single allocation outside the JS heap.
+ */
+export class GrowingBytes {
+  #buf: Uint8Array;
+  #limit = Infinity;
+  length = 0;
+
+  constructor(initial = 16 * 1024) {
+    this.#buf = new Uint8Array(Math.max(16, Math.min(initial, 1 << 20)));
+  }
+
+  /** Bytes it can hold without growing. */
+  get capacity(): number {
+    return this.#buf.length;
+  }
+
+  /** Empties it for reuse; it will not grow past `limit` bytes. */
+  reset(limit: number): this {
+    this.length = 0;
+    this.#limit = limit;
+    return this;
+  }
+
+  push(bytes: Uint8Array): void {
+    const need = this.length + bytes.length;
+    if (need > this.#buf.length) {
+      const bigger = new Uint8Array(Math.max(need, Math.min(this.#limit, this.#buf.length * 2)));
+      bigger.set(this.#buf.subarray(0, this.length));
+      this.#buf = bigger;
+    }
+    this.#buf.set(bytes, this.length);
+    this.length = need;
+  }
+
+  /** The bytes as UTF-8 text (a sequence split at the end is replaced, as TextDecoder does). */
+  text(): string {
+    return new TextDecoder().decode(this.#buf.subarray(0, this.length));
+  }
+}
+
+/** A spare buffer this small is kept after any read; a larger one only after a refusal (the server will try again). */
+const KEEP_ALWAYS_BYTES = 64 * 1024;
+
+/**
+ * One client's spare GrowingBytes, so a server that sends body after oversized body (each refused, retried with
+ * backoff) is read into the same memory every time instead of leaving a cap's worth of garbage per attempt.
+ *
+ * Guarantees: holds at most one spare, of at most the largest limit it was used with; a large spare is dropped by the
+ * next read that completes within limits, so a cluster that stopped misbehaving keeps only a small one.
+ */
+export class ByteScratch {
+  #spare: GrowingBytes | undefined;
+
+  /** A buffer for one body or line of at most `limit` bytes: the spare, or a new one. */
+  take(limit: number, initial?: number): GrowingBytes {
+    const g = this.#spare ?? new GrowingBytes(initial);
+    this.#spare = undefined;
+    return g.reset(limit);
+  }
+
+  /** Gives `g` back once its bytes are no longer needed; `refused` says whether its read ended over the limit. */
+  give(g: GrowingBytes, refused: boolean): void {
+    if (!this.#spare && (refused || g.capacity <= KEEP_ALWAYS_BYTES)) this.#spare = g;
+  }
+}

@@ -10,7 +10,7 @@ import {
   isClosedSocket,
   latin1,
 } from "./_http1_connection.ts";
-import { BodyLimitError } from "./_body_limit.ts";
+import { BodyLimitError, type ByteScratch, GrowingBytes } from "./_body_limit.ts";
 
 /** A chunked body's trailer section is refused past this size (the response head has the same cap). */
 const MAX_TRAILER_BYTES = 64 * 1024;
@@ -23,7 +23,7 @@ export interface ConnectionOwner {
 
 export type Framing = { kind: "length"; left: number } | { kind: "chunked" } | { kind: "eof" } | { kind: "none" };
 
-type BodyMode = "copy" | "skip" | ((view: Uint8Array) => void);
+type BodyMode = "copy" | "view" | "skip" | ((view: Uint8Array) => void);
 
 /** One response; its body is read once, with `text()` or `chunks()`, or dropped with `cancel()`. */
 export class Http1Response {
@@ -82,33 +82,40 @@ export class Http1Response {
    * The whole body as UTF-8 text, of at most `maxBytes` bytes: a longer body throws BodyLimitError, before any byte
    * is read when its Content-Length says so, else once byte `maxBytes + 1` arrived; the connection is then closed.
    */
-  async text(maxBytes = Infinity): Promise<string> {
+  async text(maxBytes = Infinity, scratch?: ByteScratch): Promise<string> {
     if (this.#framing.kind === "length" && this.#framing.left > maxBytes && !this.#settled) {
       this.cancel();
       throw new BodyLimitError("response body", maxBytes, this.#framing.left);
     }
-    // Decoded straight from views of the socket buffer: no copy of the bytes, and the pieces form a
-    // rope that JSON.parse flattens once (a list page of 500 objects is ~350 KB read in 16 KB reads).
-    const decoder = new TextDecoder();
-    let text = "";
-    let bytes = 0;
+    // Copied into one growing byte array and decoded once at the end: a body refused half-way is one array outside
+    // the JS heap, reused by the client's next read (`scratch`), never thousands of strings promoted to the old space.
+    const initial = this.#framing.kind === "length" ? this.#framing.left : 16 * 1024;
+    const acc = scratch?.take(maxBytes, initial) ?? new GrowingBytes(initial).reset(maxBytes);
+    let refused = false;
     const sink = (view: Uint8Array) => {
-      bytes += view.length;
-      if (bytes > maxBytes) throw new BodyLimitError("response body", maxBytes);
-      text += decoder.decode(view, { stream: true });
+      if (acc.length + view.length > maxBytes) {
+        refused = true;
+        throw new BodyLimitError("response body", maxBytes);
+      }
+      acc.push(view);
     };
-    for await (const _ of this.#body(sink)) {
-      /* the sink took every byte */
+    try {
+      for await (const _ of this.#body(sink)) {
+        /* the sink took every byte */
+      }
+      return acc.text();
+    } finally {
+      scratch?.give(acc, refused);
     }
-    return text + decoder.decode();
   }
 
   /**
-   * The body as it arrives: each yielded array is a fresh copy holding every body byte that the
+   * The body as it arrives. With `transient`, each yielded array is a view of the socket buffer, valid only until the
+   * consumer asks for the next one (no copy per read); otherwise a fresh copy. Each holds body bytes that the
    * last read delivered (several watch events at once under load). Ends at the body's end.
    */
-  chunks(): AsyncGenerator<Uint8Array, void, undefined> {
-    return this.#body("copy");
+  chunks(transient = false): AsyncGenerator<Uint8Array, void, undefined> {
+    return this.#body(transient ? "view" : "copy");
   }
 
   /** Reads the body to its end without keeping it (the connection can then be reused). */
@@ -117,11 +124,13 @@ export class Http1Response {
   }
 
   /**
-   * Walks the body. "copy" yields fresh arrays; "skip" drops the bytes; a sink function receives
+   * Walks the body. "copy" yields fresh arrays; "view" yields views of the buffer (valid until the next step);
+   * "skip" drops the bytes; a sink function receives
    * views of the socket buffer synchronously (valid only during the call) and nothing is yielded.
    */
   async *#body(mode: BodyMode): AsyncGenerator<Uint8Array, void, undefined> {
     const copy = mode === "copy";
+    const view = mode === "view";
     const sink = typeof mode === "function" ? mode : undefined;
     if (this.#settled) return;
     const c = this.#c;
@@ -133,7 +142,12 @@ export class Http1Response {
           if (c.end === c.start && !(await this.#fill())) throw new Http1Error("the connection closed mid-body");
           const n = Math.min(f.left, c.end - c.start);
           sink?.(c.buf.subarray(c.start, c.start + n));
-          const out = copy ? c.buf.slice(c.start, c.start + n) : undefined;
+          // A view only while the connection is ours: once released, another request may refill the buffer.
+          const out = copy || (view && n === f.left)
+            ? c.buf.slice(c.start, c.start + n)
+            : view
+            ? c.buf.subarray(c.start, c.start + n)
+            : undefined;
           c.start += n;
           f.left -= n;
           if (f.left === 0) {
@@ -147,7 +161,7 @@ export class Http1Response {
         for (;;) {
           if (c.end > c.start) {
             sink?.(c.buf.subarray(c.start, c.end));
-            const out = copy ? c.buf.slice(c.start, c.end) : undefined;
+            const out = copy ? c.buf.slice(c.start, c.end) : view ? c.buf.subarray(c.start, c.end) : undefined;
             c.start = c.end;
             if (out) yield out;
           }
@@ -156,7 +170,7 @@ export class Http1Response {
         done = true;
         this.#finish(false);
       } else if (f.kind === "chunked") {
-        yield* this.#chunked(copy, sink);
+        yield* this.#chunked(copy ? "copy" : view ? "view" : undefined, sink);
         done = true;
       }
     } finally {
@@ -169,7 +183,10 @@ export class Http1Response {
     this.#finish(false);
   }
 
-  async *#chunked(copy: boolean, sink?: (view: Uint8Array) => void): AsyncGenerator<Uint8Array, void, undefined> {
+  async *#chunked(
+    out: "copy" | "view" | undefined,
+    sink?: (view: Uint8Array) => void,
+  ): AsyncGenerator<Uint8Array, void, undefined> {
     const c = this.#c;
     let inChunk = 0; // data bytes left in the current chunk
     let needCrlf = false; // the CRLF after a chunk's data is due
@@ -180,7 +197,8 @@ export class Http1Response {
           const n = Math.min(inChunk, c.end - c.start);
           if (n === 0) break;
           sink?.(c.buf.subarray(c.start, c.start + n));
-          if (copy) parts.push(c.buf.slice(c.start, c.start + n));
+          if (out === "copy") parts.push(c.buf.slice(c.start, c.start + n));
+          else if (out === "view") parts.push(c.buf.subarray(c.start, c.start + n));
           c.start += n;
           inChunk -= n;
           if (inChunk === 0) needCrlf = true;
@@ -223,14 +241,17 @@ export class Http1Response {
             }
             at = next + 2 - c.start;
           }
-          if (parts.length) yield concat(parts);
+          // Yielded before the connection is released, so views of its buffer are still valid.
+          if (out === "view") yield* parts;
+          else if (parts.length) yield concat(parts);
           this.#finish(true);
           return;
         }
         c.start = eol + 2;
         inChunk = size;
       }
-      if (parts.length) yield parts.length === 1 ? parts[0] : concat(parts);
+      if (out === "view") yield* parts; // views stay valid until the next fill()
+      else if (parts.length) yield parts.length === 1 ? parts[0] : concat(parts);
       if (!(await this.#fill())) throw new Http1Error("the connection closed mid-body");
     }
   }

@@ -232,3 +232,25 @@ Deno.test("A chunked body whose trailer never ends fails with Http1Error instead
   assert.equal(owner.destroyed, 1);
   assert.ok(c.buf.length <= 128 * 1024, `the buffer stayed bounded (${c.buf.length} bytes)`);
 });
+
+Deno.test("chunks(true) lends views that hold the exact body bytes, whatever the framing, read sizes and buffer size", async () => {
+  const body = "0123456789abcdefghij".repeat(5);
+  for (
+    const [framing, wire] of [
+      [{ kind: "length", left: body.length }, body],
+      [
+        { kind: "chunked" },
+        `7\r\n${body.slice(0, 7)}\r\n${(body.length - 7).toString(16)}\r\n${body.slice(7)}\r\n0\r\n\r\n`,
+      ],
+      [{ kind: "eof" }, body],
+    ] as [Framing, string][]
+  ) {
+    for (const piece of [1, 3, 16, wire.length]) {
+      const t = response({ ...framing }, split(wire, piece), { bufferSize: 16, keepAlive: framing.kind !== "eof" });
+      let got = "";
+      for await (const v of t.res.chunks(true)) got += dec.decode(v); // used up before the next step
+      assert.equal(got, body, `${framing.kind}, pieces of ${piece}`);
+      assert.equal(t.owner.released + t.owner.destroyed, 1);
+    }
+  }
+});

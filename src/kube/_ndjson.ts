@@ -1,7 +1,7 @@
 // Splits a chunked newline-delimited JSON byte stream (a watch response body) into parsed values, one line at most
 // `maxLineBytes` long.
 
-import { BodyLimitError } from "./_body_limit.ts";
+import { BodyLimitError, ByteScratch, type GrowingBytes } from "./_body_limit.ts";
 
 /** A line of the stream that is not JSON. The message gives its size, never its content. */
 export class NdjsonError extends Error {
@@ -15,25 +15,27 @@ export interface NdjsonOptions {
    * `maxLineBytes + 1` arrives, so the decoder never holds more than this of one line. Default: no limit.
    */
   maxLineBytes?: number;
+  /** Where a line that spans chunks is gathered (the client's spare buffer); default a new buffer per line. */
+  scratch?: ByteScratch;
 }
 
 /**
  * Incremental NDJSON decoder.
  *
  * Guarantees: a UTF-8 sequence or a line split across any number of chunks is reassembled
- * exactly once; a long line costs linear time (pieces are joined once, when its newline
- * arrives); blank lines and `\r\n` endings are tolerated; a line over `maxLineBytes` is refused
+ * exactly once; a long line costs linear time (its bytes are copied into one doubling array and
+ * decoded once, when its newline arrives); blank lines and `\r\n` endings are tolerated; a line over `maxLineBytes` is refused
  * with BodyLimitError while at most `maxLineBytes` of it are held, whether it arrives in one chunk or many.
  */
 export class NdjsonDecoder {
-  readonly #decoder = new TextDecoder();
   readonly #max: number;
-  #pending: string[] = [];
-  /** Bytes of the line under way (the pieces in #pending). */
-  #pendingBytes = 0;
+  readonly #scratch: ByteScratch;
+  /** The bytes of the line under way, when it spans chunks: one array outside the JS heap, dropped when refused. */
+  #pending: GrowingBytes | undefined;
 
   constructor(options: NdjsonOptions = {}) {
     this.#max = options.maxLineBytes ?? Infinity;
+    this.#scratch = options.scratch ?? new ByteScratch();
   }
 
   /** Decodes one chunk and returns every value whose line is now complete. */
@@ -44,25 +46,22 @@ export class NdjsonDecoder {
       // A newline byte is never inside a UTF-8 sequence: splitting the bytes there keeps characters whole.
       const nl = chunk.indexOf(10, start);
       const end = nl < 0 ? chunk.length : nl;
-      if (this.#pendingBytes + end - start > this.#max) {
-        this.#pending = [];
-        this.#pendingBytes = 0;
+      if ((this.#pending?.length ?? 0) + end - start > this.#max) {
+        if (this.#pending) this.#scratch.give(this.#pending, true);
+        this.#pending = undefined;
         throw new BodyLimitError("watch event", this.#max);
       }
       if (nl < 0) {
-        if (end > start) {
-          this.#pending.push(this.#decoder.decode(chunk.subarray(start), { stream: true }));
-          this.#pendingBytes += end - start;
-        }
+        if (end > start) (this.#pending ??= this.#scratch.take(this.#max)).push(chunk.subarray(start));
         return out;
       }
-      let line = this.#decoder.decode(chunk.subarray(start, nl), { stream: true });
-      if (this.#pending.length > 0) {
-        this.#pending.push(line);
-        line = this.#pending.join("");
-        this.#pending = [];
-      }
-      this.#pendingBytes = 0;
+      let line: string;
+      if (this.#pending) {
+        this.#pending.push(chunk.subarray(start, nl));
+        line = this.#pending.text();
+        this.#scratch.give(this.#pending, false);
+        this.#pending = undefined;
+      } else line = UTF8.decode(chunk.subarray(start, nl));
       parseLine(line, out);
       start = nl + 1;
     }
@@ -71,12 +70,10 @@ export class NdjsonDecoder {
   /** Ends the stream; returns the last value when the final line had no newline. */
   end(): unknown[] {
     const out: unknown[] = [];
-    const rest = this.#decoder.decode();
-    if (rest) this.#pending.push(rest);
-    if (this.#pending.length > 0) {
-      const line = this.#pending.join("");
-      this.#pending = [];
-      this.#pendingBytes = 0;
+    if (this.#pending) {
+      const line = this.#pending.text();
+      this.#scratch.give(this.#pending, false);
+      this.#pending = undefined;
       parseLine(line, out);
     }
     return out;
@@ -84,9 +81,11 @@ export class NdjsonDecoder {
 
   /** True while part of a line is buffered. */
   get partial(): boolean {
-    return this.#pending.length > 0;
+    return this.#pending !== undefined;
   }
 }
+
+const UTF8 = new TextDecoder();
 
 function parseLine(line: string, out: unknown[]): void {
   const trimmed = line.endsWith("\r") ? line.slice(0, -1) : line;

@@ -1,7 +1,7 @@
 // How a KubeClient reaches its server: our own HTTP/1.1 keep-alive sockets, Deno's fetch (HTTP/2, proxies) or node:https
 // (insecure-skip-tls-verify), behind one small interface.
 
-import { declaredOverLimit, limitedText } from "./_body_limit.ts";
+import { type ByteScratch, declaredOverLimit, limitedText } from "./_body_limit.ts";
 import { Http1Pool } from "./_http1.ts";
 import type { Call } from "./_call.ts";
 import { nodeHttpsTransport } from "./_node_https.ts";
@@ -29,10 +29,16 @@ export interface WireResponse {
   readonly status: number;
   readonly ok: boolean;
   header(name: string): string | null;
-  /** The whole body as UTF-8; over `maxBytes` (default: no limit) it throws BodyLimitError, having held at most that. */
-  text(maxBytes?: number): Promise<string>;
-  /** The body's bytes as they arrive; ends at the body's end, or early once the call is aborted. */
-  chunks(): AsyncIterable<Uint8Array>;
+  /**
+   * The whole body as UTF-8; over `maxBytes` (default: no limit) it throws BodyLimitError, having held at most that.
+   * `scratch` lends the buffer the bytes are gathered in (our own sockets use it; fetch gathers strings).
+   */
+  text(maxBytes?: number, scratch?: ByteScratch): Promise<string>;
+  /**
+   * The body's bytes as they arrive; ends at the body's end, or early once the call is aborted. With `transient` the
+   * caller is done with each array before it asks for the next, so a transport may lend views of its own buffer.
+   */
+  chunks(transient?: boolean): AsyncIterable<Uint8Array>;
   /** Reads the body to its end and drops it. */
   discard(): Promise<void>;
   cancel(): void;

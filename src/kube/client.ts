@@ -3,6 +3,7 @@
 import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
 import { AuthCache } from "./_auth_cache.ts";
 import { Call } from "./_call.ts";
+import { ByteScratch } from "./_body_limit.ts";
 import { NdjsonDecoder } from "./_ndjson.ts";
 import { requestFailure } from "./_request_failure.ts";
 import { type QueryValue, requestTarget } from "./_request_target.ts";
@@ -143,6 +144,8 @@ export class KubeClient {
   readonly #onResponse: ((info: ResponseInfo) => void) | undefined;
   readonly #logger: Logger | undefined;
   readonly #maxBytes: number;
+  /** The one spare buffer bodies and long watch lines are gathered in (see ByteScratch). */
+  readonly #scratch = new ByteScratch();
   #closed = false;
   /** Requests in flight; close() aborts them (a Set is cheaper than one listener per request). */
   readonly #live = new Set<Call>();
@@ -183,7 +186,7 @@ export class KubeClient {
         await call.race(res.discard());
         return undefined as T;
       }
-      const text = await call.race(res.text(this.#maxBytes));
+      const text = await call.race(res.text(this.#maxBytes, this.#scratch));
       if (!res.ok) {
         throw apiErrorFrom({ method, path }, res.status, { body: text, retryAfter: res.header("retry-after") });
       }
@@ -258,7 +261,7 @@ export class KubeClient {
     let bodyDone = false;
     try {
       if (!res.ok) {
-        const text = await call.race(res.text(this.#maxBytes));
+        const text = await call.race(res.text(this.#maxBytes, this.#scratch));
         bodyDone = true;
         throw apiErrorFrom({ method: "GET", path }, res.status, {
           body: text,
@@ -266,9 +269,10 @@ export class KubeClient {
         });
       }
       opts.onOpen?.();
-      const decoder = new NdjsonDecoder({ maxLineBytes: this.#maxBytes });
+      const decoder = new NdjsonDecoder({ maxLineBytes: this.#maxBytes, scratch: this.#scratch });
       try {
-        for await (const chunk of res.chunks()) {
+        // Each chunk is used up (parsed, or copied into the decoder's buffer) before the next: views suffice.
+        for await (const chunk of res.chunks(true)) {
           if (call.why === "caller") return;
           for (const v of decoder.push(chunk)) {
             yield toWatchEvent<T>(v, path);
