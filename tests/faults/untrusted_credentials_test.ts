@@ -89,7 +89,9 @@ Deno.test("A labelled Secret whose kubeconfig reads the hub's token file (tokenF
       stdin: secretManifest(
         ns.name,
         viaHttps,
-        rawKubeconfig(viaHttps, { server: attacker.httpsUrl, "insecure-skip-tls-verify": true }, { tokenFile }),
+        rawKubeconfig(viaHttps, { server: attacker.httpsUrl, "certificate-authority-data": btoa(attacker.caPem) }, {
+          tokenFile,
+        }),
       ),
     });
     const refused = await hub.waitStatus(
@@ -113,7 +115,9 @@ Deno.test("A labelled Secret whose kubeconfig reads the hub's token file (tokenF
       stdin: secretManifest(
         ns.name,
         controlName,
-        rawKubeconfig(controlName, { server: attacker.httpsUrl, "insecure-skip-tls-verify": true }, { token: control }),
+        rawKubeconfig(controlName, { server: attacker.httpsUrl, "certificate-authority-data": btoa(attacker.caPem) }, {
+          token: control,
+        }),
       ),
     });
     await hub.waitStatus(() => attacker.sawToken(control), HANG_GUARD_MS, "the control token at the attacker");

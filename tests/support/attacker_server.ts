@@ -19,10 +19,13 @@ export class AttackerServer implements AsyncDisposable {
   readonly requests: StolenRequest[] = [];
   readonly httpUrl: string;
   readonly httpsUrl: string;
+  /** The HTTPS listener's self-signed certificate (for 127.0.0.1), PEM: what an attacker puts in its kubeconfig. */
+  readonly caPem: string;
   readonly #servers: Deno.HttpServer[];
   readonly #stop: AbortController;
 
-  private constructor(servers: Deno.HttpServer[], stop: AbortController) {
+  private constructor(servers: Deno.HttpServer[], stop: AbortController, caPem: string) {
+    this.caPem = caPem;
     this.#servers = servers;
     this.#stop = stop;
     this.httpUrl = `http://127.0.0.1:${(servers[0].addr as Deno.NetAddr).port}`;
@@ -47,7 +50,7 @@ export class AttackerServer implements AsyncDisposable {
       Deno.serve(opts, handler("http")),
       Deno.serve({ ...opts, cert: tls.cert, key: tls.key }, handler("https")),
     ];
-    holder.a = new AttackerServer(servers, stop);
+    holder.a = new AttackerServer(servers, stop, tls.cert);
     return holder.a;
   }
 

@@ -5,7 +5,7 @@ import type { ClusterAccess } from "../../kube/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
 import type { ProviderHealth } from "../cluster_health.ts";
 import type { ClusterRegistration, RegistrationProblem } from "../hub_health.ts";
-import { Offers, type Selection } from "./_offers.ts";
+import { Offers, type Selection, type Source } from "./_offers.ts";
 import { providerHealth, type UnusableSource } from "./_provider_health.ts";
 import { SwappableAccess } from "./swappable_access.ts";
 import { SyncPump } from "./_sync_pump.ts";
@@ -137,6 +137,8 @@ export class ClusterRegistry {
   connect(target: EngageTarget): void {
     this.#target = target;
     target.showProviders?.(() => this.providerHealth());
+    // What was offered before (the start-up read) is logged now: start-up errors that stop the hub stay one line.
+    for (const s of this.#offers.sources()) for (const name of s.offers.keys()) this.#report(name, s);
     this.#pump.enable();
   }
 
@@ -201,19 +203,26 @@ export class ClusterRegistry {
   /**
    * Replaces everything `source` of `provider` offers. `trusted` (default: only the `flag` provider) says the
    * command line defines the source (a `--kubeconfig` file): its names are reserved against untrusted sources.
-   * Each offer that cannot be used, or that takes a reserved name, is logged once, when that changes.
+   * Each offer that cannot be used, or that takes a reserved name, is logged once when that changes (offers made
+   * before `connect()` are logged by it, so a start-up that exits 2 prints only its one error line).
    */
   offer(provider: ProviderName, source: string, offers: ClusterOffer[], trusted?: boolean): void {
     // The offers are updated before any name is marked: a sync reads them as soon as it is marked.
     const changed = this.#offers.offer(provider, source, offers, trusted);
     const mine = this.#offers.source(provider, source);
     for (const name of changed) {
-      const o = mine?.offers.get(name);
-      const reserved = mine && o ? this.#offers.reservedError(name, mine) : undefined;
-      if (reserved) this.#log.warn("cluster name reserved; source ignored", { cluster: name, provider, source });
-      else if (o?.error) this.#log.warn("cluster not usable", { cluster: name, provider, source, error: o.error });
+      if (mine && this.#target) this.#report(name, mine);
       this.#pump.mark(name);
     }
+  }
+
+  /** One log line for an offer that cannot be used or takes a reserved name; nothing for a usable one. */
+  #report(name: string, s: Source): void {
+    const o = s.offers.get(name);
+    if (!o) return;
+    const fields = { cluster: name, provider: s.provider, source: s.source };
+    if (this.#offers.reservedError(name, s)) this.#log.warn("cluster name reserved; source ignored", fields);
+    else if (o.error) this.#log.warn("cluster not usable", { ...fields, error: o.error });
   }
 
   /** Everything `source` of `provider` offered is gone (file deleted, Secret deleted). */
