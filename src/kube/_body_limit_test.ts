@@ -1,7 +1,7 @@
 // Tests for the size cap on responses: the helpers, then KubeClient against a local server standing in for an
 // attacker's API server (raw HTTP/1.1 on 127.0.0.1), through its own sockets and through fetch.
 import assert from "node:assert/strict";
-import { BodyLimitError, declaredOverLimit, limitedText } from "./_body_limit.ts";
+import { BodyLimitError, ByteScratch, declaredOverLimit, GrowingBytes, limitedText } from "./_body_limit.ts";
 import { KubeClient } from "./client.ts";
 import type { ClusterAccess, ClusterAuth } from "./cluster_access.ts";
 import { failureStateOf, TooLargeError } from "./errors.ts";
@@ -22,6 +22,28 @@ Deno.test("limitedText() decodes up to the limit and refuses the byte after it",
   }
   assert.equal(await limitedText(pieces("h\u00e9", "llo"), 6), "h\u00e9llo");
   await assert.rejects(limitedText(pieces("h\u00e9", "llo!"), 6), BodyLimitError);
+});
+
+Deno.test("GrowingBytes doubles up to its limit, never past it, and decodes its bytes once", () => {
+  const g = new GrowingBytes(16).reset(40);
+  for (let i = 0; i < 4; i++) g.push(enc.encode("0123456789"));
+  assert.equal(g.capacity, 40, "16, 32, then the limit instead of 64");
+  assert.equal(g.text(), "0123456789".repeat(4));
+});
+
+Deno.test("ByteScratch lends the same buffer again after a refusal, and drops a large one after a read within limits", () => {
+  const scratch = new ByteScratch();
+  const first = scratch.take(1 << 20);
+  first.push(new Uint8Array(200 * 1024));
+  scratch.give(first, true);
+  const again = scratch.take(1 << 20);
+  assert.equal(again, first, "a refused read's buffer serves the next read");
+  assert.equal(again.length, 0);
+  scratch.give(again, false);
+  assert.notEqual(scratch.take(1 << 20), first, "a large buffer is not kept once reads fit again");
+  const small = scratch.take(1 << 20);
+  scratch.give(small, false);
+  assert.equal(scratch.take(1 << 20), small, "a small one is kept");
 });
 
 /** Where a scripted answer writes: `write` resolves false once the client closed the connection. */
