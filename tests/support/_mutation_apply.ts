@@ -158,6 +158,9 @@ export function applyMutation(d: Draft, m: Mutation): boolean {
   const renamesNamespace = (m.kind === "huge" && m.field === "namespace") ||
     (m.kind === "benign" && m.what === "plain-namespace");
   if (renamesNamespace && ctx.extensions !== undefined) return false;
+  // A context that took a reserved name keeps it (renaming it would make it an ordinary case).
+  const renames = m.kind === "weird-name" || (m.kind === "huge" && m.field === "name");
+  if (renames && w.reserved.includes(d.contextName)) return false;
   const path = (choice: "marker" | "relative" | "missing") =>
     choice === "marker"
       ? w.markerFile
