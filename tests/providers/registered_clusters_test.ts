@@ -12,6 +12,8 @@ import {
   tempDir,
   testNamespace,
 } from "../support/mod.ts";
+import { metricSeries, parseMetrics } from "../support/prometheus_text.ts";
+import { mintRevocableToken, type RevocableToken, revokeToken } from "../support/revocable_token.ts";
 
 /** Hang guard: registration normally takes well under 2 s here; 60 s is far beyond 5× the median. */
 const HANG_GUARD_MS = 60_000;
@@ -26,11 +28,18 @@ function kubeconfigFor(context: string, name: string, token?: string): string {
   return kubeconfigText([{ name, server: c.server, caPem: c.caPem, user: { token: token ?? c.token } }]);
 }
 
-/** A second valid credential for a local cluster: a TokenRequest token of a cluster-admin ServiceAccount. */
+/**
+ * Second valid credentials for a local cluster: TokenRequest tokens of a cluster-admin ServiceAccount, each bound to
+ * its own Secret, so that `revoke` invalidates one token (and waits until the apiserver refuses it) and no other.
+ */
 async function extraToken(
   context: string,
   namespace: string,
-): Promise<{ token: () => Promise<string>; done: () => Promise<void> }> {
+): Promise<{
+  token: () => Promise<RevocableToken>;
+  revoke: (t: RevocableToken) => Promise<void>;
+  done: () => Promise<void>;
+}> {
   const sa = "rotation";
   const crb = `${namespace}-rotation`;
   await kubectlOk(context, ["create", "serviceaccount", sa, "-n", namespace]);
@@ -42,7 +51,11 @@ async function extraToken(
     `--serviceaccount=${namespace}:${sa}`,
   ]);
   return {
-    token: async () => (await kubectlOk(context, ["create", "token", sa, "-n", namespace, "--duration=1h"])).trim(),
+    token: () => mintRevocableToken(context, namespace, sa),
+    revoke: (t) => {
+      const c = localEndpoint(context);
+      return revokeToken(context, namespace, t, { url: c.server, caPem: c.caPem }, HANG_GUARD_MS);
+    },
     done: async () => void await kubectl(context, ["delete", "clusterrolebinding", crb, "--ignore-not-found"]),
   };
 }
@@ -67,6 +80,17 @@ async function seriesFor(hub: HubProcess, cluster: string): Promise<string[]> {
   return (await hub.get("/metrics")).text.split("\n").filter((l) => l.includes(`cluster="${cluster}"`));
 }
 
+/**
+ * A registered cluster has its /status entry in `state` and its series: hub_cluster_state says so, and more series
+ * carry its name. Checked before a removal, so that "no series left" afterwards cannot pass vacuously.
+ */
+async function assertSeriesWhileRegistered(hub: HubProcess, cluster: string, state: string): Promise<void> {
+  assert.equal((await hub.get("/status")).body.clusters[cluster]?.state, state, `${cluster} in /status`);
+  const metrics = (await hub.get("/metrics")).text;
+  assert.equal(metricSeries(parseMetrics(metrics), "hub_cluster_state", { cluster, state }), 1);
+  assert.ok((await seriesFor(hub, cluster)).length > 1, `${cluster} has series while registered`);
+}
+
 Deno.test("A kubeconfig file dropped into --cluster-dir is served without a restart, its rotated token is swapped in place, a duplicate name is an error, and removing the file disengages it leak-free", async () => {
   requireClusters();
   await using ns = await testNamespace("folder-provider", { contexts: ["prod", "staging"] });
@@ -85,7 +109,8 @@ Deno.test("A kubeconfig file dropped into --cluster-dir is served without a rest
     const name = alias("dropped");
     const file = `${clusterDir}/${name}.yaml`;
     // Written elsewhere and renamed in, as `cp` into a watched folder should be done (an atomic appearance).
-    await Deno.writeTextFile(`${dir.path}/staged.yaml`, kubeconfigFor("staging", name, await rotation.token()));
+    const firstToken = await rotation.token();
+    await Deno.writeTextFile(`${dir.path}/staged.yaml`, kubeconfigFor("staging", name, firstToken.token));
     await Deno.rename(`${dir.path}/staged.yaml`, file);
     const watching = await hub.waitStatus(
       (s) => s.clusters[name]?.state === "watching",
@@ -100,7 +125,7 @@ Deno.test("A kubeconfig file dropped into --cluster-dir is served without a rest
 
     // Credentials-only change: a new token for the same server and CA.
     const before = (await hub.get("/status")).body.clusters[name];
-    await dir.write(`clusters/${name}.yaml`, kubeconfigFor("staging", name, await rotation.token()));
+    await dir.write(`clusters/${name}.yaml`, kubeconfigFor("staging", name, (await rotation.token()).token));
     const swapped = hub.logs.length;
     await hub.waitStatus(
       () =>
@@ -110,6 +135,8 @@ Deno.test("A kubeconfig file dropped into --cluster-dir is served without a rest
       HANG_GUARD_MS,
       "the credential swap",
     );
+    // The old token is revoked (refused by staging) before the next write: only the new token can make it.
+    await rotation.revoke(firstToken);
     await applyUuid("staging", ns.name, "second");
     await waitUuid("staging", ns.name, "second");
     const after = (await hub.get("/status")).body.clusters[name];
@@ -127,6 +154,8 @@ Deno.test("A kubeconfig file dropped into --cluster-dir is served without a rest
     await Deno.remove(`${clusterDir}/${name}-copy.yaml`);
     await hub.waitStatus((s) => s.clusters[name]?.state === "watching", HANG_GUARD_MS, `${name} served again`);
 
+    // While engaged, the cluster has its status entry and its series: their absence below means something.
+    await assertSeriesWhileRegistered(hub, name, "watching");
     await Deno.remove(file);
     await hub.waitStatus((s) => !(name in s.clusters), HANG_GUARD_MS, `${name} gone`);
     assert.deepEqual(await seriesFor(hub, name), []);
@@ -165,8 +194,9 @@ Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace regis
     assert.equal(providers.secret.state, "watching");
     assert.deepEqual(providers.secret.watches, [`prod:${ns.name}`]);
     assert.ok(providers.folder.watches.includes(clusterDir), JSON.stringify(providers.folder));
+    const firstToken = await rotation.token();
     await kubectlOk("prod", ["apply", "-f", "-"], {
-      stdin: secret(kubeconfigFor("dev", "anything", await rotation.token())),
+      stdin: secret(kubeconfigFor("dev", "anything", firstToken.token)),
     });
     const watching = await hub.waitStatus(
       (s) => s.clusters[name]?.state === "watching",
@@ -180,7 +210,7 @@ Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace regis
     const before = (await hub.get("/status")).body.clusters[name];
     const mark = hub.logs.length;
     await kubectlOk("prod", ["apply", "-f", "-"], {
-      stdin: secret(kubeconfigFor("dev", "anything", await rotation.token())),
+      stdin: secret(kubeconfigFor("dev", "anything", (await rotation.token()).token)),
     });
     await hub.waitStatus(
       () => hub.logs.slice(mark).some((l) => l.includes("cluster credentials replaced in place") && l.includes(name)),
@@ -191,6 +221,10 @@ Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace regis
     assert.equal(after.registeredAt, before.registeredAt);
     assert.equal(after.relists, before.relists);
     assert.equal(after.connectAttempts, before.connectAttempts);
+    // The old token is revoked (refused by dev) before the next write: only the new token can make it.
+    await rotation.revoke(firstToken);
+    await applyUuid("dev", ns.name, "after-swap");
+    await waitUuid("dev", ns.name, "after-swap");
 
     // The same name from a file too: a collision, on the name's entry and in both providers' errors.
     await dir.write(`clusters/${name}.yaml`, kubeconfigFor("dev", name));
@@ -221,6 +255,9 @@ Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace regis
     const status = (await hub.get("/status")).text;
     assert.ok(!status.includes(content.slice(7)), "the Secret's content is not in /status");
 
+    // While registered (here as an error), the name has its status entry and series: their absence below means
+    // something.
+    await assertSeriesWhileRegistered(hub, name, "registering");
     await kubectlOk("prod", ["delete", "secret", name, "-n", ns.name]);
     await hub.waitStatus((s) => !(name in s.clusters), HANG_GUARD_MS, `${name} gone`);
     assert.deepEqual(await seriesFor(hub, name), []);
