@@ -1,6 +1,8 @@
 // The health endpoint on the address --liveness names: the two probes, plus /status and /metrics for local use. Read-only.
 
 import type { Logger } from "../util/mod.ts";
+import type { ConnectionLimits } from "./connection_gate.ts";
+import { serveGated } from "./gated_server.ts";
 import type { Hub } from "./hub.ts";
 import { probeView } from "./probe_view.ts";
 import type { ReconcileHistory } from "./reconcile_history.ts";
@@ -19,6 +21,8 @@ export interface HealthServerOptions {
   history?: ReconcileHistory;
   /** Called once the socket is bound, with the actual port (useful with port 0). */
   onListen?(addr: { hostname: string; port: number }): void;
+  /** Header timeout, connection cap and lifetime of the port (defaults: connection_gate.ts). */
+  limits?: ConnectionLimits;
 }
 
 /** Thrown when the health port cannot be bound. */
@@ -33,15 +37,17 @@ export class HealthServerError extends Error {
  * (503) only when the process or a worker is wedged: an unreachable cluster is reported, not fatal,
  * because restarting the pod would not fix a remote cluster. /readyz is 200 once every selected
  * cluster completed its first full list. Both bodies are the probe view (names and states only:
- * probe_view.ts), whoever asks.
+ * probe_view.ts), whoever asks. The port is gated (gated_server.ts): a header timeout and a connection cap, so slow
+ * clients cannot hold it, and bound to loopback it answers only loopback Host headers (421 otherwise).
  */
 export function serveHealth(hub: Hub, options: HealthServerOptions, signal: AbortSignal): Promise<void> {
-  let server: Deno.HttpServer;
+  if (signal.aborted) return Promise.resolve();
+  let server: ReturnType<typeof serveGated>;
   try {
-    server = Deno.serve({
+    server = serveGated({
+      ...options.limits,
       hostname: options.hostname,
       port: options.port,
-      signal,
       onListen: (addr) => options.onListen?.(addr),
     }, (req) => handle(hub, options, req));
   } catch (err) {
@@ -50,6 +56,7 @@ export function serveHealth(hub: Hub, options: HealthServerOptions, signal: Abor
       { cause: err },
     );
   }
+  signal.addEventListener("abort", () => void server.shutdown(), { once: true });
   return server.finished;
 }
 

@@ -1,6 +1,8 @@
 // The protected port (--metrics-bind-address): /metrics and /status over HTTPS, each request reviewed in the home cluster.
 
 import { errorText, type Logger } from "../util/mod.ts";
+import type { ConnectionLimits } from "./connection_gate.ts";
+import { type GatedServer, serveGated } from "./gated_server.ts";
 import type { Hub } from "./hub.ts";
 import type { ReconcileHistory } from "./reconcile_history.ts";
 import type { AccessDecision, RequestAuthorizer } from "./request_auth.ts";
@@ -21,6 +23,8 @@ export interface ProtectedServerOptions {
   logger: Logger;
   /** Called each time a socket is bound (again after a certificate rotation), with the actual port. */
   onListen?(addr: { hostname: string; port: number }): void;
+  /** Header timeout, connection cap and lifetime of the port (defaults: connection_gate.ts). */
+  limits?: ConnectionLimits;
 }
 
 /** Thrown when the protected port cannot be bound or its certificate is refused at start. */
@@ -36,7 +40,10 @@ const PATHS = new Set(["/metrics", "/status"]);
  * Guarantees:
  * - every request is decided by `authorizer` before anything else: no token or a rejected one gets 401, a user
  *   without `get` on the path gets 403, each with a body that names nothing (a browser gets the status page,
- *   which holds no data, so it can ask for a token); 503 when the home cluster cannot review;
+ *   which holds no data, so it can ask for a token); 429 with Retry-After when that would take a review beyond the
+ *   authorizer's limits; 503 when the home cluster cannot review;
+ * - the port is gated (gated_server.ts): a header timeout (TLS handshake included) and a connection cap, and bound to
+ *   loopback it answers 421 to a foreign Host header before any review;
  * - only GET and HEAD; nothing here changes the hub;
  * - on a certificate rotation the new pair is checked first (parsable, key matching the certificate); a refused
  *   pair is logged and the old one keeps serving. A good pair replaces the socket: the old one stops accepting
@@ -53,7 +60,7 @@ export function serveProtected(hub: Hub, options: ProtectedServerOptions, signal
 }
 
 async function run(
-  first: Deno.HttpServer<Deno.NetAddr>,
+  first: GatedServer,
   handler: (req: Request) => Promise<Response>,
   options: ProtectedServerOptions,
   signal: AbortSignal,
@@ -124,7 +131,7 @@ async function rebind(
   tls: TlsPair,
   handler: (req: Request) => Promise<Response>,
   signal: AbortSignal,
-): Promise<Deno.HttpServer<Deno.NetAddr>> {
+): Promise<GatedServer> {
   for (let attempt = 1;; attempt++) {
     try {
       return bind(options, port, tls, handler);
@@ -140,12 +147,13 @@ function bind(
   port: number,
   tls: TlsPair | undefined,
   handler: (req: Request) => Promise<Response>,
-): Deno.HttpServer<Deno.NetAddr> {
+): GatedServer {
   try {
-    return Deno.serve({
+    return serveGated({
+      ...options.limits,
       hostname: options.hostname,
       port,
-      ...(tls ? { cert: tls.cert, key: tls.key } : {}),
+      ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
       onListen: (addr) => options.onListen?.(addr),
       onError: (err) => {
         options.logger.warn("protected port request failed", { error: errorText(err) });
@@ -163,6 +171,7 @@ function bind(
 const REFUSED: Record<Exclude<AccessDecision, "allowed">, [number, string]> = {
   unauthenticated: [401, "Unauthorized\n"],
   forbidden: [403, "Forbidden\n"],
+  throttled: [429, "Too Many Requests: retry in a second\n"],
   unavailable: [503, "Service Unavailable\n"],
 };
 
@@ -174,8 +183,17 @@ async function handle(hub: Hub, options: ProtectedServerOptions, req: Request): 
   const decision = await options.authorizer.decide(req.headers.get("authorization"), path);
   if (decision !== "allowed") {
     const [status, text] = REFUSED[decision];
-    if (path === "/status" && status !== 503 && prefersHtml(req.headers.get("accept"))) return statusPage(status);
-    return new Response(text, { status, headers: { "content-type": "text/plain", "cache-control": "no-store" } });
+    if ((status === 401 || status === 403) && path === "/status" && prefersHtml(req.headers.get("accept"))) {
+      return statusPage(status);
+    }
+    return new Response(text, {
+      status,
+      headers: {
+        "content-type": "text/plain",
+        "cache-control": "no-store",
+        ...(status === 429 ? { "retry-after": "1" } : {}),
+      },
+    });
   }
   if (!PATHS.has(path)) return new Response("not found: try /metrics or /status\n", { status: 404 });
   return path === "/metrics" ? await answerMetrics(hub) : answerStatus(req, hub, options.history);

@@ -1,0 +1,82 @@
+// Deno.serve behind a ConnectionGate: the shape both of the hub's ports are served with (caps, deadlines, Host guard).
+
+import { ConnectionGate, type ConnectionGateOptions, type ConnectionGateStats } from "./connection_gate.ts";
+import { isLoopbackBind, refuseForeignHost } from "./host_guard.ts";
+
+/** How a gated port listens and what it protects against; see ConnectionGateOptions for the limits. */
+export interface GatedServerOptions extends ConnectionGateOptions {
+  /** How long `shutdown()` lets handed-on requests finish before closing them. Default 2 s. */
+  shutdownGraceMs?: number;
+  /** Called once the public socket is bound, with its actual port. */
+  onListen?(addr: { hostname: string; port: number }): void;
+  /** Answers a handler that threw. */
+  onError?(err: unknown): Response | Promise<Response>;
+}
+
+/** The part of Deno.HttpServer the hub's ports use, for a server behind a gate. */
+export interface GatedServer {
+  readonly addr: Deno.NetAddr;
+  /** Settles once the public socket and the server behind it are closed. */
+  readonly finished: Promise<void>;
+  readonly stats: Readonly<ConnectionGateStats>;
+  /** Stops accepting; requests in flight get the grace period to finish, then their connections are closed. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Serves `handler` on `options.hostname:port` through a ConnectionGate, with Deno.serve parsing HTTP behind it on a
+ * loopback port of its own.
+ *
+ * Guarantees:
+ * - the public socket is bound before this returns (a port in use or a refused certificate throws at once);
+ * - every request reached the handler through the gate: one request per connection, its head complete within the
+ *   header timeout, within the connection cap; a request to the inner port from anywhere else is answered 403 and
+ *   never reaches `handler`;
+ * - on a port bound to loopback (127.0.0.0/8, ::1, localhost) a request whose Host header is not a loopback name or
+ *   address gets 421 before `handler` runs (DNS rebinding); ports bound to any other address take any Host, since
+ *   they are reached through Service names.
+ */
+export function serveGated(
+  options: GatedServerOptions,
+  handler: (req: Request) => Response | Promise<Response>,
+): GatedServer {
+  const fromGate = new Set<number>();
+  const guardHost = isLoopbackBind(options.hostname);
+  const inner = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    onListen: () => {},
+    onError: options.onError,
+  }, async (req, info) => {
+    if (!fromGate.has(info.remoteAddr.port)) {
+      return new Response("forbidden: connect to the hub's public port\n", { status: 403 });
+    }
+    return (guardHost ? refuseForeignHost(req) : undefined) ?? await handler(req);
+  });
+  let gate: ConnectionGate;
+  try {
+    gate = new ConnectionGate(options, async () => {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: inner.addr.port });
+      const port = (conn.localAddr as Deno.NetAddr).port;
+      fromGate.add(port);
+      return { conn, release: () => fromGate.delete(port) };
+    });
+  } catch (err) {
+    void inner.shutdown();
+    throw err;
+  }
+  options.onListen?.({ hostname: gate.addr.hostname, port: gate.addr.port });
+  const finished = gate.finished.then(() => inner.shutdown()).then(() => inner.finished);
+  return {
+    addr: gate.addr,
+    finished,
+    get stats() {
+      return gate.stats;
+    },
+    shutdown() {
+      gate.close();
+      const grace = setTimeout(() => gate.abort(), options.shutdownGraceMs ?? 2_000);
+      return finished.finally(() => clearTimeout(grace));
+    },
+  };
+}
