@@ -98,3 +98,52 @@ Deno.test("parseKubeconfigText refuses auth-provider even in a trusted file, and
   );
   assert.equal(parsed.contexts[1].access!.server, "https://127.0.0.1:6443");
 });
+
+Deno.test("parseKubeconfigText with `untrusted` runs an allowed exec plugin with PATH, HOME and its exec.env only, and stops a hung one at the exec time limit", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const dump = `${dir}/env`;
+    const plugin = `${dir}/plugin.sh`;
+    await Deno.writeTextFile(
+      plugin,
+      `#!/bin/sh\nenv > '${dump}'\n[ "$HANG" = yes ] && sleep 30\n` +
+        `echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-plugin"}}'\n`,
+      { mode: 0o700 },
+    );
+    const text = (hang: string) =>
+      JSON.stringify({
+        clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:6443" } }],
+        users: [{
+          name: "u",
+          user: {
+            exec: {
+              apiVersion: "client.authentication.k8s.io/v1",
+              command: plugin,
+              env: [{ name: "HANG", value: hang }],
+            },
+          },
+        }],
+        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+      });
+    const hubEnv = { PATH: Deno.env.get("PATH"), HOME: "/home/hub", HUB_SECRET: "must-not-leak" };
+    const policy = { execAllowlist: [plugin], allowHttpServers: false };
+    const ok = await parseKubeconfigText(text("no"), { source: "secret ns/x", env: hubEnv, untrusted: policy });
+    assert.equal((await ok.contexts[0].access!.auth()).headers.Authorization, "Bearer from-plugin");
+    const env = await Deno.readTextFile(dump);
+    assert.match(env, /^HOME=\/home\/hub$/m);
+    assert.match(env, /^HANG=no$/m);
+    assert.doesNotMatch(env, /HUB_SECRET|must-not-leak/);
+    const hung = await parseKubeconfigText(text("yes"), {
+      source: "secret ns/x",
+      env: hubEnv,
+      untrusted: policy,
+      execTimeoutMs: 300,
+    });
+    await assert.rejects(
+      hung.contexts[0].access!.auth(),
+      /exec credential plugin "plugin.sh" did not finish within 0.3 s/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
