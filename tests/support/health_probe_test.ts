@@ -1,0 +1,25 @@
+// Unit tests for the /healthz prober that runs on its own thread.
+import assert from "node:assert/strict";
+import { HealthProbe } from "./health_probe.ts";
+
+Deno.test("HealthProbe counts probes, keeps a non-200 answer and one slower than its timeout", async () => {
+  let calls = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async () => {
+    calls++;
+    if (calls === 2) return new Response("no", { status: 503 });
+    if (calls === 3) await new Promise((r) => setTimeout(r, 400));
+    return new Response("ok");
+  });
+  const probe = HealthProbe.start(server.addr.port, { everyMs: 10, timeoutMs: 200 });
+  while (probe.probes < 5) await new Promise((r) => setTimeout(r, 20));
+  await probe.stop();
+  await server.shutdown();
+  assert.ok(probe.probes >= 5);
+  assert.equal(probe.failures[0].error, "answered 503");
+  assert.match(probe.failures[1].error, /timed out|aborted|timeout/i);
+  assert.ok(probe.failures[1].tookMs >= 190, `${probe.failures[1].tookMs}`);
+  assert.equal(probe.failures.length, 2);
+  // Two failures in a row: from the 503's start to the end of the timeout that followed it.
+  assert.equal(probe.longestOutageMs, probe.failures[1].at + probe.failures[1].tookMs - probe.failures[0].at);
+  assert.ok(probe.longestOutageMs >= 200);
+});
