@@ -90,3 +90,25 @@ Deno.test("Offers.resolve() ignores names not selected, and holds a selected nam
   assert.deepEqual(o.resolve("c", ALL), { kind: "none" }, "with all, a name nobody offers is nothing");
   assert.deepEqual(o.names(), ["a", "b"]);
 });
+
+Deno.test("Offers.resolve() gives a name a trusted source offers to that source alone, whatever the order, and never in-cluster to an untrusted one", () => {
+  for (const trustedFirst of [true, false]) {
+    const o = new Offers();
+    const offerTrusted = () => o.offer("folder", "/k/hub.yaml", [offer("prod")], true);
+    const offerSecret = () => o.offer("secret", "ns/prod", [offer("prod", { endpointDigest: "attacker" })]);
+    const order = trustedFirst ? [offerTrusted, offerSecret] : [offerSecret, offerTrusted];
+    for (const f of order) f();
+    const want = o.resolve("prod", ALL);
+    assert.equal(want.kind, "serve");
+    assert.equal(want.kind === "serve" && want.source, "/k/hub.yaml");
+    assert.deepEqual(o.collisions(), [{ name: "prod", reason: "reserved" }]);
+    assert.equal(o.trusted("prod"), true);
+  }
+  const o = new Offers();
+  o.offer("secret", "ns/in-cluster", [offer("in-cluster")]);
+  assert.deepEqual(o.resolve("in-cluster", ALL), { kind: "none" });
+  const held = o.resolve("in-cluster", { names: new Set(["in-cluster"]) });
+  assert.equal(held.kind, "hold");
+  assert.match(held.kind === "hold" ? held.problem.error : "", /"in-cluster" names the hub's own pod cluster/);
+  assert.deepEqual(o.collisions(), [{ name: "in-cluster", reason: "reserved" }]);
+});
