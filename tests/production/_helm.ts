@@ -1,6 +1,7 @@
 // The real helm v4 binary (built by tests/kube/build_helm.ts) run against the chart and the local clusters.
 // deno-lint-ignore-file no-explicit-any -- rendered manifests are checked field by field by the tests.
 
+import assert from "node:assert/strict";
 import YAML from "yaml";
 import { ensureHelm } from "../kube/build_helm.ts";
 import { KUBECONFIG_PATH } from "../support/mod.ts";
@@ -93,4 +94,16 @@ export function objectKeys(docs: any[]): string[] {
 /** The cluster flags of a hub command line (`--clusters`, `--namespace`, `--cluster-secrets`, each with its value). */
 export function clusterFlags(args: string[]): string[] {
   return args.flatMap((a, i) => ["--clusters", "--namespace", "--cluster-secrets"].includes(a) ? [a, args[i + 1]] : []);
+}
+
+/** The one document of `kind` (and `name`), failing with a listing of what was rendered otherwise. */
+export function only(docs: any[], kind: string, name?: string): any {
+  const found = docs.filter((d) => d.kind === kind && (name === undefined || d.metadata.name === name));
+  assert.equal(found.length, 1, `exactly one ${kind}${name ? ` ${name}` : ""} in ${objectKeys(docs).join(", ")}`);
+  return found[0];
+}
+
+/** The hub container's args of a rendered Deployment. */
+export function argsOf(docs: any[]): string[] {
+  return only(docs, "Deployment").spec.template.spec.containers[0].args;
 }
