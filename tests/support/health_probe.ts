@@ -2,8 +2,9 @@
 // cannot delay a probe and make the hub look unresponsive.
 //
 // Guarantees: every probe that does not answer 200 within `timeoutMs` is kept in `failures`, with when it started
-// (ms since the probe began) and how long it took; `longestOutageMs` is the longest stretch covered by failures in a
-// row (from the start of the first to the end of the last); `stop()` settles once the worker has ended.
+// (ms since the probe began) and how long it took; `longestOutageMs` is the longest stretch covered by probes in a row
+// that failed or took longer than `slowMs` (from the start of the first to the end of the last): how long the hub did
+// not answer promptly; `stop()` settles once the worker has ended.
 
 /** Options of {@linkcode HealthProbe.start}. */
 export interface HealthProbeOptions {
@@ -11,6 +12,8 @@ export interface HealthProbeOptions {
   everyMs?: number;
   /** A probe not answered within this is a failure. Default 5,000 ms. */
   timeoutMs?: number;
+  /** An answer slower than this counts toward an outage (kubelet's default timeoutSeconds). Default 1,000 ms. */
+  slowMs?: number;
 }
 
 /** One probe that failed. */
@@ -58,13 +61,14 @@ export class HealthProbe {
   probes = 0;
   /** The slowest answer seen, in ms. */
   slowestMs = 0;
-  /** The longest stretch of consecutive failed probes, in ms (0 when none failed). */
+  /** The longest stretch of consecutive failed or slow probes, in ms (0 when none). */
   longestOutageMs = 0;
   #outageStart: number | undefined;
   readonly #worker: Worker;
   readonly #stopped: Promise<void>;
 
   private constructor(url: string, options: HealthProbeOptions) {
+    const slowMs = options.slowMs ?? 1_000;
     const source = URL.createObjectURL(new Blob([WORKER], { type: "application/javascript" }));
     this.#worker = new Worker(source, { type: "module" });
     URL.revokeObjectURL(source);
@@ -74,11 +78,12 @@ export class HealthProbe {
         const m = e.data;
         this.probes++;
         this.slowestMs = Math.max(this.slowestMs, m.tookMs);
-        if (m.status === 200) {
+        if (m.status !== 200) {
+          this.failures.push({ at: m.at, tookMs: m.tookMs, error: m.error ?? `answered ${m.status}` });
+        } else if (m.tookMs <= slowMs) {
           this.#outageStart = undefined;
           return;
         }
-        this.failures.push({ at: m.at, tookMs: m.tookMs, error: m.error ?? `answered ${m.status}` });
         this.#outageStart ??= m.at;
         this.longestOutageMs = Math.max(this.longestOutageMs, m.at + m.tookMs - this.#outageStart);
       };
