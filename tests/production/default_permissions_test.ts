@@ -8,7 +8,8 @@ import { relative } from "node:path";
 import YAML from "yaml";
 import { kubectl, kubectlOk, requireClusters, testNamespace } from "../support/mod.ts";
 import { clusterFlags, helmTemplate, objectKeys } from "./_helm.ts";
-import { applyDeployRbac, canI, kustomize, ROOT } from "./_support.ts";
+import { HubProcess } from "../support/hub_process.ts";
+import { applyDeployRbac, canI, kustomize, remoteKubeconfig, ROOT } from "./_support.ts";
 
 const CONTEXT = "prod";
 const RBAC_KINDS = new Set(["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]);
@@ -33,7 +34,7 @@ async function wrongAnswers(
   );
 }
 
-Deno.test("The chart's defaults, applied to a real API server, let its ServiceAccount list Uuids everywhere but answer no to `kubectl auth can-i list secrets -A`; with mirror.enabled and mirror.namespaces=[a] it may list Secrets in a but not in b nor -A", async () => {
+Deno.test("The chart's defaults, applied to a real API server, let its ServiceAccount list Uuids everywhere but answer no to `kubectl auth can-i list secrets -A`; with mirror.enabled and mirror.namespaces=[a] it may list Secrets in a but not in b nor -A, and a hub with those rights runs both operators green", async () => {
   requireClusters();
   await using ns = await testNamespace("perm-helm", { contexts: [CONTEXT] });
   await using a = await testNamespace("perm-a", { contexts: [CONTEXT] });
@@ -94,6 +95,31 @@ Deno.test("The chart's defaults, applied to a real API server, let its ServiceAc
       ]),
       [],
     );
+    // Enough for a real hub: as that ServiceAccount, with the chart's operator flags, both operators' pre-flights pass
+    // and they watch namespace a (--namespace a keeps its Uuid watch off the other tests' namespaces).
+    const token = (await kubectlOk(CONTEXT, ["create", "token", `${release}-operator-hub`, "-n", ns.name])).trim();
+    const dir = await Deno.makeTempDir({ prefix: "operator-hub-perm-" });
+    const hubArgs: string[] = mirror.find((d) => d.kind === "Deployment").spec.template.spec.containers[0].args;
+    Deno.writeTextFileSync(`${dir}/home.yaml`, remoteKubeconfig(CONTEXT, token, "home"));
+    const hub = HubProcess.start({
+      clusters: ["home"],
+      kubeconfigs: [`${dir}/home.yaml`],
+      args: [...hubArgs.filter((x) => /^--(operators|mirror-namespaces)=/.test(x)), "--namespace", a.name],
+    });
+    try {
+      const status = await hub.waitStatus(
+        (st) => ["watching", "forbidden"].includes(st.clusters?.home?.state),
+        60_000,
+        "home watching or forbidden",
+      );
+      const home = status.clusters.home;
+      assert.deepEqual(Object.keys(home.operators).sort(), ["mirror", "uuid"]);
+      assert.deepEqual(home.missingPermissions, [], home.lastError ?? "");
+      assert.equal(home.state, "watching");
+    } finally {
+      await hub.kill();
+      await Deno.remove(dir, { recursive: true });
+    }
   } finally {
     for (const o of clusterScoped) await kubectl(CONTEXT, ["delete", o, "--ignore-not-found"]);
   }
