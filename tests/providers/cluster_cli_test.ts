@@ -14,6 +14,7 @@ import {
   tempDir,
   testNamespace,
 } from "../support/mod.ts";
+import { waitTokenRejected } from "../support/revocable_token.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 /** Hang guard: each step takes a few seconds here; 90 s is far beyond 5× that. */
@@ -31,6 +32,40 @@ async function clusterTask(command: "add" | "remove", args: string[]): Promise<{
   }).output();
   const d = new TextDecoder();
   return { code: out.code, out: d.decode(out.stdout) + d.decode(out.stderr) };
+}
+
+/** `default/NAME`'s status.uuid in the target once it has one, or "" after the hang guard. */
+async function waitUuid(target: FaultApiserver, name: string): Promise<string> {
+  const deadline = Date.now() + HANG_GUARD_MS;
+  let uuid = "";
+  while (!UUID_V4.test(uuid) && Date.now() < deadline) {
+    uuid = (await target.kubectl(["get", "uuid", name, "-n", "default", "-o", "jsonpath={.status.uuid}"])).trim();
+    if (!UUID_V4.test(uuid)) await new Promise((r) => setTimeout(r, 200));
+  }
+  return uuid;
+}
+
+/** The server, CA and token of the kubeconfig cluster:add registered for `cluster` in a Secret of prod. */
+async function registeredKubeconfig(
+  namespace: string,
+  cluster: string,
+): Promise<{ server: string; caPem: string; token: string }> {
+  const data = await kubectlOk("prod", [
+    "get",
+    "secret",
+    cluster,
+    "-n",
+    namespace,
+    "-o",
+    "jsonpath={.data.kubeconfig}",
+  ]);
+  const doc = parseYaml(atob(data.trim())) as {
+    clusters: { cluster: { server: string; "certificate-authority-data": string } }[];
+    users: { user: { token: string } }[];
+  };
+  const { server, "certificate-authority-data": ca } = doc.clusters[0].cluster;
+  assert.ok(server && ca, `the registered kubeconfig of ${cluster} names its server and CA`);
+  return { server, caPem: atob(ca), token: doc.users[0].user.token };
 }
 
 /** Every object cluster:add labels as its own, as `kind/name` (namespaces with their phase). */
@@ -60,7 +95,17 @@ Deno.test("cluster:add twice registers a fresh cluster through a Secret in the h
   const hub = HubProcess.start({
     clusters: ["all"],
     kubeconfigs: [hubConfig],
-    args: ["--cluster-secrets", ns.name, "--cluster-dir", `${dir.path}/none`, "--namespace", "default"],
+    // The Uuid operator only, as the shipped install runs it: cluster:add grants that operator's rights alone.
+    args: [
+      "--cluster-secrets",
+      ns.name,
+      "--cluster-dir",
+      `${dir.path}/none`,
+      "--namespace",
+      "default",
+      "--operators",
+      "uuid",
+    ],
   });
   const cli = [
     "--kubeconfig",
@@ -94,15 +139,10 @@ Deno.test("cluster:add twice registers a fresh cluster through a Secret in the h
       ["apply", "-f", "-"],
       "apiVersion: demo.operator/v1\nkind: Uuid\nmetadata: {name: added, namespace: default}\n",
     );
-    const deadline = Date.now() + HANG_GUARD_MS;
-    let uuid = "";
-    while (!UUID_V4.test(uuid) && Date.now() < deadline) {
-      uuid = (await target.kubectl(["get", "uuid", "added", "-n", "default", "-o", "jsonpath={.status.uuid}"])).trim();
-      if (!UUID_V4.test(uuid)) await new Promise((r) => setTimeout(r, 200));
-    }
-    assert.match(uuid, UUID_V4);
+    assert.match(await waitUuid(target, "added"), UUID_V4);
 
     const before = (await hub.get("/status")).body.clusters[target.name];
+    const firstRegistration = await registeredKubeconfig(ns.name, target.name);
     const second = await clusterTask("add", [...cli, "--token-ttl", "2h"]);
     assert.equal(second.code, 0, second.out);
     assert.match(second.out, /revoked 1 earlier token/);
@@ -111,12 +151,17 @@ Deno.test("cluster:add twice registers a fresh cluster through a Secret in the h
     assert.equal(after.relists, before.relists);
     assert.equal(after.connectAttempts, before.connectAttempts);
     assert.equal(after.lastError, null);
-    // The hub still writes there after the first token was revoked: it uses the new one.
+    // The hub still writes there after the first token was revoked: it uses the new one. The revocation is waited
+    // for (the target refuses the first token) before the write, and the write is the hub's: the UUID it assigns.
+    const secondRegistration = await registeredKubeconfig(ns.name, target.name);
+    assert.notEqual(secondRegistration.token, firstRegistration.token, "the second run registered a new token");
+    await waitTokenRejected(firstRegistration.server, firstRegistration.caPem, firstRegistration.token, HANG_GUARD_MS);
     await target.kubectl(
       ["apply", "-f", "-"],
       "apiVersion: demo.operator/v1\nkind: Uuid\nmetadata: {name: rotated, namespace: default}\n",
     );
     await hub.waitStatus((s) => s.clusters[target.name]?.objects === 2, HANG_GUARD_MS);
+    assert.match(await waitUuid(target, "rotated"), UUID_V4);
     const anchors = await target.kubectl(["get", "secrets", "-n", "operator-hub", "-l", OURS, "-o", "name"]);
     assert.equal(anchors.trim().split("\n").length, 1, `one live token anchor: ${anchors}`);
 
