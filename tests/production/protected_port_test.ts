@@ -7,7 +7,7 @@ import { localEndpoint } from "../support/cluster_api.ts";
 import { FaultProxy } from "../support/fault_proxy.ts";
 import { adminToken, apiserverUrl, KUBECONFIG_PATH, testNamespace } from "../support/mod.ts";
 import { compilePermissions, mapPaths, MOUNT_DIR, SERVICE_ACCOUNT_DIR } from "./_support.ts";
-import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
+import { metricSeries, metricSum, parseMetrics } from "../support/prometheus_text.ts";
 import {
   curl,
   opensslPair,
@@ -67,6 +67,7 @@ Deno.test("The protected port answers 401 without a valid token, 403 to a Servic
     const healthz = await hub.get("/healthz");
     assert.equal(healthz.status, 200, "an unreachable or forbidden remote cluster does not fail liveness");
     const admin = adminToken("prod");
+    const firstReview = Date.now();
     const full = await curl(`${url}/status`, admin);
     assert.equal(full.status, 200);
     const status = JSON.parse(full.body);
@@ -144,21 +145,38 @@ Deno.test("The protected port answers 401 without a valid token, 403 to a Servic
     await assert.rejects(fetch(url.replace("https:", "http:") + "/metrics"), "plain HTTP on the HTTPS port");
 
     // Cached: a burst of scrapes with a token reviewed a moment ago sends no new TokenReview (one more at most
-    // per minute elapsed, the cache's lifetime).
-    const reviews = async () =>
-      metricSum(
-        parseMetrics((await curl(`${url}/metrics`, admin)).body),
-        "hub_access_reviews_total",
-        { review: "TokenReview" },
-      );
+    // per minute elapsed, the cache's lifetime). The series must exist: a missing one would sum to 0 and pass.
+    const reviews = async () => {
+      const m = parseMetrics((await curl(`${url}/metrics`, admin)).body);
+      const tokenReview = (result: string) =>
+        metricSeries(m, "hub_access_reviews_total", { review: "TokenReview", result });
+      return {
+        allowed: tokenReview("allowed"),
+        denied: tokenReview("denied"),
+        hits: metricSeries(m, "hub_access_review_cache_hits_total", { review: "TokenReview" }),
+      };
+    };
     const before = await reviews();
+    // Three tokens were accepted so far (admin, nobody, reader), each reviewed at least once and, cached, at most
+    // once per minute since the first review; the made-up token was rejected at least once.
+    const perToken = 1 + Math.floor((Date.now() - firstReview) / 60_000);
+    assert.ok(
+      before.allowed >= 3 && before.allowed <= 3 * perToken,
+      `${before.allowed} accepted TokenReviews for 3 tokens (at most ${perToken} each)`,
+    );
+    assert.ok(before.denied >= 1, `${before.denied} rejected TokenReviews after a made-up token`);
     const started = Date.now();
     for (let i = 0; i < 10; i++) assert.equal((await curl(`${url}/metrics`, readerToken)).status, 200);
     const after = await reviews();
     const allowance = 1 + Math.floor((Date.now() - started) / 60_000);
     assert.ok(
-      after - before <= allowance,
-      `${after - before} TokenReviews for 10 cached scrapes (allowed ${allowance})`,
+      after.allowed - before.allowed <= allowance,
+      `${after.allowed - before.allowed} TokenReviews for 10 cached scrapes (allowed ${allowance})`,
+    );
+    // The scrapes were answered from the cache: 10, plus the admin scrape that read the counters.
+    assert.ok(
+      after.hits - before.hits >= 11 - allowance,
+      `${after.hits - before.hits} TokenReview cache hits for 11 scrapes with reviewed tokens`,
     );
 
     // Credentials never appear in logs.
