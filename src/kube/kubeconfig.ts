@@ -236,7 +236,11 @@ class Catalog implements ContextCatalog {
     }
     const cluster = toCluster(name, clusterEntry);
     const env = envGetter(this.#env);
-    const minimal = this.#minimalExecEnv ? { PATH: env("PATH"), HOME: env("HOME") } : undefined;
+    // Read only when the user runs a plugin; a variable the process may not read (the compiled binary's narrow
+    // --allow-env) is left out of the plugin's environment rather than failing every context.
+    const minimal = this.#minimalExecEnv
+      ? () => ({ PATH: envOrUndefined(env, "PATH"), HOME: envOrUndefined(env, "HOME") })
+      : undefined;
     const { user, tokenFile, execEnv } = toUser(name, userName, userEntry, minimal);
     return new KubeconfigAccess({
       name,
@@ -251,6 +255,15 @@ class Catalog implements ContextCatalog {
       execTimeoutMs: this.#execTimeoutMs,
       execEnv,
     });
+  }
+}
+
+/** `get(key)`, or undefined when reading it is not permitted. */
+function envOrUndefined(get: (key: string) => string | undefined, key: string): string | undefined {
+  try {
+    return get(key);
+  } catch {
+    return undefined;
   }
 }
 
@@ -290,7 +303,7 @@ function toUser(
   context: string,
   userName: string | undefined,
   entry: Entry | undefined,
-  minimalEnv?: Record<string, string | undefined>,
+  minimalEnv?: () => Record<string, string | undefined>,
 ): { user: KnUser; tokenFile?: string; execEnv?: Record<string, string> } {
   if (!entry) return { user: { name: userName ?? "" } };
   const where = `user "${entry.name}" (context "${context}", ${entry.file})`;
@@ -333,7 +346,7 @@ function toUser(
     exec = { ...rawExec, command, args, env };
     if (minimalEnv) {
       execEnv = {};
-      for (const [k, v] of Object.entries(minimalEnv)) if (v !== undefined) execEnv[k] = v;
+      for (const [k, v] of Object.entries(minimalEnv())) if (v !== undefined) execEnv[k] = v;
       for (const e of env) execEnv[e.name] = e.value;
     }
   }
