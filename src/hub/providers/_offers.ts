@@ -43,14 +43,19 @@ export interface Selection {
  * - a name the command line defines (a trusted source offers it, or it is `in-cluster`) is reserved: it resolves
  *   among the trusted sources only, and an untrusted source's offer of it is ignored (shown as a `reserved`
  *   collision), so a Secret or a dropped file can never disengage or replace a command-line cluster;
- * - otherwise a name claimed by more than one source, or defined twice in one source, is held with an error naming
- *   every source (or the source), never served;
- * - what `resolve` answers does not depend on the order sources offered in.
+ * - otherwise, among untrusted sources, the first to claim a name keeps it: a later Secret or dropped file offering the
+ *   same name is ignored (shown as a `duplicate` collision, with an error naming the source that has it), so it can
+ *   never disengage a cluster already registered; once the first withdraws, the next in claim order gets it;
+ * - a name two trusted sources define, or one source defines twice, is held with an error naming every source (or
+ *   the source), never served: what the command line says does not depend on which file was read first.
+ *
+ * Assumptions: claim order is the order offers arrived in this process; after a restart it is the order the providers
+ * read their sources in (the command line's files, then the folder, then the Secrets).
  */
 export class Offers {
   /** `provider\0source` → the source. */
   readonly #sources = new Map<string, Source>();
-  /** name → keys of the sources that offer it. */
+  /** name → keys of the sources that offer it, in claim order (a Set keeps insertion order). */
   readonly #claims = new Map<string, Set<string>>();
 
   /**
@@ -120,7 +125,7 @@ export class Offers {
   resolve(name: string, selection: Selection): Desired {
     const selected = selection.names === "all" || selection.names.has(name);
     if (!selected) return { kind: "none" };
-    const keys = [...this.#claims.get(name) ?? []].sort();
+    const keys = [...this.#claims.get(name) ?? []];
     if (keys.length === 0) {
       if (selection.names === "all") return { kind: "none" };
       return {
@@ -134,7 +139,10 @@ export class Offers {
     }
     const all = keys.map((k) => this.#sources.get(k)!);
     const reserved = RESERVED_NAMES.has(name) || all.some((s) => s.trusted);
-    const sources = reserved ? all.filter((s) => s.trusted) : all;
+    // Untrusted sources only: the first claimant keeps the name (see the class's guarantees).
+    const sources = reserved
+      ? all.filter((s) => s.trusted).sort((a, b) => sourceKey(a).localeCompare(sourceKey(b)))
+      : all.slice(0, 1);
     if (sources.length === 0) {
       // Only untrusted sources claim a reserved name the command line does not serve now: nobody gets it.
       if (selection.names === "all") return { kind: "none" };
@@ -176,6 +184,18 @@ export class Offers {
       `may not take it and is ignored until renamed`;
   }
 
+  /**
+   * Why `source` may not have `name` because an earlier untrusted source registered it, or undefined when it may. One
+   * line naming both sources, never content.
+   */
+  shadowedError(name: string, source: Source): string | undefined {
+    if (source.trusted || RESERVED_NAMES.has(name) || this.trusted(name)) return undefined;
+    const first = this.#sources.get(this.#claims.get(name)?.values().next().value ?? "");
+    if (!first || first === source) return undefined;
+    return `name collision: cluster "${name}" is already registered by ${first.provider} ${first.source}; ` +
+      `${source.provider} ${source.source} is ignored until renamed or until that one goes`;
+  }
+
   /** Every name that is contested now: offered against a reservation, or by several sources of one trust. */
   collisions(): NameCollision[] {
     const out: NameCollision[] = [];
@@ -190,6 +210,7 @@ export class Offers {
   }
 
   #claim(name: string, key: string): void {
+    // A source already claiming the name keeps its place in the claim order.
     let set = this.#claims.get(name);
     if (!set) this.#claims.set(name, set = new Set());
     set.add(key);
@@ -201,4 +222,8 @@ export class Offers {
     if (set?.size === 0) this.#claims.delete(name);
     return had;
   }
+}
+
+function sourceKey(s: Source): string {
+  return `${s.provider} ${s.source}`;
 }

@@ -35,26 +35,47 @@ Deno.test("Offers.offer() answers the names whose offer is new, changed, or with
   assert.deepEqual([...o.sources()], [], "a source offering nothing is forgotten");
 });
 
-Deno.test("Offers.resolve() serves a name one source offers, and holds one two sources offer, naming both, whatever the order", () => {
+Deno.test("Offers.resolve() keeps a name with the first untrusted source that offered it, names it to the later one, and hands it on once the first goes", () => {
+  const servedBy = (o: Offers) => {
+    const d = o.resolve("a", ALL);
+    return d.kind === "serve" ? `${d.provider} ${d.source}` : d.kind;
+  };
   const o = new Offers();
   o.offer("folder", "/c/a.yaml", [offer("a")]);
-  const served = o.resolve("a", ALL);
-  assert.equal(served.kind, "serve");
-  assert.equal(served.kind === "serve" && `${served.provider} ${served.source}`, "folder /c/a.yaml");
+  assert.equal(servedBy(o), "folder /c/a.yaml");
   o.offer("secret", "hub/a", [offer("a")]);
-  const first = o.resolve("a", ALL);
+  assert.equal(servedBy(o), "folder /c/a.yaml", "a later Secret cannot take the name");
+  assert.equal(o.shadowedError("a", o.source("folder", "/c/a.yaml")!), undefined);
+  assert.match(
+    o.shadowedError("a", o.source("secret", "hub/a")!) ?? "",
+    /name collision: cluster "a" is already registered by folder \/c\/a.yaml; secret hub\/a is ignored/,
+  );
+  assert.deepEqual(o.collisions(), [{ name: "a", reason: "duplicate" }]);
+  o.offer("folder", "/c/a.yaml", [offer("a", { credentialsDigest: "c9" })]);
+  assert.equal(servedBy(o), "folder /c/a.yaml", "a new offer from the first source keeps its place");
   const other = new Offers();
   other.offer("secret", "hub/a", [offer("a")]);
   other.offer("folder", "/c/a.yaml", [offer("a")]);
-  assert.deepEqual(other.resolve("a", ALL), first, "the outcome does not depend on which source was read first");
-  assert.equal(first.kind, "hold");
-  assert.match(
-    first.kind === "hold" ? first.problem.error : "",
-    /name collision: cluster "a" is registered 2 times \(folder \/c\/a.yaml, secret hub\/a\)/,
-  );
+  assert.equal(servedBy(other), "secret hub/a", "the other order keeps the other source");
   assert.equal(o.claims("a"), 2);
-  o.offer("secret", "hub/a", []);
-  assert.equal(o.resolve("a", ALL).kind, "serve", "served again once only one source is left");
+  o.offer("folder", "/c/a.yaml", []);
+  assert.equal(servedBy(o), "secret hub/a", "the next source gets the name once the first goes");
+  assert.deepEqual(o.collisions(), []);
+});
+
+Deno.test("Offers.resolve() holds a name two command-line files define, naming both, whatever the order", () => {
+  const first = new Offers();
+  first.offer("flag", "/k/a.yaml", [offer("a")]);
+  first.offer("flag", "/k/b.yaml", [offer("a")]);
+  const second = new Offers();
+  second.offer("flag", "/k/b.yaml", [offer("a")]);
+  second.offer("flag", "/k/a.yaml", [offer("a")]);
+  const held = first.resolve("a", ALL);
+  assert.deepEqual(second.resolve("a", ALL), held);
+  assert.match(
+    held.kind === "hold" ? held.problem.error : "",
+    /name collision: cluster "a" is registered 2 times \(flag \/k\/a.yaml, flag \/k\/b.yaml\)/,
+  );
 });
 
 Deno.test("Offers holds a name defined twice in one source, and one whose offer is not usable, with the source's error", () => {

@@ -43,9 +43,9 @@ export function providerHealth(inputs: ProviderHealthInputs): Record<string, Pro
     const e = entry(s.provider);
     if (!e) continue;
     for (const [name, o] of s.offers) {
-      const reserved = inputs.offers.reservedError(name, s);
-      if (reserved) {
-        e.errors.push({ source: s.source, cluster: name, error: reserved });
+      const taken = inputs.offers.reservedError(name, s) ?? inputs.offers.shadowedError(name, s);
+      if (taken) {
+        e.errors.push({ source: s.source, cluster: name, error: taken });
       } else if (o.error || !o.access) {
         e.errors.push({ source: s.source, cluster: name, error: o.error ?? `cluster "${name}" is not usable` });
       } else if (inputs.offers.claims(name) > 1) {

@@ -216,13 +216,15 @@ export class ClusterRegistry {
     }
   }
 
-  /** One log line for an offer that cannot be used or takes a reserved name; nothing for a usable one. */
+  /** One log line for an offer that cannot be used or takes a name it may not have; nothing for a usable one. */
   #report(name: string, s: Source): void {
     const o = s.offers.get(name);
     if (!o) return;
     const fields = { cluster: name, provider: s.provider, source: s.source };
     if (this.#offers.reservedError(name, s)) this.#log.warn("cluster name reserved; source ignored", fields);
-    else if (o.error) this.#log.warn("cluster not usable", { ...fields, error: o.error });
+    else if (this.#offers.shadowedError(name, s)) {
+      this.#log.warn("cluster name already registered by another source; source ignored", fields);
+    } else if (o.error) this.#log.warn("cluster not usable", { ...fields, error: o.error });
   }
 
   /** Everything `source` of `provider` offered is gone (file deleted, Secret deleted). */

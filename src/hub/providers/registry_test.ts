@@ -62,16 +62,21 @@ Deno.test("ClusterRegistry serves a name offered once, and disengages it when it
   assert.deepEqual(r.registered(), []);
 });
 
-Deno.test("ClusterRegistry serves neither side of a name collision, names both sources, and serves the survivor once one goes", async () => {
+Deno.test("ClusterRegistry keeps serving the first source of a name a later Secret also offers, and serves the later one once the first goes", async () => {
   const target = new RecordingTarget();
   const r = new ClusterRegistry({ selection: "all", logger });
   r.connect(target);
+  r.attach("secret", () => ({ state: "watching", synced: true, watches: ["hub"], lastError: null }));
   r.offer("folder", "/c/a.yaml", [offer("prod")]);
   await r.idle();
   r.offer("secret", "hub/prod", [offer("prod", "t9", "e9")]);
   await r.idle();
-  assert.deepEqual(target.engaged.has("prod"), false);
-  assert.match(target.held.get("prod")!.error, /name collision.*folder \/c\/a\.yaml.*secret hub\/prod/);
+  assert.deepEqual(target.calls, ["engage prod folder"], "the later Secret neither disengages nor replaces it");
+  assert.deepEqual(await target.engaged.get("prod")!.auth().then((a) => a.headers.Authorization), "Bearer t1");
+  assert.match(
+    r.providerHealth().secret.errors[0]?.error ?? "no error shown",
+    /name collision: cluster "prod" is already registered by folder \/c\/a\.yaml; secret hub\/prod is ignored/,
+  );
   r.withdraw("folder", "/c/a.yaml");
   await r.idle();
   assert.deepEqual(target.held.has("prod"), false);
@@ -179,12 +184,10 @@ Deno.test("ClusterRegistry's provider health names each unusable source, broken 
   await r.idle();
   const health = r.providerHealth();
   assert.deepEqual(shown?.(), health, "connect() hands the target the same view");
-  assert.equal(health.folder.clusters, 1);
+  assert.equal(health.folder.clusters, 2, "the folder registered dup first and keeps serving it");
   assert.deepEqual(health.folder.errors.map((e) => [e.source, e.cluster]), [
-    ["/c/a.yaml", "dup"],
     ["/c/broken.yaml", undefined],
   ]);
-  assert.match(health.folder.errors[0].error, /name collision: cluster "dup" is registered 2 times/);
   assert.deepEqual(health.secret.errors.map((e) => [e.source, e.cluster, e.error.slice(0, 14)]), [
     ["ns/bad", "bad", "no data key"],
     ["ns/dup", "dup", "name collision"],
@@ -196,6 +199,7 @@ Deno.test("ClusterRegistry's provider health names each unusable source, broken 
   r.withdraw("secret", "ns/dup");
   await r.idle();
   assert.deepEqual(r.providerHealth().folder.errors, []);
+  assert.deepEqual(r.providerHealth().secret.errors.map((e) => e.source), ["ns/bad"]);
   assert.equal(r.providerHealth().folder.clusters, 2);
 });
 
@@ -245,7 +249,7 @@ Deno.test("ClusterRegistry keeps serving a command-line name a Secret or dropped
   assert.deepEqual(target.calls, ["engage prod folder"]);
 });
 
-Deno.test("ClusterRegistry still holds a name two untrusted sources offer, as before: neither is served", async () => {
+Deno.test("ClusterRegistry serves the first of two untrusted sources offering one name and counts the other as a duplicate", async () => {
   const target = new RecordingTarget();
   const r = new ClusterRegistry({ selection: "all", logger });
   r.connect(target);
@@ -254,7 +258,7 @@ Deno.test("ClusterRegistry still holds a name two untrusted sources offer, as be
   r.offer("secret", "ns/x", [offer("x")]);
   r.offer("folder", "/c/x.yaml", [offer("x", "t2", "e2")]);
   await r.idle();
-  assert.equal(target.engaged.has("x"), false);
-  assert.match(target.held.get("x")!.error, /name collision: cluster "x" is registered 2 times/);
+  assert.deepEqual(target.calls, ["engage x secret"]);
+  assert.equal(target.held.has("x"), false);
   assert.match(await prom.metrics(), /^hub_cluster_name_collisions\{reason="duplicate"\} 1$/m);
 });
