@@ -91,7 +91,7 @@ async function assertSeriesWhileRegistered(hub: HubProcess, cluster: string, sta
   assert.ok((await seriesFor(hub, cluster)).length > 1, `${cluster} has series while registered`);
 }
 
-Deno.test("A kubeconfig file dropped into --cluster-dir is served without a restart, its rotated token is swapped in place, a duplicate name is an error, and removing the file disengages it leak-free", async () => {
+Deno.test("A kubeconfig file dropped into --cluster-dir is served without a restart, its rotated token is swapped in place, a later file with the same name is ignored and named, and removing the file disengages it leak-free", async () => {
   requireClusters();
   await using ns = await testNamespace("folder-provider", { contexts: ["prod", "staging"] });
   await using dir = await tempDir("folder-provider");
@@ -145,14 +145,23 @@ Deno.test("A kubeconfig file dropped into --cluster-dir is served without a rest
     assert.equal(after.connectAttempts, before.connectAttempts, "no watch restart");
     assert.equal(after.lastError, null);
 
-    // The same name from a second file: served by neither, with both files named.
+    // The same name from a second file: the first file keeps the cluster, the copy is ignored and named.
     await dir.write(`clusters/${name}-copy.yaml`, kubeconfigFor("staging", name));
-    const clash = await hub.waitStatus((s) => /name collision/.test(s.clusters[name]?.lastError ?? ""), HANG_GUARD_MS);
-    assert.equal(clash.clusters[name].state, "registering");
-    assert.match(clash.clusters[name].lastError, new RegExp(`folder [^ ]*/${name}\\.yaml`));
-    assert.match(clash.clusters[name].lastError, new RegExp(`folder [^ ]*/${name}-copy\\.yaml`));
+    const clash = await hub.waitStatus(
+      (s) => s.providers.folder.errors.some((e: { cluster?: string }) => e.cluster === name),
+      HANG_GUARD_MS,
+      "the copy shown as a collision",
+    );
+    const shown = clash.providers.folder.errors.find((e: { cluster?: string }) => e.cluster === name);
+    assert.match(shown.source, new RegExp(`/${name}-copy\\.yaml$`));
+    assert.match(
+      shown.error,
+      new RegExp(`already registered by folder [^ ]*/${name}\\.yaml; folder [^ ]*/${name}-copy`),
+    );
+    assert.equal(clash.clusters[name].state, "watching", "the first file keeps serving");
+    assert.equal(clash.clusters[name].registeredAt, before.registeredAt, "not re-engaged by the copy");
     await Deno.remove(`${clusterDir}/${name}-copy.yaml`);
-    await hub.waitStatus((s) => s.clusters[name]?.state === "watching", HANG_GUARD_MS, `${name} served again`);
+    await hub.waitStatus((s) => s.providers.folder.errors.length === 0, HANG_GUARD_MS, "the copy's line gone");
 
     // While engaged, the cluster has its status entry and its series: their absence below means something.
     await assertSeriesWhileRegistered(hub, name, "watching");
@@ -166,7 +175,7 @@ Deno.test("A kubeconfig file dropped into --cluster-dir is served without a rest
   }
 });
 
-Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace registers a cluster named after it; a new token is swapped in; a name shared with a file, a Secret without its key and one that does not parse are errors on its name and in /status' providers section (naming the Secret, never its content); deleting it disengages", async () => {
+Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace registers a cluster named after it; a new token is swapped in; a later file with its name is ignored and named, a Secret without its key and one that does not parse are errors on its name and in /status' providers section (naming the Secret, never its content); deleting it disengages", async () => {
   requireClusters();
   await using ns = await testNamespace("secret-provider", { contexts: ["prod", "dev"] });
   await using dir = await tempDir("secret-provider");
@@ -226,14 +235,18 @@ Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace regis
     await applyUuid("dev", ns.name, "after-swap");
     await waitUuid("dev", ns.name, "after-swap");
 
-    // The same name from a file too: a collision, on the name's entry and in both providers' errors.
+    // The same name from a file too: the Secret registered it first and keeps it; the file is ignored and named.
     await dir.write(`clusters/${name}.yaml`, kubeconfigFor("dev", name));
-    const clash = await hub.waitStatus((s) => /name collision/.test(s.clusters[name]?.lastError ?? ""), HANG_GUARD_MS);
-    assert.match(clash.clusters[name].lastError, new RegExp(`folder [^ ]*/${name}\\.yaml, secret ${ns.name}/${name}`));
-    assert.deepEqual(clash.providers.secret.errors.map((e: { source: string }) => e.source), [`${ns.name}/${name}`]);
-    assert.match(clash.providers.folder.errors[0].error, /name collision/);
+    const clash = await hub.waitStatus((s) => s.providers.folder.errors.length > 0, HANG_GUARD_MS, "the file's line");
+    assert.match(
+      clash.providers.folder.errors[0].error,
+      new RegExp(`name collision: cluster "${name}" is already registered by secret ${ns.name}/${name}`),
+    );
+    assert.deepEqual(clash.providers.secret.errors, [], "the Secret that registered first shows no error");
+    assert.equal(clash.clusters[name].state, "watching");
+    assert.equal(clash.clusters[name].provider, "secret");
     await Deno.remove(`${clusterDir}/${name}.yaml`);
-    await hub.waitStatus((s) => s.clusters[name]?.state === "watching", HANG_GUARD_MS, `${name} served again`);
+    await hub.waitStatus((s) => s.providers.folder.errors.length === 0, HANG_GUARD_MS, "the file's line gone");
 
     await kubectlOk("prod", ["replace", "-f", "-"], { stdin: secret(undefined) });
     const broken = await hub.waitStatus((s) => s.clusters[name]?.state === "registering", HANG_GUARD_MS);
