@@ -45,7 +45,7 @@ export function helpText(): string {
     }; \`none\` = none`,
     "                             (default: all of them; Mirrors live in the home cluster only)",
     "  --http2                    offer HTTP/2 to the API servers (default: HTTP/1.1 keep-alive,",
-    "                             about a third less CPU per request here; see README)",
+    "                             about a third less CPU per request here; see docs/architecture.md)",
     "  --mirror-orphan-on-unreachable-after SECONDS",
     "                             a deleted Mirror's finalizer gives up on the copy in a target",
     "                             unreachable this long, with a Warning Event (default 600)",

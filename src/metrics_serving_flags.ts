@@ -27,7 +27,7 @@ export const METRICS_SERVING_OPTIONS = {
 /** The --help section of the protected port's flags. */
 export function metricsServingHelp(): string[] {
   return [
-    "Protected metrics and status (kubebuilder's defaults; see README):",
+    "Protected metrics and status (kubebuilder's defaults; see docs/security.md):",
     "  --metrics-bind-address HOST:PORT",
     "                             serve /metrics and /status there only, e.g. :8443, each request checked",
     "                             by a TokenReview and a SubjectAccessReview (get on the path) in the home",
