@@ -33,11 +33,18 @@ const SETTLE_GUARD_MS = 150_000;
 /** Outcomes unchanged this long, none pending, end the wait even when some are wrong. */
 const STABLE_MS = 20_000;
 /**
- * Liveness: a probe not answered within 5 s fails (the shipped livenessProbe's timeoutSeconds); the hub fails this test
- * when probes fail in a row for longer than this, about two kubelet probes (periodSeconds 10, failureThreshold 3 restarts
- * the pod after ~30 s). Shorter stalls are recorded as the figure healthz_slowest_ms.
+ * Liveness while the corpus arrives: a probe not answered within 5 s fails (the shipped livenessProbe's timeoutSeconds),
+ * and failed or slow (over 1 s) probes in a row may not span more than this: the kubelet restarts the pod after three
+ * failed probes 10 s apart (periodSeconds 10, failureThreshold 3). The burst of 1,000 kubeconfigs arriving at once
+ * stalls the hub for up to ~9 s on a loaded 2-core machine (figure healthz_longest_outage_ms).
  */
-const MAX_OUTAGE_MS = 10_000;
+const MAX_OUTAGE_MS = 30_000;
+/**
+ * Once the corpus has settled, the hub is probed for this long and every answer must be a 200 within 1 s: what it
+ * keeps doing with 1,000 kubeconfigs it has already judged (re-reading files, retrying failing clusters) must not
+ * freeze it.
+ */
+const QUIET_MS = 15_000;
 /** Secrets created at once. */
 const SECRET_CONCURRENCY = 16;
 
@@ -151,6 +158,10 @@ Deno.test("1,000 generated bad kubeconfigs, fed through labelled Secrets and the
   const settleSeconds = secondsSince(fed);
   await Promise.all(TARGETS.map((t) => waitAllAssigned(apis[t], ns, uuids[t], 60_000)));
   await health.stop();
+  const quiet = HealthProbe.start(hub.port);
+  cleanup.add(quiet, (h) => h.stop());
+  await new Promise((r) => setTimeout(r, QUIET_MS));
+  await quiet.stop();
   const tally: Record<string, number> = {};
   for (const v of verdicts) tally[v.observed] = (tally[v.observed] ?? 0) + 1;
   const bad = verdicts.flatMap((v, i) =>
@@ -166,6 +177,8 @@ Deno.test("1,000 generated bad kubeconfigs, fed through labelled Secrets and the
     healthz_probes: health.probes,
     healthz_slowest_ms: health.slowestMs,
     healthz_longest_outage_ms: health.longestOutageMs,
+    healthz_unresponsive_ms: health.unresponsiveMs,
+    healthz_settled_slowest_ms: quiet.slowestMs,
   });
   const replay = `replay with CORPUS_SEED=${seed}`;
   const exited = hub.exited;
@@ -178,11 +191,21 @@ Deno.test("1,000 generated bad kubeconfigs, fed through labelled Secrets and the
   const failures = [
     ...leaks,
     ...(exited === undefined ? [] : [`the hub exited with ${exited.code} during the corpus`]),
-    ...(health.failures.some((f) => !f.error.includes("timeout"))
-      ? [`/healthz answered other than 200: ${JSON.stringify(health.failures.slice(0, 5))}`]
+    ...([...health.failures, ...quiet.failures].some((f) => !f.error.includes("timeout"))
+      ? [`/healthz answered other than 200: ${JSON.stringify([...health.failures, ...quiet.failures].slice(0, 5))}`]
       : []),
     ...(health.longestOutageMs > MAX_OUTAGE_MS
-      ? [`/healthz went unanswered for ${health.longestOutageMs} ms in a row: ${JSON.stringify(health.failures)}`]
+      ? [
+        `/healthz was slow or unanswered for ${health.longestOutageMs} ms in a row while the corpus arrived ` +
+        `(limit ${MAX_OUTAGE_MS}); failures: ${JSON.stringify(health.failures)}`,
+      ]
+      : []),
+    ...(quiet.probes < 5 ? [`only ${quiet.probes} /healthz probes after the corpus settled`] : []),
+    ...(quiet.longestOutageMs > 0
+      ? [
+        `/healthz was slow or unanswered for ${quiet.unresponsiveMs} ms of ${QUIET_MS} ms after the corpus settled ` +
+        `(slowest ${quiet.slowestMs} ms; ${quiet.failures.length} of ${quiet.probes} probes failed)`,
+      ]
       : []),
     ...(attacker.received(marker) ? ["the marker token reached the attacker's listener"] : []),
     ...(attacker.connections.length > 0 ? [`the hub connected to the attacker: ${attacker.describe()}`] : []),

@@ -4,7 +4,8 @@
 // Guarantees: every probe that does not answer 200 within `timeoutMs` is kept in `failures`, with when it started
 // (ms since the probe began) and how long it took; `longestOutageMs` is the longest stretch covered by probes in a row
 // that failed or took longer than `slowMs` (from the start of the first to the end of the last): how long the hub did
-// not answer promptly; `stop()` settles once the worker has ended.
+// not answer promptly; `unresponsiveMs` adds up every failed or slow probe's time; `stop()` settles once the worker has
+// ended.
 
 /** Options of {@linkcode HealthProbe.start}. */
 export interface HealthProbeOptions {
@@ -63,6 +64,8 @@ export class HealthProbe {
   slowestMs = 0;
   /** The longest stretch of consecutive failed or slow probes, in ms (0 when none). */
   longestOutageMs = 0;
+  /** The time of every failed or slow probe added up, in ms. */
+  unresponsiveMs = 0;
   #outageStart: number | undefined;
   readonly #worker: Worker;
   readonly #stopped: Promise<void>;
@@ -84,6 +87,7 @@ export class HealthProbe {
           this.#outageStart = undefined;
           return;
         }
+        this.unresponsiveMs += m.tookMs;
         this.#outageStart ??= m.at;
         this.longestOutageMs = Math.max(this.longestOutageMs, m.at + m.tookMs - this.#outageStart);
       };

@@ -23,4 +23,8 @@ Deno.test("HealthProbe counts probes, keeps a non-200 answer and one slower than
   // Two failures and a slow answer in a row: from the 503's start past the timeout to the end of the slow answer.
   assert.ok(probe.longestOutageMs >= probe.failures[1].at + probe.failures[1].tookMs - probe.failures[0].at + 100);
   assert.ok(probe.longestOutageMs < 2_000, `${probe.longestOutageMs}`);
+  assert.ok(
+    probe.unresponsiveMs >= 200 + 100 && probe.unresponsiveMs <= probe.longestOutageMs,
+    `${probe.unresponsiveMs}`,
+  );
 });
