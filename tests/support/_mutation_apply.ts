@@ -158,6 +158,10 @@ export function applyMutation(d: Draft, m: Mutation): boolean {
   const renamesNamespace = (m.kind === "huge" && m.field === "namespace") ||
     (m.kind === "benign" && m.what === "plain-namespace");
   if (renamesNamespace && ctx.extensions !== undefined) return false;
+  // A server an earlier mutation made something other than a string (a list, a number, removed) stays that way.
+  const editsServer = (m.kind === "http" && m.host === "real") || (m.kind === "huge" && m.field === "server-path") ||
+    (m.kind === "maybe" && m.what === "userinfo-url");
+  if (editsServer && typeof cl.server !== "string") return false;
   // A context that took a reserved name keeps it (renaming it would make it an ordinary case).
   const renames = m.kind === "weird-name" || (m.kind === "huge" && m.field === "name");
   if (renames && w.reserved.includes(d.contextName)) return false;
