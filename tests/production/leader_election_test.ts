@@ -8,6 +8,7 @@ import { kubectlOk, requireClusters, testNamespace } from "../support/mod.ts";
 import { cleanupReplicas, StatusWrites } from "./_support.ts";
 import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
 import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
+import { assertObservedStable } from "../support/observed.ts";
 
 const CLUSTERS = ["prod", "staging"];
 const LEASE_S = 15; // controller-runtime's default, used as is
@@ -121,10 +122,17 @@ Deno.test("Two hubs with --leader-elect: exactly one reconciles, SIGKILL of the 
       assert.equal(ok - writesBefore[i][1], 50, `${CLUSTERS[i]}: successful Uuid writes at the apiserver`);
       assert.equal(all - writesBefore[i][0], 50, `${CLUSTERS[i]}: Uuid writes at the apiserver`);
     }
+    // The independent watches prove they saw: 50 status changes each (one per object, so none unseen), and a UUID
+    // on each of the 50 objects.
+    const created = [...names("one", 20), ...names("two", 20), ...names("three", 10)];
     for (const [i, w] of writes.entries()) {
+      await waitFor(() => w.total() >= created.length, `${CLUSTERS[i]}: the status watch seeing 50 status writes`)
+        .catch(() => {/* the assertion below says how many */});
+      assert.equal(w.total(), created.length, `${CLUSTERS[i]}: status changes the watch saw`);
       assert.deepEqual(w.repeated(), [], `${CLUSTERS[i]}: objects whose status changed more than once`);
     }
     for (const [i, h] of histories.entries()) {
+      await assertObservedStable(h, created, `${CLUSTERS[i]}: changed UUIDs`);
       assert.deepEqual(h.changed(), [], `${CLUSTERS[i]}: changed UUIDs`);
       assert.deepEqual(h.partial, [], `${CLUSTERS[i]}: half-written statuses`);
     }
