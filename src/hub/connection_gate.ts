@@ -199,9 +199,11 @@ export class ConnectionGate {
       this.#stats.handedOn++;
       upstream = await this.#upstream();
       await writeAll(upstream.conn, oneRequestOnly(head));
-      const back = copy(upstream.conn, conn);
-      // The client's end of input does not end the exchange: the answer may still be on its way.
-      await Promise.race([back, copy(conn, upstream.conn)]).then(() => back);
+      const inner = upstream.conn;
+      // The client's end of input does not end the exchange (the answer may still be on its way); its connection
+      // failing or being closed here (lifetime, abort) does, by closing the server's side too.
+      void copy(conn, inner).then((eof) => eof || closeQuietly(inner));
+      await copy(inner, conn);
     } catch {
       // A client or the server behind went away: nothing to report beyond closing both ends.
     } finally {
@@ -263,17 +265,17 @@ function matches(bytes: Uint8Array, at: number, pattern: number[]): boolean {
   return true;
 }
 
-/** Copies until `from` ends or either side fails; never rejects. */
-async function copy(from: Deno.Conn, to: Deno.Conn): Promise<void> {
+/** Copies until `from` ends (true) or either side fails (false); never rejects. */
+async function copy(from: Deno.Conn, to: Deno.Conn): Promise<boolean> {
   const buf = new Uint8Array(16 * 1024);
   try {
     for (;;) {
       const n = await from.read(buf);
-      if (n === null) return;
+      if (n === null) return true;
       await writeAll(to, buf.subarray(0, n));
     }
   } catch {
-    // One side closed: the exchange is over.
+    return false; // one side closed: the exchange is over
   }
 }
 

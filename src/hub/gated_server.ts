@@ -16,6 +16,8 @@ export interface GatedServerOptions extends ConnectionGateOptions {
 /** The part of Deno.HttpServer the hub's ports use, for a server behind a gate. */
 export interface GatedServer {
   readonly addr: Deno.NetAddr;
+  /** The loopback address Deno.serve listens on behind the gate; it answers only the gate's own connections. */
+  readonly innerAddr: Deno.NetAddr;
   /** Settles once the public socket and the server behind it are closed. */
   readonly finished: Promise<void>;
   readonly stats: Readonly<ConnectionGateStats>;
@@ -69,6 +71,7 @@ export function serveGated(
   const finished = gate.finished.then(() => inner.shutdown()).then(() => inner.finished);
   return {
     addr: gate.addr,
+    innerAddr: inner.addr,
     finished,
     get stats() {
       return gate.stats;
