@@ -113,10 +113,25 @@ export function untrustedContextProblems(
         `exec credential plugin "${shortCommand(command)}" is not on --exec-plugin-allowlist (${allowed}); ` +
           `the hub runs no program an untrusted kubeconfig names unless that flag allows it`,
       );
+    } else {
+      const env = (exec as Record<string, unknown>).env;
+      for (const e of Array.isArray(env) ? env : []) {
+        const name = typeof e === "object" && e !== null ? String((e as Record<string, unknown>).name) : "";
+        if (LOADER_ENV.test(name)) {
+          refuse(
+            "exec",
+            `exec.env sets ${JSON.stringify(name)}, which would choose what program or library an allowed plugin ` +
+              `loads; an untrusted kubeconfig may not set PATH, LD_* or DYLD_*`,
+          );
+        }
+      }
     }
   }
   return problems;
 }
+
+/** Variables that choose which program or library runs: an untrusted exec.env may not set them. */
+const LOADER_ENV = /^(PATH|LD_.*|DYLD_.*)$/;
 
 /**
  * Every refused field of every context of a parsed kubeconfig document, in document order.

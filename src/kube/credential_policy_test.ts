@@ -85,6 +85,20 @@ Deno.test("checkUntrustedKubeconfig refuses exec unless its command is on the al
   assert.match(checkUntrustedKubeconfig(doc({}, { exec: "sh" }), allow)[0].error, /names no command/);
 });
 
+Deno.test("checkUntrustedKubeconfig refuses an allowed plugin whose exec.env sets PATH, LD_* or DYLD_*", () => {
+  const allow: CredentialPolicy = { execAllowlist: ["aws"], allowHttpServers: false };
+  const withEnv = (name: string) =>
+    doc({}, {
+      exec: { apiVersion: "client.authentication.k8s.io/v1", command: "aws", env: [{ name, value: "/evil" }] },
+    });
+  for (const name of ["PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES"]) {
+    const problems = checkUntrustedKubeconfig(withEnv(name), allow);
+    assert.equal(problems.length, 1, name);
+    assert.match(problems[0].error, new RegExp(`exec.env sets "${name}"`));
+  }
+  assert.deepEqual(checkUntrustedKubeconfig(withEnv("AWS_PROFILE"), allow), [], "other variables are the plugin's");
+});
+
 Deno.test("checkUntrustedKubeconfig judges the first definition of a name, as the loader uses it", () => {
   const d = {
     clusters: [{ name: "c", cluster: { server: "https://a" } }, { name: "c", cluster: { server: "http://b" } }],

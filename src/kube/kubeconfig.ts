@@ -343,12 +343,16 @@ function toUser(
       name: "KUBERNETES_EXEC_INFO",
       value: JSON.stringify({ apiVersion, kind: "ExecCredential", spec: { interactive: false } }),
     });
-    exec = { ...rawExec, command, args, env };
     if (minimalEnv) {
+      // Untrusted: the hub's own PATH and HOME win over the plugin's env entries, and a bare allowed name is
+      // resolved on the hub's PATH here, so the kubeconfig cannot choose which program that name runs.
+      const minimal = minimalEnv();
       execEnv = {};
-      for (const [k, v] of Object.entries(minimalEnv())) if (v !== undefined) execEnv[k] = v;
       for (const e of env) execEnv[e.name] = e.value;
+      for (const [k, v] of Object.entries(minimal)) if (v !== undefined) execEnv[k] = v;
+      if (!command.includes("/")) command = onPath(where, command, minimal.PATH);
     }
+    exec = { ...rawExec, command, args, env };
   }
   return {
     user: {
@@ -438,4 +442,17 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** The absolute path of the executable `command` on `path` (the hub's PATH), or ConfigError naming the command. */
+function onPath(where: string, command: string, path: string | undefined): string {
+  for (const dir of (path ?? "").split(":")) {
+    if (!isAbsolute(dir)) continue;
+    const candidate = join(dir, command);
+    try {
+      const info = Deno.statSync(candidate);
+      if (info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0) return candidate;
+    } catch { /* not there, or not readable: the next folder */ }
+  }
+  throw new ConfigError(`${where}: exec plugin ${JSON.stringify(command)} is not an executable on the hub's PATH`);
 }

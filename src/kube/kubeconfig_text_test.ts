@@ -147,3 +147,44 @@ Deno.test("parseKubeconfigText with `untrusted` runs an allowed exec plugin with
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("parseKubeconfigText with `untrusted` runs an allowed bare plugin name from the hub's PATH, never from a folder the kubeconfig names", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const credential = (token: string) =>
+      `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",` +
+      `"status":{"token":"${token}"}}'\n`;
+    await Deno.mkdir(`${dir}/hub-bin`);
+    await Deno.mkdir(`${dir}/evil`);
+    await Deno.writeTextFile(`${dir}/hub-bin/corp-plugin`, credential("from-hub-path"), { mode: 0o700 });
+    await Deno.writeTextFile(`${dir}/evil/corp-plugin`, credential("from-evil"), { mode: 0o700 });
+    const text = (env: { name: string; value: string }[]) =>
+      JSON.stringify({
+        clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:6443" } }],
+        users: [{
+          name: "u",
+          user: { exec: { apiVersion: "client.authentication.k8s.io/v1", command: "corp-plugin", env } },
+        }],
+        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+      });
+    const policy = { execAllowlist: ["corp-plugin"], allowHttpServers: false };
+    const env = { PATH: `${dir}/hub-bin:/usr/bin:/bin`, HOME: dir };
+    const ok = await parseKubeconfigText(text([]), { source: "secret ns/x", env, untrusted: policy });
+    assert.equal((await ok.contexts[0].access!.auth()).headers.Authorization, "Bearer from-hub-path");
+    const evil = await parseKubeconfigText(text([{ name: "PATH", value: `${dir}/evil` }]), {
+      source: "secret ns/x",
+      env,
+      untrusted: policy,
+    });
+    assert.equal(evil.contexts[0].access, undefined, "a kubeconfig that sets the plugin's PATH is refused");
+    assert.match(evil.contexts[0].error ?? "", /exec.env sets "PATH"/);
+    const missing = await parseKubeconfigText(text([]), {
+      source: "secret ns/x",
+      env: { PATH: "/usr/bin:/bin", HOME: dir },
+      untrusted: policy,
+    });
+    assert.match(missing.contexts[0].error ?? "", /exec plugin "corp-plugin" is not an executable on the hub's PATH/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
