@@ -2,6 +2,7 @@
 // that tell a server change from a credentials-only change.
 
 import { parse as parseYaml } from "yaml";
+import { oneLine } from "../util/mod.ts";
 import { ConfigError } from "./errors.ts";
 import type { ClusterAccess } from "./cluster_access.ts";
 import { type CredentialPolicy, untrustedContextProblems } from "./credential_policy.ts";
@@ -114,16 +115,16 @@ export async function parseKubeconfigText(text: string, options: KubeconfigTextO
       )
       : [];
     if ((counts.get(name) ?? 0) > 1) {
-      out.error = `context "${name}" is defined ${counts.get(name)} times in ${label}; rename all but one`;
+      out.error = oneLine(`context "${name}" is defined ${counts.get(name)} times in ${label}; rename all but one`);
     } else if (refused.length > 0) {
-      out.error = refused.map((p) => p.error).join("; ");
+      out.error = oneLine(refused.map((p) => p.error).join("; "));
     } else {
       try {
         const [access] = catalog.select([name]);
         out.access = label === path ? access : relabelled(access, label);
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;
-        out.error = relabel(err.message);
+        out.error = oneLine(relabel(err.message));
       }
     }
     contexts.push(out);

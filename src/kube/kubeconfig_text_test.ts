@@ -188,3 +188,19 @@ Deno.test("parseKubeconfigText with `untrusted` runs an allowed bare plugin name
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("parseKubeconfigText words a refused context's error on one line even when its name holds a newline", async () => {
+  const text = JSON.stringify({
+    clusters: [{ name: "c", cluster: { server: "http://127.0.0.1:6443" } }],
+    users: [{ name: "u", user: { token: "t" } }],
+    contexts: [{ name: "k1\nforged line", context: { cluster: "c", user: "u" } }],
+  });
+  const parsed = await parseKubeconfigText(text, {
+    source: "secret ns/k1",
+    untrusted: { execAllowlist: [], allowHttpServers: false },
+  });
+  const error = parsed.contexts[0].error ?? "";
+  assert.match(error, /plain http/);
+  assert.doesNotMatch(error, /\n/);
+  assert.match(error, /k1\\nforged line/);
+});

@@ -32,6 +32,15 @@ export function redact(text: string): string {
   return out;
 }
 
+/**
+ * `text` on one line: control characters (a newline in a cluster or context name from a Secret) written as their JSON
+ * escapes, so untrusted text can neither split a log line nor forge the next one.
+ */
+export function oneLine(text: string): string {
+  // deno-lint-ignore no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f]/g, (c) => c === "\u007f" ? "\\u007f" : JSON.stringify(c).slice(1, -1));
+}
+
 /** How a Logger writes. */
 export interface LoggerOptions {
   /** Lines below this level are dropped. Default info. */
@@ -119,8 +128,9 @@ export class Logger {
     const time = new Date(this.#sink.now()).toISOString();
     const line = this.#sink.format === "json"
       ? JSON.stringify({ time, level, msg: redact(msg), ...clean })
-      : `${time} ${level.toUpperCase().padEnd(5)} ${redact(msg)}${
-        Object.entries(clean).map(([k, v]) => ` ${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join("")
+      : `${time} ${level.toUpperCase().padEnd(5)} ${oneLine(redact(msg))}${
+        Object.entries(clean).map(([k, v]) => ` ${k}=${typeof v === "string" ? oneLine(v) : JSON.stringify(v)}`)
+          .join("")
       }`;
     this.#sink.write(line);
   }

@@ -1,6 +1,6 @@
 // Unit tests for the structured logger.
 import assert from "node:assert/strict";
-import { errorText, Logger, redact } from "./logger.ts";
+import { errorText, Logger, oneLine, redact } from "./logger.ts";
 
 function capture(level: "debug" | "info" = "info", format: "json" | "text" = "json") {
   const lines: string[] = [];
@@ -51,4 +51,14 @@ Deno.test("redact() hides the user info of every URL in a text, even a password 
     "cannot reach https://[redacted]@host:6443/api via socks5://[redacted]@proxy:1080 (see https://host/a@b)",
   );
   assert.equal(redact("mail ops@example.com"), "mail ops@example.com");
+});
+
+Deno.test("Logger's text lines stay one line whatever a field holds: a newline in an untrusted name cannot forge the next line", () => {
+  const { lines, log } = capture("info", "text");
+  log.warn("cluster not usable\nINFO forged", { cluster: "k1\n1970-01-01T00:00:00.000Z INFO  hub ready", n: 2 });
+  assert.equal(lines.length, 1);
+  assert.doesNotMatch(lines[0], /\n/);
+  assert.match(lines[0], /cluster=k1\\n1970/);
+  assert.equal(oneLine("a\r\nb\u0000c\u007f"), "a\\r\\nb\\u0000c\\u007f");
+  assert.equal(oneLine("plain text"), "plain text");
 });

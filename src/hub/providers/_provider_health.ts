@@ -1,5 +1,6 @@
 // The `providers` section of /status: each provider's watch, the clusters it serves, and its sources in trouble.
 
+import { oneLine } from "../../util/mod.ts";
 import type { ProviderHealth } from "../cluster_health.ts";
 import type { Desired, Offers } from "./_offers.ts";
 import type { ProviderName, ProviderWatch } from "./registry.ts";
@@ -55,6 +56,7 @@ export function providerHealth(inputs: ProviderHealthInputs): Record<string, Pro
     }
   }
   for (const e of Object.values(out)) {
+    for (const x of e.errors) x.error = oneLine(x.error);
     e.errors.sort((a, b) => a.source.localeCompare(b.source) || (a.cluster ?? "").localeCompare(b.cluster ?? ""));
   }
   return out;

@@ -2,7 +2,7 @@
 
 import client from "prom-client";
 import type { ClusterAccess } from "../../kube/mod.ts";
-import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
+import { type Clock, errorText, type Logger, oneLine, SystemClock } from "../../util/mod.ts";
 import type { ProviderHealth } from "../cluster_health.ts";
 import type { ClusterRegistration, RegistrationProblem } from "../hub_health.ts";
 import { Offers, type Selection, type Source } from "./_offers.ts";
@@ -326,7 +326,7 @@ export class ClusterRegistry {
     }
     if (want.kind === "hold") {
       this.#held.add(name);
-      target.hold(name, want.problem);
+      target.hold(name, { ...want.problem, error: oneLine(want.problem.error) });
       this.#log.warn("cluster not served", { cluster: name, error: want.problem.error });
     } else if (this.#held.delete(name)) {
       target.hold(name, undefined);
