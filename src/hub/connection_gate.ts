@@ -18,7 +18,12 @@ export interface ConnectionGateOptions extends ConnectionLimits {
   port: number;
   /** Terminate TLS with this pair (the protected port); plain TCP when absent. */
   tls?: { cert: string; key: string };
+  /** Called each time the gate closes a connection on its own, with the reason (e.g. to count it in /metrics). */
+  onShed?(reason: ShedReason): void;
 }
+
+/** Why the gate closed a connection before the server behind answered it. */
+export type ShedReason = "refused" | "evicted" | "timedOut" | "oversized";
 
 /** What the gate has done since it started; for tests and /metrics. */
 export interface ConnectionGateStats {
@@ -80,6 +85,7 @@ export class ConnectionGate {
   readonly finished: Promise<void>;
   readonly #listener: Deno.Listener;
   readonly #upstream: Upstream;
+  readonly #onShed: (reason: ShedReason) => void;
   readonly #headerTimeoutMs: number;
   readonly #maxConnections: number;
   readonly #lifetimeMs: number;
@@ -105,6 +111,7 @@ export class ConnectionGate {
     this.#lifetimeMs = positive(options.lifetimeMs ?? 60_000, "lifetimeMs");
     this.#maxHeaderBytes = positive(options.maxHeaderBytes ?? 16 * 1024, "maxHeaderBytes");
     this.#upstream = upstream;
+    this.#onShed = options.onShed ?? (() => {});
     const { hostname, port, tls } = options;
     try {
       this.#listener = tls
@@ -155,7 +162,7 @@ export class ConnectionGate {
       }
       this.#stats.accepted++;
       if (!this.#admit()) {
-        this.#stats.refused++;
+        this.#shed("refused");
         closeQuietly(conn);
         continue;
       }
@@ -166,13 +173,18 @@ export class ConnectionGate {
     while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
   }
 
+  #shed(reason: ShedReason): void {
+    this.#stats[reason]++;
+    this.#onShed(reason);
+  }
+
   /** Makes room for one more connection if the cap allows, evicting the oldest one still sending its head. */
   #admit(): boolean {
     if (this.open < this.#maxConnections) return true;
     const oldest = this.#waiting.values().next();
     if (oldest.done) return false;
     this.#waiting.delete(oldest.value);
-    this.#stats.evicted++;
+    this.#shed("evicted");
     closeQuietly(oldest.value);
     return true;
   }
@@ -190,7 +202,7 @@ export class ConnectionGate {
       const head = await this.#readHead(conn);
       clearTimeout(headTimer);
       if (head === "oversized") {
-        this.#stats.oversized++;
+        this.#shed("oversized");
         await conn.write(TOO_LARGE).catch(() => {});
         return;
       }
@@ -209,7 +221,7 @@ export class ConnectionGate {
     } finally {
       clearTimeout(headTimer);
       clearTimeout(lifeTimer);
-      if (reason) this.#stats.timedOut++;
+      if (reason) this.#shed("timedOut");
       this.#waiting.delete(conn);
       this.#handedOn.delete(conn);
       closeQuietly(conn);

@@ -1,5 +1,6 @@
 // Deno.serve behind a ConnectionGate: the shape both of the hub's ports are served with (caps, deadlines, Host guard).
 
+import client from "prom-client";
 import { ConnectionGate, type ConnectionGateOptions, type ConnectionGateStats } from "./connection_gate.ts";
 import { isLoopbackBind, refuseForeignHost } from "./host_guard.ts";
 
@@ -7,6 +8,8 @@ import { isLoopbackBind, refuseForeignHost } from "./host_guard.ts";
 export interface GatedServerOptions extends ConnectionGateOptions {
   /** How long `shutdown()` lets handed-on requests finish before closing them. Default 2 s. */
   shutdownGraceMs?: number;
+  /** Where `hub_http_connections_shed_total{port, reason}` is counted, under the label `portName`. */
+  metrics?: { registry: client.Registry; portName: string };
   /** Called once the public socket is bound, with its actual port. */
   onListen?(addr: { hostname: string; port: number }): void;
   /** Answers a handler that threw. */
@@ -55,9 +58,11 @@ export function serveGated(
     }
     return (guardHost ? refuseForeignHost(req) : undefined) ?? await handler(req);
   });
+  const shed = options.metrics ? shedCounter(options.metrics.registry) : undefined;
+  const port = options.metrics?.portName ?? "";
   let gate: ConnectionGate;
   try {
-    gate = new ConnectionGate(options, async () => {
+    gate = new ConnectionGate({ ...options, onShed: (reason) => shed?.inc({ port, reason }) }, async () => {
       const conn = await Deno.connect({ hostname: "127.0.0.1", port: inner.addr.port });
       const port = (conn.localAddr as Deno.NetAddr).port;
       fromGate.add(port);
@@ -82,4 +87,18 @@ export function serveGated(
       return finished.finally(() => clearTimeout(grace));
     },
   };
+}
+
+const SHED = "hub_http_connections_shed_total";
+
+/** The shed counter of `registry`, made once per registry (both ports, and each rebinding, share it). */
+function shedCounter(registry: client.Registry): client.Counter<"port" | "reason"> {
+  const existing = registry.getSingleMetric(SHED) as client.Counter<"port" | "reason"> | undefined;
+  return existing ?? new client.Counter({
+    name: SHED,
+    help: "Connections a hub port closed before answering them: refused or evicted at the connection cap, " +
+      "timedOut before their request head arrived, oversized heads",
+    labelNames: ["port", "reason"],
+    registers: [registry],
+  });
 }

@@ -48,6 +48,7 @@ export function serveHealth(hub: Hub, options: HealthServerOptions, signal: Abor
       ...options.limits,
       hostname: options.hostname,
       port: options.port,
+      metrics: { registry: hub.metrics.registry, portName: "liveness" },
       onListen: (addr) => options.onListen?.(addr),
     }, (req) => handle(hub, options, req));
   } catch (err) {

@@ -55,11 +55,12 @@ const PATHS = new Set(["/metrics", "/status"]);
 export function serveProtected(hub: Hub, options: ProtectedServerOptions, signal: AbortSignal): Promise<void> {
   const handler = (req: Request) => handle(hub, options, req);
   // Bound here, synchronously, so a port in use or a refused certificate throws to the caller at start.
-  const first = bind(options, options.port, options.tls, handler);
-  return run(first, handler, options, signal);
+  const first = bind(hub, options, options.port, options.tls, handler);
+  return run(hub, first, handler, options, signal);
 }
 
 async function run(
+  hub: Hub,
   first: GatedServer,
   handler: (req: Request) => Promise<Response>,
   options: ProtectedServerOptions,
@@ -83,7 +84,7 @@ async function run(
         const old = current;
         void old.shutdown();
         try {
-          current = await rebind(options, port, pair, handler, signal);
+          current = await rebind(hub, options, port, pair, handler, signal);
         } catch (err) {
           if (signal.aborted) return true;
           throw new ProtectedServerError(`lost port ${port} while rotating the TLS certificate: ${errorText(err)}`, {
@@ -126,6 +127,7 @@ function tlsRefusal(pair: TlsPair): string | undefined {
 
 /** Binds `port` again once the previous socket has let go of it (a few milliseconds). */
 async function rebind(
+  hub: Hub,
   options: ProtectedServerOptions,
   port: number,
   tls: TlsPair,
@@ -134,7 +136,7 @@ async function rebind(
 ): Promise<GatedServer> {
   for (let attempt = 1;; attempt++) {
     try {
-      return bind(options, port, tls, handler);
+      return bind(hub, options, port, tls, handler);
     } catch (err) {
       if (attempt >= 100 || signal.aborted) throw err;
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -143,6 +145,7 @@ async function rebind(
 }
 
 function bind(
+  hub: Hub,
   options: ProtectedServerOptions,
   port: number,
   tls: TlsPair | undefined,
@@ -154,6 +157,7 @@ function bind(
       hostname: options.hostname,
       port,
       ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
+      metrics: { registry: hub.metrics.registry, portName: "protected" },
       onListen: (addr) => options.onListen?.(addr),
       onError: (err) => {
         options.logger.warn("protected port request failed", { error: errorText(err) });

@@ -180,6 +180,13 @@ Deno.test("500 half-sent requests on each port are all closed within the header 
     assert.equal(plain.heldLongerThan(limit), 0, "half-sent requests still held on the liveness port");
     assert.equal(tls.heldLongerThan(limit), 0, "half-sent requests still held on the protected port");
     assert.equal((await hub.get("/readyz")).status, 200, "the port serves after the attack");
+    // The hub counts what it shed, by port: each slow client exactly once (evicted at the cap or timed out).
+    const scraped = await fetch(`${url}/metrics`, { client, headers: { authorization: `Bearer ${admin}` } });
+    const metrics = parseMetrics(await scraped.text());
+    for (const port of ["liveness", "protected"]) {
+      assert.equal(metricSum(metrics, "hub_http_connections_shed_total", { port }), 500, `shed on ${port}`);
+      assert.ok(metricSum(metrics, "hub_http_connections_shed_total", { port, reason: "timedOut" }) > 0, port);
+    }
     assert.equal((await hub.stop()).code, 0, hub.tail());
   } finally {
     plain.closeAll();
