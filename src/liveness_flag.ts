@@ -18,7 +18,10 @@ export function livenessHelp(): string[] {
     "                             Kopf's form, e.g. http://0.0.0.0:8080/healthz. Default: not served",
     "                             (with --metrics-bind-address, only /healthz and /readyz stay here).",
     "                             /healthz fails only when the hub is wedged; /readyz is 200 once every",
-    "                             selected cluster listed and every cluster provider read its sources",
+    "                             selected cluster listed and every cluster provider read its sources.",
+    "                             Both ports close a connection whose request head takes over 10 s and",
+    "                             hold at most 256 connections; bound to 127.0.0.1, ::1 or localhost they",
+    "                             answer 421 to a Host that is not loopback (DNS rebinding)",
   ];
 }
 
