@@ -3,7 +3,7 @@
 
 import type { Cluster as KnCluster, User as KnUser } from "@kubernetes/client-node";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
+import { parseKubeconfigYaml } from "./kubeconfig_yaml.ts";
 import { redact } from "../util/mod.ts";
 import { dataField, envGetter, type EnvSource, fileField, isHttpUrl, record, str, withoutUserInfo } from "./_fields.ts";
 import { authProviderError } from "./credential_policy.ts";
@@ -384,20 +384,7 @@ async function readKubeconfig(
   } catch (err) {
     throw new ConfigError(`cannot read kubeconfig ${path}: ${fsReason(err)}`);
   }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text);
-  } catch (err) {
-    // The parser's message quotes the offending line, which may hold a token: report its position only.
-    const pos = (err as { linePos?: { line: number; col: number }[] }).linePos?.[0];
-    const code = (err as { code?: unknown }).code;
-    throw new ConfigError(
-      `invalid kubeconfig ${path}: not valid YAML${pos ? ` (line ${pos.line}, column ${pos.col}` : " ("}${
-        typeof code === "string" ? `${pos ? ", " : ""}${code})` : ")"
-      }`,
-    );
-  }
-  return checkKubeconfig(path, doc);
+  return checkKubeconfig(path, parseKubeconfigYaml(path, text));
 }
 
 function checkKubeconfig(path: string, doc: unknown): KubeconfigDoc {

@@ -1,7 +1,7 @@
 // A kubeconfig document held in memory (a file just read, a Secret's data): its contexts as ClusterAccess, with digests
 // that tell a server change from a credentials-only change.
 
-import { parse as parseYaml } from "yaml";
+import { MAX_UNTRUSTED_KUBECONFIG_BYTES, parseKubeconfigYaml } from "./kubeconfig_yaml.ts";
 import { oneLine } from "../util/mod.ts";
 import { ConfigError } from "./errors.ts";
 import type { ClusterAccess } from "./cluster_access.ts";
@@ -65,14 +65,12 @@ export async function parseKubeconfigText(text: string, options: KubeconfigTextO
   let catalog;
   let parsed: unknown;
   try {
-    // Parsed once here (a kubeconfig of thousands of contexts takes seconds to parse), handed to the loader as is.
-    let documents: Map<string, unknown> | undefined;
-    try {
-      documents = new Map([[path, parseYaml(text)]]);
-      parsed = documents.get(path);
-    } catch {
-      // Not YAML: the loader parses again and words the error (position only, never the text).
-    }
+    // Parsed once here (a kubeconfig of thousands of contexts takes seconds to parse), handed to the loader as is;
+    // untrusted text is capped in size (and every document in nesting) before the parser sees it.
+    parsed = parseKubeconfigYaml(path, text, {
+      maxBytes: options.untrusted ? MAX_UNTRUSTED_KUBECONFIG_BYTES : undefined,
+    });
+    const documents = new Map([[path, parsed]]);
     catalog = await loadContexts({
       files: [path],
       cwd: "/",

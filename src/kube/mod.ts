@@ -61,3 +61,4 @@ export {
 } from "./credential_policy.ts";
 export { describePermission, missingPermissions, type PermissionCheck } from "./access_review.ts";
 export { missingPermissionsIn, type ResourceRule, rulesReview } from "./rules_review.ts";
+export { MAX_KUBECONFIG_DEPTH, MAX_UNTRUSTED_KUBECONFIG_BYTES } from "./kubeconfig_yaml.ts";

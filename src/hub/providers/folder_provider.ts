@@ -6,6 +6,7 @@ import {
   type CredentialPolicy,
   type EnvSource,
   loadContexts,
+  MAX_UNTRUSTED_KUBECONFIG_BYTES,
   parseKubeconfigText,
   STRICT_CREDENTIAL_POLICY,
 } from "../../kube/mod.ts";
@@ -55,6 +56,8 @@ export class FolderProvider {
   readonly #dir: string | undefined;
   readonly #files: string[];
   readonly #known = new Map<string, Known>();
+  /** The digest of each file that did not parse: not parsed again until its bytes change (a hostile file is slow). */
+  readonly #invalid = new Map<string, string>();
   #scanning: Promise<void> | undefined;
   #again = false;
   /** Why the folder could not be listed at the last read, if it could not. */
@@ -99,6 +102,16 @@ export class FolderProvider {
     for (const path of paths) {
       let text: string;
       try {
+        // A dropped file is untrusted: one over the size a kubeconfig may have is refused without reading it.
+        const size = this.#files.includes(path) ? 0 : (await Deno.stat(path)).size;
+        if (size > MAX_UNTRUSTED_KUBECONFIG_BYTES) {
+          this.#o.registry.unusable(
+            "folder",
+            path,
+            `invalid kubeconfig ${path}: larger than ${MAX_UNTRUSTED_KUBECONFIG_BYTES} bytes, the limit for a kubeconfig`,
+          );
+          continue;
+        }
         text = await Deno.readTextFile(path);
       } catch (err) {
         if (err instanceof Deno.errors.NotFound) {
@@ -203,6 +216,7 @@ export class FolderProvider {
 
   async #read(path: string, text: string, strict: boolean): Promise<void> {
     const digest = await sha256(text);
+    if (this.#invalid.get(path) === digest) return; // its error stands as it was shown
     if (this.#known.get(path)?.digest === digest) {
       // Back to the bytes last offered (e.g. after an editor's partial write): nothing to re-offer, but the error goes.
       this.#o.registry.unusable("folder", path, undefined);
@@ -217,6 +231,7 @@ export class FolderProvider {
       });
     } catch (err) {
       if (strict) throw err;
+      this.#invalid.set(path, digest);
       this.#o.logger.error("kubeconfig file is invalid; keeping what it registered before", {
         file: basename(path),
         error: errorText(err),
@@ -231,6 +246,7 @@ export class FolderProvider {
       );
       return;
     }
+    this.#invalid.delete(path);
     this.#o.registry.unusable("folder", path, undefined);
     const offers: ClusterOffer[] = doc.contexts.map((c) => ({
       name: c.name,
@@ -244,6 +260,7 @@ export class FolderProvider {
   }
 
   #forget(path: string): void {
+    this.#invalid.delete(path);
     this.#o.registry.unusable("folder", path, undefined);
     if (!this.#known.delete(path)) return;
     this.#o.registry.withdraw("folder", path);

@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { waitFor } from "../../../tests/support/cluster_api.ts";
 import { withTempDir } from "../../../tests/support/local_client.ts";
-import { ConfigError } from "../../kube/mod.ts";
-import { silentLogger } from "../../util/mod.ts";
+import { ConfigError, MAX_UNTRUSTED_KUBECONFIG_BYTES } from "../../kube/mod.ts";
+import { Logger, silentLogger } from "../../util/mod.ts";
 import { FolderProvider } from "./folder_provider.ts";
 import type { ClusterOffer, ClusterRegistry, ProviderWatch } from "./registry.ts";
 
@@ -151,4 +151,35 @@ Deno.test("FolderProvider reports a folder that cannot be listed as unreachable,
     const absent = provider(join(dir, "later"));
     await absent.p.scan({ strict: true });
     assert.equal(absent.registry.watch?.().state, "watching");
+  }));
+
+Deno.test("FolderProvider parses a dropped file that does not parse only once until its bytes change, and refuses one over the size cap unread", () =>
+  withTempDir(async (dir) => {
+    const lines: string[] = [];
+    const registry = new RecordingRegistry();
+    const p = new FolderProvider({
+      registry: registry as unknown as ClusterRegistry,
+      dir,
+      debounceMs: 20,
+      resyncMs: 200,
+      logger: new Logger({ level: "info", write: (l) => lines.push(l) }),
+    });
+    const deep = join(dir, "deep.yaml");
+    await Deno.writeTextFile(deep, "x: " + "[".repeat(100_000) + "]".repeat(100_000));
+    for (let i = 0; i < 3; i++) await p.scan();
+    assert.match(registry.unusables.get(deep) ?? "", /nested more than 64 levels deep/);
+    const parsed = () => lines.filter((l) => l.includes("kubeconfig file is invalid")).length;
+    assert.equal(parsed(), 1, "three scans, one parse of the same bytes");
+    await Deno.writeTextFile(deep, "x: " + "{".repeat(100_000));
+    await p.scan();
+    assert.equal(parsed(), 2, "new bytes are parsed again");
+    await Deno.writeTextFile(deep, kubeconfig(["fixed"]));
+    await p.scan();
+    assert.equal(registry.unusables.has(deep), false);
+    assert.deepEqual(registry.calls, ["offer deep.yaml fixed"]);
+    const big = join(dir, "big.yaml");
+    await Deno.writeTextFile(big, kubeconfig(["big"]) + `# ${"x".repeat(MAX_UNTRUSTED_KUBECONFIG_BYTES)}\n`);
+    await p.scan();
+    assert.match(registry.unusables.get(big) ?? "", /big.yaml: larger than 1048576 bytes, the limit for a kubeconfig/);
+    assert.equal(registry.offers.has(big), false);
   }));
