@@ -12,11 +12,30 @@ import { watchEvents } from "./support/watch_events.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
 const LABEL = "operator-hub.dev/mirror=copy";
+/** The observers' positive control: a labelled ConfigMap the test itself writes into every cluster. */
+const CONTROL = "observer-control";
 
-/** Records every labelled ConfigMap a cluster ever showed in one namespace, with the Mirror that made it. */
+function controlManifest(namespace: string): string {
+  return JSON.stringify({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: CONTROL, namespace, labels: { "operator-hub.dev/mirror": "copy" } },
+    data: { written: "by the test" },
+  });
+}
+
+/**
+ * Records every labelled ConfigMap a cluster ever showed in one namespace, with the Mirror that made it.
+ *
+ * Guarantees: a list or watch the apiserver refuses (a non-2xx answer, an ERROR event other than 410) is kept in
+ * `errors`, never read as "nothing there"; `lists` counts the lists that succeeded, so a test can require that the
+ * observer saw the namespace at all.
+ */
 class CopyObserver {
   readonly seen: { cluster: string; type: string; name: string; mirror: string }[] = [];
   readonly errors: string[] = [];
+  /** Lists that succeeded (the first one, then one after each 410). */
+  lists = 0;
   readonly #abort = new AbortController();
   readonly #done: Promise<void>;
 
@@ -34,17 +53,30 @@ class CopyObserver {
       while (!this.#abort.signal.aborted) {
         try {
           if (!rv) {
-            const list = await (await fetch(base, { client: http, headers, signal: this.#abort.signal })).json();
+            const answer = await fetch(base, { client: http, headers, signal: this.#abort.signal });
+            const text = await answer.text();
+            if (!answer.ok) {
+              throw new Error(`list of ${this.cluster}/${namespace}: ${answer.status} ${text.slice(0, 200)}`);
+            }
+            const list = JSON.parse(text);
+            if (!list.metadata?.resourceVersion) throw new Error(`list of ${this.cluster}: no resourceVersion`);
             for (const o of list.items ?? []) this.#record("LISTED", o);
             rv = list.metadata.resourceVersion;
+            this.lists++;
           }
           const res = await fetch(`${base}&watch=1&resourceVersion=${rv}&allowWatchBookmarks=true`, {
             client: http,
             headers,
             signal: this.#abort.signal,
           });
-          for await (const ev of watchEvents(res.body!, this.#abort.signal)) {
+          if (!res.ok || !res.body) {
+            const text = await res.text();
+            throw new Error(`watch of ${this.cluster}/${namespace}: ${res.status} ${text.slice(0, 200)}`);
+          }
+          for await (const ev of watchEvents(res.body, this.#abort.signal)) {
             if (ev.type === "ERROR") {
+              // A 410 (resourceVersion too old) means relist; any other ERROR event is a failure of the observer.
+              if (ev.object?.code !== 410) throw new Error(`watch of ${this.cluster}: ${JSON.stringify(ev.object)}`);
               rv = "";
               break;
             }
@@ -206,6 +238,15 @@ Deno.test("A ConfigMap in prod mirrored to staging and dev follows edits, is res
       { mine: "yes" },
       "the conflict is untouched",
     );
+
+    // Positive control for the observers: a labelled ConfigMap written by hand into every cluster now, at the end,
+    // must reach each observer, so each one's watch was open and delivering for the whole test.
+    for (const c of CLUSTERS) {
+      await kubectlOk(c, ["apply", "-f", "-"], { stdin: controlManifest(ns.name) });
+    }
+    for (const o of observers) {
+      await waitFor(() => o.seen.some((e) => e.name === CONTROL), `${o.cluster}: the observer seeing ${CONTROL}`);
+    }
   } catch (err) {
     console.error(hub.logs.filter((l) => /"level":"(warn|error)"/.test(l)).slice(-30).join("\n"));
     throw err;
@@ -218,9 +259,16 @@ Deno.test("A ConfigMap in prod mirrored to staging and dev follows edits, is res
   }
   // The independent watches: no copy in prod (the home cluster is never a target), no devonly copy in staging.
   const all = observers.flatMap((o) => o.seen);
-  for (const o of observers) assert.deepEqual(o.errors, [], `${o.cluster} observer errors`);
+  for (const o of observers) {
+    assert.deepEqual(o.errors, [], `${o.cluster} observer errors`);
+    assert.ok(o.lists >= 1, `${o.cluster}: the observer's list succeeded`);
+    assert.ok(o.seen.some((e) => e.name === CONTROL), `${o.cluster}: the observer saw the control object`);
+  }
   assert.ok(all.some((e) => e.cluster === "staging" && e.name === "settings"), "the observers saw copies");
-  const wrong = all.filter((e) => e.cluster === "prod" || (e.name === "devonly" && e.cluster === "staging"));
+  assert.ok(all.some((e) => e.cluster === "dev" && e.name === "devonly"), "the observers saw dev's devonly copy");
+  const wrong = all.filter((e) =>
+    e.name !== CONTROL && (e.cluster === "prod" || (e.name === "devonly" && e.cluster === "staging"))
+  );
   assert.deepEqual(wrong, [], "copies written into clusters spec.clusters did not select");
 });
 
