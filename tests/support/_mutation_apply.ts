@@ -154,6 +154,13 @@ export function applyMutation(d: Draft, m: Mutation): boolean {
   const token = typeof us.token === "string" ? us.token : "";
   const touched = fieldsOf(m);
   if (touched !== undefined && section(d[touched]) !== d[touched]) return false;
+  // The user section counts only while the context names its user: a change to it after the reference is gone, or
+  // removing the reference after a change to it, would leave a mutation that decides nothing (an anonymous context).
+  const changesUser = touched === "user" ||
+    ["auth-provider", "exec-forbidden", "exec-allowed", "exec-env"].includes(m.kind);
+  if (changesUser && ctx.user === undefined) return false;
+  if (m.kind === "missing" && m.what === "user-ref" && d.userTouched) return false;
+  if (changesUser) d.userTouched = true;
   // A context scoped to the test namespace (namespace-scope) keeps it: another namespace would be served empty.
   const renamesNamespace = (m.kind === "huge" && m.field === "namespace") ||
     (m.kind === "benign" && m.what === "plain-namespace");

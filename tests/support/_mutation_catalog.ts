@@ -68,6 +68,8 @@ export interface Draft {
   /** The case's own entries left out. */
   omit: Set<"cluster" | "user" | "context">;
   secrets: string[];
+  /** Set once a mutation changed or replaced the user section (a context without a user makes it moot). */
+  userTouched?: boolean;
   /** Set when a mutation pointed the server at the attacker itself. */
   attacker?: boolean;
   world: CorpusWorld;
