@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { names, UUID_V4, waitAllAssigned } from "../support/cluster_api.ts";
 import { randomToken } from "../support/fault_cluster.ts";
 import { faultScenario, logLines, recordFigure, secondsSince, waitStatus } from "../support/fault_harness.ts";
+import { InterceptProxy } from "../support/intercept_proxy.ts";
 
 /** Created objects that do not show a valid UUID (a figure, measured). */
 const lostOf = (m: Map<string, unknown>, created: string[]) =>
@@ -65,6 +66,15 @@ Deno.test("A token revoked at runtime shows the cluster unauthorized with one cl
   // Each retry loop keeps its own promise: the lines are compared per loop (an operator's pre-flight, or one watch
   // named by its resource), as every operator hosted (the Mirror's copy watches beside the Uuid's) retries on its own.
   const loops = Map.groupBy(failures, (l) => `${l.operator ?? ""}/${l.resource ?? ""}`);
+  // The gaps must exist: at least one loop logged two failures, so at least one gap is compared below (two lines
+  // from two different loops would otherwise leave nothing to compare).
+  const gaps = [...loops.values()].reduce((n, lines) => n + lines.length - 1, 0);
+  assert.ok(
+    gaps >= 1,
+    `no retry loop logged two failures while locked out: ${
+      JSON.stringify([...loops].map(([loop, lines]) => [loop, lines.length]))
+    }`,
+  );
   for (const [loop, lines] of loops) {
     for (let i = 1; i < lines.length; i++) {
       const gap = Date.parse(lines[i].time) - Date.parse(lines[i - 1].time);
@@ -132,9 +142,12 @@ Deno.test("Exec credential plugins that fail or hang show their clusters unautho
   const working = `#!/bin/sh\necho $$ >> ${pidFile}\ncat <<'EOF'\n${credential}\nEOF\n`;
   const failPlugin = await dir.write("fail-plugin.sh", failing, 0o700);
   const hangPlugin = await dir.write("hang-plugin.sh", hanging, 0o700);
+  // The exec clusters reach the apiserver through a proxy that records every request: the figure of requests
+  // sent while no plugin yields a credential is counted there, not assumed.
+  const proxy = cleanup.add(await InterceptProxy.inFrontOf(f), (p) => p.close());
   const kubeconfig = await s.kubeconfig([
-    f.context("exec-fail", { user: { exec: { command: failPlugin } } }),
-    f.context("exec-hang", { user: { exec: { command: hangPlugin } } }),
+    f.context("exec-fail", { server: proxy.url, user: { exec: { command: failPlugin } } }),
+    f.context("exec-hang", { server: proxy.url, user: { exec: { command: hangPlugin } } }),
   ]);
   const observer = s.observe();
   await fault.createUuids(ns, names("e", 3));
@@ -159,6 +172,9 @@ Deno.test("Exec credential plugins that fail or hang show their clusters unautho
 
   // Both plugins start working.
   const fixedAt = performance.now();
+  const requestsWhileBroken = proxy.seen((r) => r.at < fixedAt).length;
+  // No credential, no request: the hub sends nothing unauthenticated while the plugins fail.
+  assert.equal(requestsWhileBroken, 0, "requests reached the apiserver while no plugin gave a credential");
   await dir.write("fail-plugin.sh", working, 0o700);
   await dir.write("hang-plugin.sh", working, 0o700);
   await hub.waitReady(60_000);
@@ -173,6 +189,8 @@ Deno.test("Exec credential plugins that fail or hang show their clusters unautho
     recoverSeconds: recoveredIn,
     lost: lostOf(after, names("e", 3)),
     changed: observer.changed().length,
-    connectionsDuringOutage: "0 (no credentials, no request)",
+    connectionsDuringOutage: `${requestsWhileBroken} requests reached the apiserver while no plugin gave a credential`,
   });
+  // And the recovery went through the same proxy, so the count above could have been more than 0.
+  assert.ok(proxy.seen((r) => r.at >= fixedAt).length > 0, "the recovered clusters' requests went through the proxy");
 });
