@@ -98,9 +98,11 @@ interface Served {
  * - a name the command line defines (`in-cluster`, a context of a `--kubeconfig` file or of $KUBECONFIG) is reserved:
  *   a Secret or a dropped file offering it is ignored, logged and counted in `hub_cluster_name_collisions`, and the
  *   command line's cluster keeps serving;
- * - otherwise a name offered by more than one source (two files, a file and a Secret, a context defined twice) is served by
- *   none of them and shows `registering` with an error naming every source, until all but one are gone: never a
- *   silent overwrite, and the outcome does not depend on which source was read first;
+ * - otherwise, among untrusted sources (a file and a Secret, two Secrets), the first to register a name keeps serving it;
+ *   a later one is ignored, logged, listed in its provider's errors naming the holder and counted as a `duplicate`,
+ *   and gets the name once the first goes: a Secret can never disengage a cluster another source registered;
+ * - a name two command-line files define, or one source defines twice, is served by none of them and shows
+ *   `registering` with an error naming every source, whatever the order they were read in;
  * - an offer whose server, CA, TLS settings, proxy and namespace are unchanged but whose credentials changed is
  *   swapped into the served access in place (no disengage, no relist); anything else that changes re-engages;
  * - names are synced in parallel, at most `concurrency` at once and one sync per name at a time; engaging never
@@ -255,7 +257,7 @@ export class ClusterRegistry {
     new client.Gauge({
       name: "hub_cluster_name_collisions",
       help: "Cluster names contested now: reserved (a Secret or dropped file offers a name the command line defines; " +
-        "the command line's cluster keeps serving) or duplicate (two sources of one trust; neither is served)",
+        "the command line's cluster keeps serving) or duplicate (two sources of one trust; the first untrusted one keeps it)",
       labelNames: ["reason"],
       registers: [registry],
       collect() {
