@@ -287,6 +287,13 @@ function toCluster(context: string, entry: Entry): KnCluster {
   const caFile = fileField(where, entry.file, c, "certificate-authority");
   const caData = dataField(where, c, "certificate-authority-data");
   const insecure = c["insecure-skip-tls-verify"] === true;
+  if (insecure && proxyUrl) {
+    // The insecure transport is node:https, which does not go through a proxy: refused rather than sent around it.
+    throw new ConfigError(
+      `${where} sets both insecure-skip-tls-verify and proxy-url, which the hub cannot honour together (its ` +
+        `unverified transport does not go through a proxy); remove one`,
+    );
+  }
   return {
     name: entry.name,
     // User info in the URL is never a credential the hub sends; dropped here, it reaches no log, error or /status.

@@ -204,3 +204,23 @@ Deno.test("parseKubeconfigText words a refused context's error on one line even 
   assert.doesNotMatch(error, /\n/);
   assert.match(error, /k1\\nforged line/);
 });
+
+Deno.test("parseKubeconfigText refuses a context with both insecure-skip-tls-verify and proxy-url instead of going around the proxy", async () => {
+  const text = JSON.stringify({
+    clusters: [{
+      name: "c",
+      cluster: {
+        server: "https://127.0.0.1:6443",
+        "insecure-skip-tls-verify": true,
+        "proxy-url": "socks5://127.0.0.1:9",
+      },
+    }],
+    users: [{ name: "u", user: { token: "t" } }],
+    contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+  });
+  for (const untrusted of [undefined, { execAllowlist: [], allowHttpServers: false }]) {
+    const parsed = await parseKubeconfigText(text, { source: "secret ns/x", untrusted });
+    assert.equal(parsed.contexts[0].access, undefined);
+    assert.match(parsed.contexts[0].error ?? "", /sets both insecure-skip-tls-verify and proxy-url/);
+  }
+});

@@ -95,6 +95,6 @@ Deno.test("pathOf gives each supported kind's path and refuses another kind, lis
     (err: Error) =>
       err instanceof RegistrationError &&
       err.message ===
-        "cannot install a Deployment: only Namespace, ServiceAccount, Secret, ClusterRole, ClusterRoleBinding, CustomResourceDefinition",
+        "cannot install a Deployment: only Namespace, ServiceAccount, Secret, ClusterRole, ClusterRoleBinding, Role, RoleBinding, CustomResourceDefinition",
   );
 });
