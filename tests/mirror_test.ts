@@ -169,7 +169,10 @@ const targetWrites = (hub: HubProcess, cluster: string) =>
 Deno.test("A ConfigMap in prod mirrored to staging and dev follows edits, is restored after a hand edit and a delete, is never copied where spec.clusters does not select, and goes with its Mirror", async () => {
   const ns = await testNamespace("mirror");
   const observers = CLUSTERS.map((c) => new CopyObserver(c, ns.name));
-  const hub = HubProcess.start({ clusters: CLUSTERS, args: ["--operators", "mirror", "--home-cluster", "prod"] });
+  const hub = HubProcess.start({
+    clusters: CLUSTERS,
+    args: ["--operators", "mirror", "--home-cluster", "prod", "--namespace", ns.name],
+  });
   try {
     await hub.waitReady();
     await kubectlOk("prod", ["create", "configmap", "settings", "-n", ns.name, "--from-literal=color=blue"]);
@@ -295,7 +298,7 @@ Deno.test("With staging's apiserver killed -9, the Mirror shows staging Unreacha
   const hub = HubProcess.start({
     clusters: CLUSTERS,
     kubeconfigs: [kubeconfig],
-    args: ["--operators", "mirror", "--home-cluster", "prod"],
+    args: ["--operators", "mirror", "--home-cluster", "prod", "--namespace", ns.name],
   });
   try {
     await hub.waitReady();
@@ -337,7 +340,10 @@ Deno.test("With staging's apiserver killed -9, the Mirror shows staging Unreacha
 Deno.test('A Secret mirrored with clusters ["*"] and a targetNamespace lands in every engaged cluster but the home one, in a namespace created for it', async () => {
   const ns = await testNamespace("mirror-secret");
   const target = `${ns.name}-copies`;
-  const hub = HubProcess.start({ clusters: CLUSTERS, args: ["--operators", "mirror", "--home-cluster", "prod"] });
+  const hub = HubProcess.start({
+    clusters: CLUSTERS,
+    args: ["--operators", "mirror", "--home-cluster", "prod", "--namespace", ns.name],
+  });
   try {
     await hub.waitReady();
     await kubectlOk("prod", ["create", "secret", "generic", "token", "-n", ns.name, "--from-literal=key=s3cret"]);

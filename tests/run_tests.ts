@@ -1,7 +1,8 @@
 // `deno task test`: starts the local clusters, runs the whole suite against them, and always stops them.
 //
 // Usage: deno task test [deno test args, e.g. --filter "fairness"] [-- files...]
-// Set KEEP_CLUSTERS=1 to leave the clusters running afterwards (faster reruns).
+// Set KEEP_CLUSTERS=1 to leave the clusters running afterwards (faster reruns), and TEST_REPORT_DIR=dir to have each
+// group's JUnit report (every test's time, by file) written to dir/parallel.xml and dir/serial.xml.
 //
 // Without arguments the suite runs in two groups, each ending with deno's own summary line:
 // 1. the parallel group: every test file but SERIAL_FILES, `deno test --parallel` with DENO_JOBS files at a time
@@ -35,15 +36,11 @@ const SERIAL_FILES: Readonly<Record<string, string>> = {
     "its hub serves every namespace of prod: with --namespace the pre-flight reviews it checks would be namespaced",
   "tests/kube/controller_manager_test.ts":
     "kills a local controller manager and runs clusters:up, which rewrites the state file and clusters/local.yaml",
-  "tests/mirror_test.ts":
-    "its Mirrors in prod would also be reconciled by any hub running the default Mirror operator without --namespace",
-  "tests/mirror_clusters_test.ts":
-    "its Mirrors in prod would also be reconciled by any hub running the default Mirror operator without --namespace",
   "tests/production/shard_test.ts": "counts the apiservers' Uuid writes cluster-wide in prod, staging and dev",
   "tests/providers/cluster_cli_test.ts":
     "its private target's CRD cleanup after cluster:remove --purge stalled past its 90 s guard once under parallel load",
   "tests/production/deploy_test.ts":
-    "runs a hub with every built-in operator on all of dev's namespaces: the cluster-wide requests are what it checks",
+    "runs the shipped hub (the Uuid operator) on all of dev's namespaces: it would reconcile other files' Uuids there",
 };
 
 async function run(cmd: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
@@ -97,6 +94,12 @@ function testModules(dirs: string[]): string[] {
   return found.sort();
 }
 
+/** `--junit-path` for a group when TEST_REPORT_DIR is set: per-test times by file, to find what makes the suite slow. */
+function junit(group: string): string[] {
+  const dir = Deno.env.get("TEST_REPORT_DIR");
+  return dir ? [`--junit-path=${dir}/${group}.xml`] : [];
+}
+
 /** The parallel group, then the serial group (see the file comment). */
 async function runGroups(): Promise<Tally> {
   const serial = Object.keys(SERIAL_FILES);
@@ -114,9 +117,9 @@ async function runGroups(): Promise<Tally> {
     return { passed: 0, failed: 1, ok: false };
   }
   console.log(`\n== parallel group: ${parallelFiles.length} test files, ${jobs} at a time (DENO_JOBS)`);
-  const parallel = await denoTest(["--parallel", ...parallelFiles], { DENO_JOBS: jobs });
+  const parallel = await denoTest(["--parallel", ...junit("parallel"), ...parallelFiles], { DENO_JOBS: jobs });
   console.log(`\n== serial group: ${serial.length} files that need the local clusters to themselves, one at a time`);
-  const alone = await denoTest(serial);
+  const alone = await denoTest([...junit("serial"), ...serial]);
   return {
     passed: parallel.passed + alone.passed,
     failed: parallel.failed + alone.failed,

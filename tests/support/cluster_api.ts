@@ -63,6 +63,9 @@ export class ClusterApiError extends Error {
 /** `prefix-0` … `prefix-(n-1)`: object names for a test. */
 export const names = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
+/** Attempts of one request that the apiserver answers 429 with Retry-After (client-go also makes 10). */
+const TOO_MANY_REQUESTS_ATTEMPTS = 10;
+
 /** Admin access to one cluster. Call close() when done. */
 export class ClusterApi {
   readonly ep: ClusterEndpoint;
@@ -84,17 +87,27 @@ export class ClusterApi {
     body?: unknown,
     options: { contentType?: string; timeoutMs?: number } = {},
   ): Promise<T> {
-    const res = await this.#fetch(path, {
-      method,
-      headers: {
-        "content-type": options.contentType ??
-          (method === "PATCH" ? "application/merge-patch+json" : "application/json"),
-        accept: "application/json",
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
-    });
-    const text = await res.text();
+    const signal = AbortSignal.timeout(options.timeoutMs ?? 30_000);
+    let res: Response;
+    let text: string;
+    // A 429 with Retry-After (an apiserver whose storage is still initializing after a CRD change, or one under
+    // priority-and-fairness pressure) was not processed: like kubectl and client-go, wait and send it again.
+    for (let attempt = 1;; attempt++) {
+      res = await this.#fetch(path, {
+        method,
+        headers: {
+          "content-type": options.contentType ??
+            (method === "PATCH" ? "application/merge-patch+json" : "application/json"),
+          accept: "application/json",
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+      });
+      text = await res.text();
+      const retryAfter = Number(res.headers.get("retry-after"));
+      if (res.status !== 429 || attempt >= TOO_MANY_REQUESTS_ATTEMPTS || !(retryAfter >= 0)) break;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(retryAfter, 5) * 1000 || 100));
+    }
     if (!res.ok) {
       throw new ClusterApiError(`${this.name}: ${method} ${path}: ${res.status} ${text.slice(0, 300)}`, res.status);
     }

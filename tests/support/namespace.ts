@@ -5,7 +5,7 @@
 // user sees a test's teardown, and tests/kube/controller_manager_test.ts proves that deletion completes.
 
 import { apiserverAlive, clusterRecord, readStateSync } from "../kube/clusters.ts";
-import { kubectl, KubectlError, kubectlOk } from "./kubectl.ts";
+import { ClusterApiError, localApi } from "./cluster_api.ts";
 import { requireClusters } from "./local_clusters.ts";
 
 /** A namespace with the same name in several clusters. */
@@ -37,35 +37,47 @@ function dnsLabel(prefix: string): string {
   return `${clean}-${suffix}`;
 }
 
+/** Uuid objects of the local clusters' CRD (the article's and the seed's share the path). */
+const UUIDS = "/apis/demo.operator/v1";
+
 async function cleanupIn(context: string, name: string): Promise<void> {
   const state = readStateSync();
   if (!state || !apiserverAlive(clusterRecord(state, context))) return; // A fault test left it down on purpose.
-  const list = await kubectl(context, ["get", "uuid", "-n", name, "-o", "name"]);
-  if (list.code === 0) {
-    const objects = list.stdout.split("\n").filter((line) => line.trim().length > 0);
-    await Promise.all(
-      objects.map((object) =>
-        kubectl(context, ["patch", object, "-n", name, "--type=merge", "-p", '{"metadata":{"finalizers":null}}'])
-      ),
-    );
-    if (objects.length > 0) {
-      await kubectlOk(context, ["delete", "uuid", "--all", "-n", name, "--wait=false", "--ignore-not-found"]);
+  // Over the API, not kubectl: a test that leaves 500 Uuids would otherwise spawn 500 processes to clean them up.
+  const api = localApi(context);
+  try {
+    let objects: { metadata: { name: string; finalizers?: string[] } }[] = [];
+    try {
+      objects = (await api.request("GET", `${UUIDS}/namespaces/${name}/uuid`)).items ?? [];
+    } catch (err) {
+      // No Uuid CRD in this cluster (a test removed it on purpose): nothing of ours to clean there.
+      if (!(err instanceof ClusterApiError) || err.status !== 404) throw err;
     }
-  } else if (!/doesn't have a resource type|could not find the requested resource/.test(list.stderr)) {
-    throw new KubectlError(context, ["get", "uuid", "-n", name, "-o", "name"], list);
+    const held = objects.filter((o) => (o.metadata.finalizers ?? []).length > 0);
+    for (let i = 0; i < held.length; i += CLEANUP_CONCURRENCY) {
+      await Promise.all(
+        held.slice(i, i + CLEANUP_CONCURRENCY).map((o) =>
+          api.request("PATCH", `${UUIDS}/namespaces/${name}/uuid/${o.metadata.name}`, {
+            metadata: { finalizers: null },
+          }).catch((err) => {
+            if (!(err instanceof ClusterApiError) || err.status !== 404) throw err;
+          })
+        ),
+      );
+    }
+    await api.deleteNamespace(name);
+  } finally {
+    api.close();
   }
-  await kubectlOk(context, ["delete", "namespace", name, "--wait=false", "--ignore-not-found"]);
 }
+
+/** Finalizer patches sent at once while cleaning up. */
+const CLEANUP_CONCURRENCY = 16;
 
 /** Creates namespace `<prefix>-<random>` in every local cluster (or in `contexts`). */
 export async function testNamespace(prefix: string, options: TestNamespaceOptions = {}): Promise<TestNamespace> {
   const contexts = options.contexts ?? requireClusters().names;
   const name = dnsLabel(prefix);
-  const manifest = JSON.stringify({
-    apiVersion: "v1",
-    kind: "Namespace",
-    metadata: { name, labels: { "operator-hub.test/ephemeral": "true" } },
-  });
   const cleanup = async () => {
     const results = await Promise.allSettled(contexts.map((context) => cleanupIn(context, name)));
     const failures = results.flatMap((r, i) => r.status === "rejected" ? [`${contexts[i]}: ${r.reason}`] : []);
@@ -73,9 +85,14 @@ export async function testNamespace(prefix: string, options: TestNamespaceOption
       throw new TestNamespaceCleanupError(`could not clean up test namespace ${name}: ${failures.join("; ")}`);
     }
   };
-  const created = await Promise.allSettled(
-    contexts.map((context) => kubectlOk(context, ["create", "-f", "-"], { stdin: manifest })),
-  );
+  const created = await Promise.allSettled(contexts.map(async (context) => {
+    const api = localApi(context);
+    try {
+      await api.createNamespace(name);
+    } finally {
+      api.close();
+    }
+  }));
   const failed = created.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed) {
     await cleanup().catch(() => {});
