@@ -13,7 +13,8 @@ interface Series {
 /**
  * Keys queued (added minus handed out) per `cluster/operator` key prefix, kept in step with the workqueue metrics.
  *
- * Assumptions: queue keys start `cluster/operator/` (see src/queue/key.ts); neither name holds a "/".
+ * Assumptions: queue keys are `cluster/operator/namespace/name` (see src/queue/key.ts); only the cluster name may
+ * hold a "/", so the prefix ends at the second "/" from the right.
  */
 export class QueueSeries {
   readonly #metrics: HubMetrics;
@@ -62,11 +63,11 @@ export class QueueSeries {
 
   /** The labels and depth of a queue key's cluster and operator; one Map lookup on the hot path. */
   #seriesOf(key: string): Series {
-    const b = key.indexOf("/", key.indexOf("/") + 1);
+    const b = key.lastIndexOf("/", key.lastIndexOf("/") - 1);
     const prefix = key.slice(0, b);
     let s = this.#series.get(prefix);
     if (!s) {
-      const a = key.indexOf("/");
+      const a = prefix.lastIndexOf("/");
       s = { cluster: key.slice(0, a), operator: key.slice(a + 1, b), depth: 0 };
       this.#series.set(prefix, s);
     }

@@ -20,10 +20,12 @@ Deno.test("QueueSeries counts each key under its own cluster and operator, whate
   series.hooks.added("prod/uuid/ns/a");
   series.hooks.added("prod/uuid/ns/b");
   series.hooks.added("prod/mirror/ns/a");
-  series.hooks.added("dev/uuid/a");
+  series.hooks.added("dev/uuid//a");
+  series.hooks.added("capi#fleet/edge/uuid/ns/a");
   assert.equal(series.depth("prod", "uuid"), 2);
   assert.equal(series.depth("prod", "mirror"), 1);
   assert.equal(series.depth("dev", "uuid"), 1);
+  assert.equal(series.depth("capi#fleet/edge", "uuid"), 1, "a cluster name may hold a slash");
   assert.equal(series.depth("staging", "uuid"), 0, "a pair never seen is empty");
   assert.equal(metrics.adds.value("uuid", "prod"), 2);
   assert.equal(await depthLine(metrics, "uuid", "prod"), 2);

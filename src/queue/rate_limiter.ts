@@ -235,7 +235,7 @@ export class MaxOfLimiter implements RateLimiter {
  *
  * Guarantees: a retry storm in one cluster never delays the retries of another, because they
  * never share a bucket. `forgetCluster` drops the cluster's limiter entirely.
- * Assumptions: keys have the `cluster/namespace/name` shape (see `makeKey`).
+ * Assumptions: keys have the `cluster/operator/namespace/name` shape (see `makeKey`).
  */
 export class PerClusterLimiter implements RateLimiter {
   readonly #make: (cluster: string) => RateLimiter;

@@ -181,31 +181,31 @@ Deno.test("PerClusterLimiter gives each cluster its own limiter and forgetCluste
     made.push(cluster);
     return new ItemExponentialLimiter();
   });
-  l.when("prod/ns/a");
-  l.when("prod/ns/a");
-  assert.equal(l.when("dev/ns/a"), 5);
-  assert.equal(l.retries("prod/ns/a"), 2);
+  l.when("prod/op/ns/a");
+  l.when("prod/op/ns/a");
+  assert.equal(l.when("dev/op/ns/a"), 5);
+  assert.equal(l.retries("prod/op/ns/a"), 2);
   assert.deepEqual(made, ["prod", "dev"]);
   l.forgetCluster("prod");
   assert.deepEqual(l.clusters(), ["dev"]);
-  assert.equal(l.retries("prod/ns/a"), 0);
-  assert.equal(l.when("prod/ns/a"), 5);
+  assert.equal(l.retries("prod/op/ns/a"), 0);
+  assert.equal(l.when("prod/op/ns/a"), 5);
 });
 
 Deno.test("defaultControllerRateLimiter() caps per-item backoff at 5 minutes by default", () => {
   const l = defaultControllerRateLimiter({ clock: new VirtualClock(), burst: 1_000 });
   const delays: number[] = [];
-  for (let i = 0; i < 20; i++) delays.push(l.when("prod/ns/a"));
+  for (let i = 0; i < 20; i++) delays.push(l.when("prod/op/ns/a"));
   assert.equal(delays[0], 5);
   assert.equal(delays.at(-1), 300_000);
-  assert.equal(l.retries("prod/ns/a"), 20);
-  l.forget("prod/ns/a");
-  assert.equal(l.retries("prod/ns/a"), 0);
+  assert.equal(l.retries("prod/op/ns/a"), 20);
+  l.forget("prod/op/ns/a");
+  assert.equal(l.retries("prod/op/ns/a"), 0);
 });
 
 /** Delays of `n` first failures of distinct keys in `cluster`. */
 function firstFailures(l: RateLimiter, cluster: string, n: number): number[] {
-  return Array.from({ length: n }, (_, i) => l.when(`${cluster}/ns/k${i}`));
+  return Array.from({ length: n }, (_, i) => l.when(`${cluster}/op/ns/k${i}`));
 }
 
 Deno.test("defaultControllerRateLimiter() allows a burst of 100 retries, then 10 per second, per cluster", () => {
