@@ -41,6 +41,11 @@ export interface Http1Options {
   cert?: string;
   key?: string;
   /**
+   * The name sent as SNI and checked against the server's certificate instead of the origin's host (kubeconfig
+   * `tls-server-name`). Not with `cert` and `key`: Deno.connectTls takes no server name (refused on connect).
+   */
+  serverName?: string;
+  /**
    * An idle connection is closed this long after its last response (one timer per pool, armed only while some
    * connection idles), so a quiet cluster keeps no socket, TLS state or buffer beyond its watches. Default 30 s.
    */
@@ -219,10 +224,13 @@ export class Http1Pool implements ConnectionOwner {
   }
 
   async #connect(abort: Abortable): Promise<Deno.Conn> {
-    const { caCerts, cert, key } = this.#o;
+    const { caCerts, cert, key, serverName } = this.#o;
     const hostname = this.#hostname;
     const port = this.#port;
     if (!this.#tls) return await raced(Deno.connect({ hostname, port }), abort);
+    if (cert && key && serverName) {
+      throw new Http1Error("a server name other than the host cannot be checked with a client certificate");
+    }
     if (cert && key) {
       // Deno.startTls takes no client certificate; connectTls does (its TCP connect cannot be
       // aborted, but a late connection is closed as soon as it arrives, see raced()).
@@ -240,7 +248,7 @@ export class Http1Pool implements ConnectionOwner {
       // Not every platform allows it; latency only.
     }
     // The handshake itself runs on the first write, so an abort (closing the socket) ends it.
-    return await Deno.startTls(tcp, { hostname, caCerts, alpnProtocols: ["http/1.1"] });
+    return await Deno.startTls(tcp, { hostname: serverName ?? hostname, caCerts, alpnProtocols: ["http/1.1"] });
   }
 
   async #readHead(

@@ -20,6 +20,7 @@ export interface AccessInit {
   namespace?: string;
   namespaceScope?: string;
   proxyUrl?: string;
+  tlsServerName?: string;
   cluster: KnCluster;
   user: KnUser;
   tokenFile?: string;
@@ -51,6 +52,7 @@ export class KubeconfigAccess implements ClusterAccess {
   readonly namespace?: string;
   readonly namespaceScope?: string;
   readonly proxyUrl?: string;
+  readonly tlsServerName?: string;
   readonly #init: AccessInit;
   readonly #tokenFile: TokenFile | undefined;
   /** Inline base64 data (CA, client certificate and key) already decoded. */
@@ -67,6 +69,7 @@ export class KubeconfigAccess implements ClusterAccess {
     this.namespace = init.namespace;
     this.namespaceScope = init.namespaceScope;
     this.proxyUrl = init.proxyUrl;
+    this.tlsServerName = init.tlsServerName;
     this.#init = init;
     this.#tokenFile = init.tokenFile ? new TokenFile(init.name, init.tokenFile) : undefined;
   }

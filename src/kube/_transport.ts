@@ -22,6 +22,8 @@ export interface TransportOptions {
   http2: boolean;
   /** The kubeconfig's proxy-url, if any (Deno's fetch honours it). */
   proxyUrl?: string;
+  /** The kubeconfig's tls-server-name, if any: honoured by our own HTTP/1.1 sockets only. */
+  tlsServerName?: string;
 }
 
 /** A response as the client reads it, whichever transport carried it. The body is read once. */
@@ -66,7 +68,9 @@ export interface Transport {
  *
  * Guarantees: insecure-skip-tls-verify goes through node:https (Deno's fetch cannot skip verification per client);
  * our own HTTP/1.1 sockets serve everything else unless a fetch is injected, HTTP/2 is asked for, or a proxy is
- * configured (kubeconfig proxy-url or an HTTPS_PROXY-style variable), which Deno's fetch handles.
+ * configured (kubeconfig proxy-url or an HTTPS_PROXY-style variable), which Deno's fetch handles. A tls-server-name is
+ * honoured on our own sockets with token credentials (SNI and the certificate check use it); with a client certificate,
+ * HTTP/2 or a proxy every request fails with a TransportError naming the conflict, and nothing is sent.
  */
 export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions): Transport {
   const { server, userAgent } = o;
@@ -100,10 +104,21 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
     });
     return fetchTransport(t.fetch, t.close);
   }
-  if (!o.fetch && !o.http2 && !o.proxyUrl && !proxyFromEnvironment()) {
+  const ownSockets = !o.fetch && !o.http2 && !o.proxyUrl && !proxyFromEnvironment();
+  if (o.tlsServerName && (!ownSockets || (auth.cert && auth.key))) {
+    // Deno's fetch and Deno.connectTls take no server name; only a plain TCP connect plus startTls does.
+    const why = ownSockets ? "a client certificate" : "--http2, a proxy-url or an HTTPS_PROXY-style variable";
+    return refusing(
+      fp,
+      `tls-server-name "${o.tlsServerName}" cannot be honoured together with ${why}: the hub checks a server name ` +
+        `other than the URL's host on its own HTTP/1.1 connections with token credentials only; remove one`,
+    );
+  }
+  if (ownSockets) {
     const url = new URL(server);
     const pool = new Http1Pool({
       origin: url.origin,
+      serverName: o.tlsServerName,
       caCerts: auth.caCerts?.length ? auth.caCerts : undefined,
       cert: auth.cert && auth.key ? auth.cert : undefined,
       key: auth.cert && auth.key ? auth.key : undefined,
@@ -150,6 +165,17 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
 }
 
 const ENCODER = new TextEncoder();
+
+/** A transport that sends nothing and fails every request with `message` (a TLS setting it cannot honour). */
+function refusing(fp: string, message: string): Transport {
+  return {
+    fp,
+    send: () => Promise.reject(new TransportError(message)),
+    close: () => {},
+    inflight: 0,
+    retired: false,
+  };
+}
 
 /** A fetch Response as a WireResponse; an abort of the call cancels the body read. */
 function fromFetch(res: Response, call: Call): WireResponse {

@@ -157,3 +157,34 @@ Deno.test("closeQuietly closes a transport and ignores one that throws because i
     },
   } as unknown as Transport);
 });
+
+Deno.test("makeTransport() refuses a tls-server-name it cannot honour (HTTP/2, a proxy, a client certificate) on every request, sending nothing", async () => {
+  const p = peer();
+  const server = p.origin;
+  try {
+    const cases: [TransportOptions, ClusterAuth, RegExp][] = [
+      [{ server, userAgent: "t", http2: true, tlsServerName: "api.example" }, AUTH, /--http2, a proxy-url/],
+      [{ server, userAgent: "t", http2: false, proxyUrl: server, tlsServerName: "api.example" }, AUTH, /proxy/],
+      [{ server, userAgent: "t", http2: false, tlsServerName: "api.example" }, {
+        ...AUTH,
+        cert: "-----BEGIN CERTIFICATE-----",
+        key: "-----BEGIN PRIVATE KEY-----",
+      }, /a client certificate/],
+    ];
+    await withoutProxyEnv(async () => {
+      for (const [options, auth, why] of cases) {
+        const t = makeTransport(auth, "fp", options);
+        await assert.rejects(
+          t.send("GET", "/version", {}, undefined, undefined, newCall()),
+          (err: Error) =>
+            err instanceof TransportError && /tls-server-name "api.example"/.test(err.message) &&
+            why.test(err.message),
+        );
+        t.close();
+      }
+    });
+    assert.equal(p.seen.length, 0, "nothing reached the server");
+  } finally {
+    await p.server.shutdown();
+  }
+});

@@ -164,7 +164,14 @@ export class KubeClient {
     const fetch = options.fetch;
     const http2 = options.http2 ?? false;
     this.#transports = new TransportPool((auth, fp) =>
-      makeTransport(auth, fp, { server: access.server, userAgent, fetch, http2, proxyUrl: access.proxyUrl })
+      makeTransport(auth, fp, {
+        server: access.server,
+        userAgent,
+        fetch,
+        http2,
+        proxyUrl: access.proxyUrl,
+        tlsServerName: access.tlsServerName,
+      })
     );
   }
 

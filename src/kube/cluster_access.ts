@@ -38,6 +38,11 @@ export interface ClusterAccess {
   readonly namespaceScope?: string;
   /** The cluster's `proxy-url`, if any. */
   readonly proxyUrl?: string;
+  /**
+   * The cluster's `tls-server-name`, if any: the name sent as SNI and checked against the server's certificate instead
+   * of the URL's host (an apiserver reached by IP or through a tunnel whose certificate names its DNS name).
+   */
+  readonly tlsServerName?: string;
   /** The headers and TLS material to use now (fresh credentials: rotated tokens, re-run exec plugins). */
   auth(): Promise<ClusterAuth>;
   /** Drops cached credentials (exec tokens, token file contents); clients call it after a 401. */

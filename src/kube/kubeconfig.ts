@@ -242,6 +242,13 @@ class Catalog implements ContextCatalog {
       ? () => ({ PATH: envOrUndefined(env, "PATH"), HOME: envOrUndefined(env, "HOME") })
       : undefined;
     const { user, tokenFile, execEnv } = toUser(name, userName, userEntry, minimal);
+    if (cluster.tlsServerName && (user.certData || user.certFile)) {
+      // Deno.connectTls, which presents a client certificate, takes no server name to check instead of the host.
+      throw new ConfigError(
+        `${where} sets tls-server-name on a cluster whose user has a client certificate, which the hub cannot ` +
+          `honour together; use a token, or remove tls-server-name`,
+      );
+    }
     return new KubeconfigAccess({
       name,
       server: cluster.server,
@@ -249,6 +256,7 @@ class Catalog implements ContextCatalog {
       namespace: str(ctx.namespace),
       namespaceScope: contextNamespaceScope(where, ctx),
       proxyUrl: cluster.proxyUrl,
+      tlsServerName: cluster.tlsServerName,
       cluster,
       user,
       tokenFile,
@@ -276,13 +284,20 @@ function toCluster(context: string, entry: Entry): KnCluster {
   if (!isHttpUrl(server)) {
     throw new ConfigError(`${where} has an invalid server URL "${redact(server)}"; expected https://host:port`);
   }
-  const tlsServerName = str(c["tls-server-name"]);
-  if (tlsServerName) {
-    throw new ConfigError(`${where} sets tls-server-name, which Deno's HTTP client cannot honour; remove it`);
-  }
   const proxyUrl = str(c["proxy-url"]);
   if (proxyUrl && !/^(https?|socks5h?):\/\//.test(proxyUrl)) {
     throw new ConfigError(`${where} has an invalid proxy-url; expected http://, https:// or socks5://`);
+  }
+  const tlsServerName = str(c["tls-server-name"]);
+  if (tlsServerName !== undefined && !SERVER_NAME.test(tlsServerName)) {
+    throw new ConfigError(`${where} has an invalid tls-server-name; expected a DNS name such as kubernetes.default`);
+  }
+  if (tlsServerName && proxyUrl) {
+    // Deno's fetch, which carries proxied requests, takes no server name: refused rather than checked against the host.
+    throw new ConfigError(
+      `${where} sets both tls-server-name and proxy-url, which the hub cannot honour together (requests through a ` +
+        `proxy check the URL's host); remove one`,
+    );
   }
   const caFile = fileField(where, entry.file, c, "certificate-authority");
   const caData = dataField(where, c, "certificate-authority-data");
@@ -303,8 +318,14 @@ function toCluster(context: string, entry: Entry): KnCluster {
     // client-node refuses plain http unless this is set; TLS settings do not matter for http.
     skipTLSVerify: insecure || server.startsWith("http:"),
     proxyUrl,
+    // Only where it means something: plain http has no certificate, and insecure-skip-tls-verify checks none.
+    tlsServerName: insecure || server.startsWith("http:") ? undefined : tlsServerName,
   };
 }
+
+/** A DNS name (or an IP address) a certificate can be checked against: what `tls-server-name` may hold. */
+const SERVER_NAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$|^[0-9a-fA-F:.]+$/;
 
 function toUser(
   context: string,

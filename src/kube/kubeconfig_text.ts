@@ -145,6 +145,7 @@ function relabelled(access: ClusterAccess, source: string): ClusterAccess {
     namespace: access.namespace,
     namespaceScope: access.namespaceScope,
     proxyUrl: access.proxyUrl,
+    tlsServerName: access.tlsServerName,
     auth: () => access.auth(),
     invalidate: () => access.invalidate?.(),
   };

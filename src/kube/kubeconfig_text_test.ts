@@ -2,6 +2,7 @@
 
 import assert from "node:assert/strict";
 import { ConfigError } from "./errors.ts";
+import { STRICT_CREDENTIAL_POLICY } from "./credential_policy.ts";
 import { parseKubeconfigText } from "./kubeconfig_text.ts";
 
 const doc = (opts: { server?: string; token?: string; contexts?: string[] } = {}) =>
@@ -223,4 +224,80 @@ Deno.test("parseKubeconfigText refuses a context with both insecure-skip-tls-ver
     assert.equal(parsed.contexts[0].access, undefined);
     assert.match(parsed.contexts[0].error ?? "", /sets both insecure-skip-tls-verify and proxy-url/);
   }
+});
+
+// tls-server-name: the name checked against the real prod apiserver's certificate (SANs kubernetes,
+// kubernetes.default, kubernetes.default.svc, 127.0.0.1) instead of the URL's host.
+async function serverNameClient(tlsServerName: string | undefined, extra: Record<string, unknown> = {}) {
+  const { adminToken, apiserverCa, apiserverUrl, requireClusters } = await import(
+    "../../tests/support/local_clusters.ts"
+  );
+  const { KubeClient } = await import("./client.ts");
+  requireClusters();
+  const text = JSON.stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{
+      name: "c",
+      cluster: {
+        server: apiserverUrl("prod"),
+        "certificate-authority-data": btoa(apiserverCa("prod")),
+        ...(tlsServerName === undefined ? {} : { "tls-server-name": tlsServerName }),
+        ...extra,
+      },
+    }],
+    users: [{ name: "u", user: { token: adminToken("prod") } }],
+    contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+  });
+  const parsed = await parseKubeconfigText(text, { source: "secret ns/x", untrusted: STRICT_CREDENTIAL_POLICY });
+  const ctx = parsed.contexts[0];
+  if (!ctx.access) return { error: ctx.error };
+  return { client: new KubeClient(ctx.access, { requestTimeoutMs: 10_000 }) };
+}
+
+Deno.test("tls-server-name is the name a real apiserver's certificate is checked against: a name it holds connects, another fails the TLS check", async () => {
+  for (const name of [undefined, "kubernetes.default"]) {
+    const { client, error } = await serverNameClient(name);
+    assert.ok(client, `${name}: ${error}`);
+    try {
+      const version = await client.request<{ gitVersion: string }>("GET", "/version");
+      assert.match(version.gitVersion, /^v1\./, `${name ?? "no name"}: /version`);
+    } finally {
+      client.close();
+    }
+  }
+  const { client } = await serverNameClient("evil.example");
+  assert.ok(client);
+  try {
+    // The URL's host (127.0.0.1) is in the certificate: only a check against evil.example can fail here.
+    await assert.rejects(client.request("GET", "/version"), (err: Error) => {
+      assert.doesNotMatch(String(err), /adminToken|Bearer/);
+      return true;
+    });
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("tls-server-name is refused, naming the conflict, when it is malformed or set with a proxy-url or a client certificate", async () => {
+  const { error: bad } = await serverNameClient("not a name!");
+  assert.match(String(bad), /invalid tls-server-name/);
+  const { error: proxied } = await serverNameClient("kubernetes", { "proxy-url": "http://127.0.0.1:3128" });
+  assert.match(String(proxied), /both tls-server-name and proxy-url/);
+  const text = JSON.stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:6443", "tls-server-name": "kubernetes" } }],
+    users: [{
+      name: "u",
+      user: {
+        "client-certificate-data": btoa("-----BEGIN CERTIFICATE-----\nQQ==\n-----END CERTIFICATE-----\n"),
+        "client-key-data": btoa("-----BEGIN PRIVATE KEY-----\nQQ==\n-----END PRIVATE KEY-----\n"),
+      },
+    }],
+    contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+  });
+  const parsed = await parseKubeconfigText(text, { source: "secret ns/x" });
+  assert.match(String(parsed.contexts[0].error), /tls-server-name .* client certificate/);
+  assert.equal(parsed.contexts[0].access, undefined);
 });

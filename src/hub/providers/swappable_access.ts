@@ -16,6 +16,7 @@ export class SwappableAccess implements ClusterAccess {
   readonly namespace?: string;
   readonly namespaceScope?: string;
   readonly proxyUrl?: string;
+  readonly tlsServerName?: string;
   #current: ClusterAccess;
   #swaps = 0;
 
@@ -25,6 +26,7 @@ export class SwappableAccess implements ClusterAccess {
     this.namespace = access.namespace;
     this.namespaceScope = access.namespaceScope;
     this.proxyUrl = access.proxyUrl;
+    this.tlsServerName = access.tlsServerName;
     this.#current = access;
   }
 
@@ -47,7 +49,7 @@ export class SwappableAccess implements ClusterAccess {
 
   /** Uses `next`'s credentials from the next request on. `next` must reach the same server. */
   swap(next: ClusterAccess): void {
-    if (next.server !== this.server || next.proxyUrl !== this.proxyUrl) {
+    if (next.server !== this.server || next.proxyUrl !== this.proxyUrl || next.tlsServerName !== this.tlsServerName) {
       throw new TypeError(
         `cannot swap credentials of cluster "${this.name}": the server changed (${this.server} → ${next.server}); re-engage it`,
       );
