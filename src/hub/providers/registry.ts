@@ -9,12 +9,16 @@ import { Offers, type Selection, type Source } from "./_offers.ts";
 import { providerHealth, type UnusableSource } from "./_provider_health.ts";
 import { SwappableAccess } from "./swappable_access.ts";
 import { SyncPump } from "./_sync_pump.ts";
+import { type NamePrefixes, prefixedName } from "./name_prefixes.ts";
 
-/** Where a registration came from: `--clusters` at start, a kubeconfig file, a labelled Secret. */
-export type ProviderName = "flag" | "folder" | "secret";
+/**
+ * Where a registration came from: `--clusters` at start, a kubeconfig file, a labelled Secret, a ClusterProfile, a
+ * Cluster API `Cluster`.
+ */
+export type ProviderName = "flag" | "folder" | "secret" | "cluster-profile" | "cluster-api";
 
 /** Every provider, in the order /metrics lists them. */
-export const PROVIDERS: readonly ProviderName[] = ["flag", "folder", "secret"];
+export const PROVIDERS: readonly ProviderName[] = ["flag", "folder", "secret", "cluster-profile", "cluster-api"];
 
 /** One cluster as one source (a file, a Secret) offers it. */
 export interface ClusterOffer {
@@ -57,6 +61,11 @@ export interface ClusterRegistryOptions {
   concurrency?: number;
   /** Appended to "selected but not registered" errors: where a user registers a cluster. */
   howToRegister?: string;
+  /**
+   * `--cluster-name-prefix`: each provider's prefix, put before every name its untrusted sources offer (never before
+   * the command line's names), so providers run side by side without colliding. Default: none.
+   */
+  prefixes?: NamePrefixes;
   clock?: Clock;
   logger: Logger;
 }
@@ -107,13 +116,18 @@ interface Served {
  *   swapped into the served access in place (no disengage, no relist); anything else that changes re-engages;
  * - names are synced in parallel, at most `concurrency` at once and one sync per name at a time; engaging never
  *   waits for a cluster to answer (the Hub's workers connect in the background), so a slow cluster delays nothing;
- * - a name `--clusters` selected explicitly is always shown: `registering` while no source offers it.
+ * - a name `--clusters` selected explicitly is always shown: `registering` while no source offers it;
+ * - a provider given a prefix (`prefixes`) has every name its untrusted sources offer registered with the prefix
+ *   before it, here, where offers enter, so no provider needs code of its own for it; the command line's names (the
+ *   `flag` provider, `in-cluster`, the contexts of `--kubeconfig` files) are never prefixed and stay reserved, and
+ *   every rule above applies to the prefixed names.
  */
 export class ClusterRegistry {
   #target: EngageTarget | undefined;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #selection: Selection;
+  readonly #prefixes: NamePrefixes;
   readonly #offers = new Offers();
   readonly #served = new Map<string, Served>();
   readonly #held = new Set<string>();
@@ -128,6 +142,7 @@ export class ClusterRegistry {
     this.#log = options.logger;
     const names = options.selection === "all" ? "all" : new Set(options.selection);
     this.#selection = { names, howToRegister: options.howToRegister };
+    this.#prefixes = options.prefixes ?? {};
     this.#pump = new SyncPump((name) => this.#sync(name), {
       concurrency: options.concurrency ?? 8,
       onError: (name, err) => this.#log.error("cluster registration failed", { cluster: name, error: errorText(err) }),
@@ -209,8 +224,12 @@ export class ClusterRegistry {
    * before `connect()` are logged by it, so a start-up that exits 2 prints only its one error line).
    */
   offer(provider: ProviderName, source: string, offers: ClusterOffer[], trusted?: boolean): void {
+    const named = offers.map((o) => {
+      const name = prefixedName(this.#prefixes, provider, trusted ?? provider === "flag", o.name);
+      return name === o.name ? o : { ...o, name };
+    });
     // The offers are updated before any name is marked: a sync reads them as soon as it is marked.
-    const changed = this.#offers.offer(provider, source, offers, trusted);
+    const changed = this.#offers.offer(provider, source, named, trusted);
     const mine = this.#offers.source(provider, source);
     for (const name of changed) {
       if (mine && this.#target) this.#report(name, mine);
@@ -268,7 +287,8 @@ export class ClusterRegistry {
     });
     new client.Gauge({
       name: "hub_clusters_registered",
-      help: "Clusters engaged, by the provider that registered them (flag, folder, secret)",
+      help:
+        "Clusters engaged, by the provider that registered them (flag, folder, secret, cluster-profile, cluster-api)",
       labelNames: ["provider"],
       registers: [registry],
       collect() {
