@@ -25,7 +25,9 @@ export function nodeHttpsTransport(
   const agent = new https.Agent({
     keepAlive: true,
     rejectUnauthorized: tls.rejectUnauthorized,
-    ca: tls.caCerts,
+    // Unverified, no authority matters; an empty list keeps node:tls from loading the system store, which would need
+    // --allow-sys=ca (not among the run task's and the compiled binary's permissions).
+    ca: tls.caCerts ?? (tls.rejectUnauthorized ? undefined : []),
     cert: tls.cert,
     key: tls.key,
   });

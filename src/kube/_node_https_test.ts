@@ -102,3 +102,29 @@ Deno.test("nodeHttpsTransport rejects at once with the reason of a signal that i
     t.close();
   }
 });
+
+Deno.test("nodeHttpsTransport without verification needs no --allow-sys=ca (the run task's and the image's permissions)", async () => {
+  const { url, headers } = target();
+  const script = `
+    import { nodeHttpsTransport } from ${JSON.stringify(new URL("./_node_https.ts", import.meta.url).href)};
+    const t = nodeHttpsTransport({ rejectUnauthorized: false });
+    const res = await t.fetch(${JSON.stringify(`${url}/version`)}, { headers: ${JSON.stringify(headers)} });
+    console.log(res.status);
+    await res.body?.cancel();
+    t.close();
+  `;
+  const file = await Deno.makeTempFile({ suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(file, script);
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", "--allow-net", "--allow-read", "--allow-env", "--allow-sys=hostname", file],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, text);
+    assert.equal(text.trim(), "200");
+  } finally {
+    await Deno.remove(file);
+  }
+});
