@@ -2,7 +2,7 @@
 //
 // Cleanup drops the finalizers a hub that is no longer running left on the test's Uuids, then deletes the namespace.
 // It does not wait for the namespace controller to finish (5–9 s per namespace on a loaded machine, ×24 tests): no
-// user sees a test's teardown, and tests/kube/controller_manager_test.ts proves that deletion completes.
+// user sees a test's teardown, and tests/kube/controllers_test.ts proves that deletion completes.
 
 import { apiserverAlive, clusterRecord, readStateSync } from "../kube/clusters.ts";
 import { ClusterApiError, localApi } from "./cluster_api.ts";
