@@ -7,6 +7,11 @@ import type { HubLimits } from "./hub/mod.ts";
 import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
 import { commaList, DNS_LABEL, FlagError, type FlagValues, positiveSeconds } from "./flag_values.ts";
 import { CREDENTIAL_OPTIONS, parseCredentialFlags } from "./credential_flags.ts";
+import {
+  CLUSTER_PROVIDER_OPTIONS,
+  type ClusterProviderFlags,
+  parseClusterProviderFlags,
+} from "./cluster_provider_flags.ts";
 import type { CredentialPolicy } from "./kube/mod.ts";
 import { didYouMean } from "./flags_help.ts";
 import { LEADER_ELECTION_OPTIONS, type LeaderElectionFlags, parseLeaderElection } from "./leader_election_flags.ts";
@@ -65,6 +70,8 @@ export interface HubFlags {
   clusterDir?: string;
   /** `--cluster-secrets NAMESPACE`: watch labelled kubeconfig Secrets in this namespace of the home cluster. */
   clusterSecrets?: string;
+  /** `--cluster-api` and `--cluster-name-prefix` (src/cluster_provider_flags.ts). */
+  clusterProviders: ClusterProviderFlags;
   /** `--exec-plugin-allowlist`, `--allow-http-servers` (src/credential_flags.ts): what untrusted kubeconfigs may hold. */
   credentialPolicy: CredentialPolicy;
   /** `--metrics-bind-address` and friends (src/metrics_serving_flags.ts); undefined without it. */
@@ -105,6 +112,7 @@ export const HUB_OPTIONS = {
   ...SHARD_OPTIONS,
   ...LIMIT_OPTIONS,
   ...CREDENTIAL_OPTIONS,
+  ...CLUSTER_PROVIDER_OPTIONS,
 } as const;
 
 /** `--qps -5` → `--qps=-5` (so a negative limit gets "must be positive", not "ambiguous"); bare `--metrics-secure`. */
@@ -221,6 +229,7 @@ export function parseFlags(argv: string[]): HubFlags {
     clusters,
     clusterDir,
     clusterSecrets,
+    clusterProviders: parseClusterProviderFlags(values),
     credentialPolicy: parseCredentialFlags(values),
     kubeconfigs: commaList(values.kubeconfig),
     namespaces: allNamespaces(values),

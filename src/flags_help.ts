@@ -3,6 +3,7 @@
 
 import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
 import { credentialHelp } from "./credential_flags.ts";
+import { clusterProviderHelp } from "./cluster_provider_flags.ts";
 import { leaderElectionHelp } from "./leader_election_flags.ts";
 import { limitsHelp } from "./limit_flags.ts";
 import { livenessHelp } from "./liveness_flag.ts";
@@ -34,6 +35,7 @@ export function helpText(): string {
     "  --cluster-secrets NS       register clusters from Secrets in namespace NS of the home cluster labelled",
     "                             sigs.k8s.io/multicluster-runtime-kubeconfig=true (data key kubeconfig;",
     "                             cluster name = Secret name)",
+    ...clusterProviderHelp(),
     "  --namespace NS, -n NS      namespace to watch (repeatable). Default: all namespaces",
     "  --all-namespaces, -A       watch all namespaces (the default; Kopf's flag, not with --namespace)",
     "  --home-cluster NAME        the cluster holding the hub's own objects (Leases, cluster Secrets, Mirror",

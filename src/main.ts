@@ -17,7 +17,12 @@ import {
   TlsMaterialError,
   type TlsPair,
 } from "./hub/mod.ts";
-import { loadRegisteredClusters, type RegisteredClusters, SecretProvider } from "./hub/providers/mod.ts";
+import {
+  ClusterApiProvider,
+  loadRegisteredClusters,
+  type RegisteredClusters,
+  SecretProvider,
+} from "./hub/providers/mod.ts";
 import { ShardCoordinator } from "./hub/shards/mod.ts";
 import { type ClusterAccess, ConfigError, IN_CLUSTER, KubeClient } from "./kube/mod.ts";
 import { BUILT_IN_OPERATORS, DEFAULT_OPERATORS } from "./operators/mod.ts";
@@ -67,6 +72,8 @@ export async function main(argv: string[], options: { operators?: readonly Opera
       kubeconfigs: flags.kubeconfigs,
       clusterDir: flags.clusterDir,
       clusterSecrets: flags.clusterSecrets,
+      clusterApi: flags.clusterProviders.clusterApi,
+      prefixes: flags.clusterProviders.namePrefixes,
       env: readEnv,
       cwd: Deno.cwd(),
       policy: flags.credentialPolicy,
@@ -96,6 +103,8 @@ export async function main(argv: string[], options: { operators?: readonly Opera
       : undefined;
     const needsHome = flags.clusterSecrets !== undefined
       ? "--cluster-secrets"
+      : flags.clusterProviders.clusterApi !== undefined
+      ? "--cluster-api"
       : flags.leaderElection.enabled
       ? "--leader-elect"
       : flags.shard.enabled
@@ -154,6 +163,19 @@ export async function main(argv: string[], options: { operators?: readonly Opera
       registry: registered.registry,
       home,
       namespace: flags.clusterSecrets,
+      policy: flags.credentialPolicy,
+      env: readEnv,
+      requestTimeoutMs: hub.limits.requestTimeoutMs,
+      idleTimeoutMs: hub.limits.watchIdleTimeoutMs,
+      http2: flags.http2,
+      logger,
+    })
+    : undefined;
+  const clusterApi = flags.clusterProviders.clusterApi !== undefined && home
+    ? new ClusterApiProvider({
+      registry: registered.registry,
+      home,
+      namespaces: flags.clusterProviders.clusterApi,
       policy: flags.credentialPolicy,
       env: readEnv,
       requestTimeoutMs: hub.limits.requestTimeoutMs,
@@ -241,6 +263,7 @@ export async function main(argv: string[], options: { operators?: readonly Opera
     homeCluster: home?.name,
     clusterDir: registered.clusterDir,
     clusterSecrets: flags.clusterSecrets,
+    clusterApi: flags.clusterProviders.clusterApi,
     ...(leaderElection
       ? {
         leaderElection: `${leaderElection.cluster}:${leaderElection.namespace}/${leaderElection.name}`,
@@ -281,6 +304,7 @@ export async function main(argv: string[], options: { operators?: readonly Opera
     registered.registry.start(stop.signal),
     registered.folder.start(stop.signal),
     secrets?.start(stop.signal),
+    clusterApi?.start(stop.signal),
   ]);
   Deno.removeSignalListener("SIGTERM", sigterm);
   Deno.removeSignalListener("SIGINT", sigint);

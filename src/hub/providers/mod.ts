@@ -4,3 +4,5 @@ export * from "./folder_provider.ts";
 export * from "./secret_provider.ts";
 export * from "./swappable_access.ts";
 export * from "./registered_clusters.ts";
+export * from "./name_prefixes.ts";
+export * from "./cluster_api_provider.ts";

@@ -14,6 +14,7 @@ import {
 } from "../../kube/mod.ts";
 import type { Logger } from "../../util/mod.ts";
 import { FolderProvider } from "./folder_provider.ts";
+import type { NamePrefixes } from "./name_prefixes.ts";
 import { type ClusterOffer, ClusterRegistry } from "./registry.ts";
 
 export interface RegisteredClustersOptions {
@@ -25,6 +26,10 @@ export interface RegisteredClustersOptions {
   clusterDir?: string;
   /** `--cluster-secrets`: a Secret provider may register names later, so unknown names wait instead of failing. */
   clusterSecrets?: string;
+  /** `--cluster-api`: a Cluster API `Cluster` may register names later, so unknown names wait too. */
+  clusterApi?: readonly string[];
+  /** `--cluster-name-prefix`: each provider's name prefix (see ClusterRegistry). */
+  prefixes?: NamePrefixes;
   env: EnvSource;
   cwd: string;
   /** What untrusted kubeconfigs (files dropped into the cluster folder) may hold. Default: the strict policy. */
@@ -53,8 +58,8 @@ export interface RegisteredClusters {
  *
  * Guarantees: throws ConfigError (the CLI exits 2) for an invalid or missing kubeconfig file, a selected context that
  * is broken (with `all`, only a trusted one: a dropped file's broken or refused context is shown, never fatal), a
- * selected name registered twice, and a selected name that no source defines, unless `--cluster-secrets` is set (a
- * Secret may register it later: it is shown `registering` until then).
+ * selected name registered twice, and a selected name that no source defines, unless `--cluster-secrets` or
+ * `--cluster-api` is set (a Secret or a `Cluster` may register it later: it is shown `registering` until then).
  */
 export async function loadRegisteredClusters(o: RegisteredClustersOptions): Promise<RegisteredClusters> {
   const all = o.clusters.includes(ALL_CONTEXTS);
@@ -67,10 +72,14 @@ export async function loadRegisteredClusters(o: RegisteredClustersOptions): Prom
   const where = [
     clusterDir ? `a kubeconfig file in ${clusterDir}` : undefined,
     o.clusterSecrets ? `a Secret labelled sigs.k8s.io/multicluster-runtime-kubeconfig=true in ${o.clusterSecrets}` : "",
+    o.clusterApi ? `a Provisioned Cluster API Cluster in ${o.clusterApi.join(",")}` : "",
   ].filter(Boolean).join(" or ");
+  // Providers that read the home cluster may register any name later: a name unknown at start-up waits for them.
+  const later = o.clusterSecrets !== undefined || o.clusterApi !== undefined;
   const registry = new ClusterRegistry({
     selection,
     concurrency: o.concurrency,
+    prefixes: o.prefixes,
     howToRegister: where ? `add ${where} (deno task cluster:add)` : undefined,
     logger: o.logger,
   });
@@ -129,12 +138,12 @@ export async function loadRegisteredClusters(o: RegisteredClustersOptions): Prom
     // A Secret or a dropped file never stops the hub: with `all`, its broken or refused context is shown in /status.
     if (all && p.untrusted) continue;
     if (!p.registered) {
-      if (o.clusterSecrets) continue;
+      if (later) continue;
       throw new ConfigError(`unknown context "${p.name}" in --clusters; ${choices()}`);
     }
     throw new ConfigError(p.error);
   }
-  if (all && serving.length === 0 && !clusterDir && !o.clusterSecrets) {
+  if (all && serving.length === 0 && !clusterDir && !later) {
     throw new ConfigError(`--clusters ${ALL_CONTEXTS} matched no context; ${choices()}`);
   }
   // `all` alone does not include the pod's own cluster; `all,in-cluster` does.

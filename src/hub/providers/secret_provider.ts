@@ -1,15 +1,9 @@
 // The Secret provider: labelled kubeconfig Secrets in one namespace of the home cluster (multicluster-runtime's convention).
 
-import {
-  type ClusterAccess,
-  type CredentialPolicy,
-  type EnvSource,
-  KubeClient,
-  parseKubeconfigText,
-  STRICT_CREDENTIAL_POLICY,
-} from "../../kube/mod.ts";
+import { type ClusterAccess, type CredentialPolicy, type EnvSource, KubeClient } from "../../kube/mod.ts";
 import { labelled, objectMeta, Store, type StoredObject, Watcher, type WatchSnapshot } from "../../runtime/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
+import { decodeSecretValue, kubeconfigOffer } from "./_kubeconfig_offer.ts";
 import type { ClusterOffer, ClusterRegistry } from "./registry.ts";
 
 /** The label multicluster-runtime's kubeconfig provider selects, with the value `"true"`. */
@@ -126,36 +120,13 @@ export class SecretProvider {
         credentialsDigest: "",
       };
     } else {
-      try {
-        const doc = await parseKubeconfigText(text, {
-          source: `secret ${source}`,
-          env: this.#o.env,
-          untrusted: this.#o.policy ?? STRICT_CREDENTIAL_POLICY,
-        });
-        const wanted = doc.currentContext ?? (doc.contexts.length === 1 ? doc.contexts[0].name : undefined);
-        const ctx = doc.contexts.find((c) => c.name === wanted);
-        if (!ctx) {
-          const why = doc.currentContext
-            ? `its current-context "${doc.currentContext}" is not defined`
-            : `it has ${doc.contexts.length} contexts and no current-context`;
-          offer = {
-            name,
-            error: `kubeconfig in ${where} is not usable: ${why}`,
-            endpointDigest: "",
-            credentialsDigest: "",
-          };
-        } else {
-          offer = {
-            name,
-            access: ctx.access,
-            error: ctx.error,
-            endpointDigest: ctx.endpointDigest,
-            credentialsDigest: ctx.credentialsDigest,
-          };
-        }
-      } catch (err) {
-        offer = { name, error: errorText(err), endpointDigest: "", credentialsDigest: "" };
-      }
+      offer = await kubeconfigOffer(text, {
+        name,
+        source: `secret ${source}`,
+        where,
+        policy: this.#o.policy,
+        env: this.#o.env,
+      });
     }
     // A newer version may have arrived while this one was parsed: only the newest is offered.
     if (this.#digests.get(key) !== rv) return;
@@ -168,19 +139,7 @@ function project(raw: Record<string, unknown>): StoredObject {
   const data = (raw.data ?? {}) as Record<string, unknown>;
   const out: StoredObject = { metadata: objectMeta(raw) };
   const b64 = data[KUBECONFIG_SECRET_KEY];
-  if (typeof b64 === "string") {
-    try {
-      out.kubeconfig = decodeBase64(b64);
-    } catch {
-      out.kubeconfig = ""; // not base64: parsed as an empty kubeconfig, reported as having no context
-    }
-  }
+  // Not base64: parsed as an empty kubeconfig, reported as having no context.
+  if (typeof b64 === "string") out.kubeconfig = decodeSecretValue(b64);
   return out;
-}
-
-function decodeBase64(b64: string): string {
-  const bin = atob(b64);
-  const bytes = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-  return new TextDecoder().decode(bytes);
 }
