@@ -130,7 +130,10 @@ Deno.test("projectCluster() and projectSecret() keep identity, phase and a kubec
   };
   const c = projectCluster({ metadata: { ...meta, name: "edge" }, spec: { x: 1 }, status: { phase: "Provisioned" } });
   const plain = (o: unknown) => JSON.parse(JSON.stringify(o));
-  assert.deepEqual(plain(c), { metadata: { name: "edge", namespace: "fleet", resourceVersion: "7" }, phase: "Provisioned" });
+  assert.deepEqual(plain(c), {
+    metadata: { name: "edge", namespace: "fleet", resourceVersion: "7" },
+    phase: "Provisioned",
+  });
   const s = projectSecret({ metadata: meta, data: { value: btoa("apiVersion: v1"), other: btoa("x") } });
   assert.deepEqual(plain(s), {
     metadata: { name: "edge-kubeconfig", namespace: "fleet", resourceVersion: "7" },
