@@ -55,6 +55,8 @@ export interface ClusterHealth {
   provider?: string;
   /** When it was registered, ISO-8601. */
   registeredAt?: string;
+  /** Its inventory's health condition (a ClusterProfile's ControlPlaneHealthy), for providers that have one. */
+  condition?: { type: string; status: string; reason?: string; message?: string };
   /** With --shard: the replica that owns it (holds its fence), or null. */
   owner?: string | null;
 }

@@ -51,6 +51,16 @@ export interface ClusterRegistration {
   provider: string;
   /** ISO-8601. */
   registeredAt: string;
+  /** The inventory's own health condition (a ClusterProfile's ControlPlaneHealthy), when the provider has one. */
+  condition?: RegistrationCondition;
+}
+
+/** A provider's condition for one cluster, as /status shows it (no credentials: type, status, reason, message). */
+export interface RegistrationCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
 }
 
 /** A name that is registered but cannot be engaged (a name collision, a broken kubeconfig, not registered yet). */
@@ -96,5 +106,6 @@ export function registrationOf(r: Partial<ClusterRegistration>): Partial<Cluster
   return {
     ...(r.provider ? { provider: r.provider } : {}),
     ...(r.registeredAt ? { registeredAt: r.registeredAt } : {}),
+    ...(r.condition ? { condition: r.condition } : {}),
   };
 }

@@ -62,3 +62,12 @@ export {
 export { describePermission, missingPermissions, type PermissionCheck } from "./access_review.ts";
 export { missingPermissionsIn, type ResourceRule, rulesReview } from "./rules_review.ts";
 export { MAX_KUBECONFIG_DEPTH, MAX_UNTRUSTED_KUBECONFIG_BYTES } from "./kubeconfig_yaml.ts";
+export {
+  EXEC_CREDENTIAL_VERSIONS,
+  ExecCredentialAccess,
+  type ExecCredentialAccessInit,
+  type ExecCredentialStatus,
+  type ExecPluginSpec,
+  parseExecCredential,
+  refreshAt,
+} from "./exec_credential.ts";

@@ -163,7 +163,11 @@ export class Offers {
     if (!offer.access || offer.error) {
       return {
         kind: "hold",
-        problem: { provider: s.provider, error: offer.error ?? `cluster "${name}" from ${s.source} is not usable` },
+        problem: {
+          provider: s.provider,
+          error: offer.error ?? `cluster "${name}" from ${s.source} is not usable`,
+          ...(offer.condition ? { condition: offer.condition } : {}),
+        },
       };
     }
     return { kind: "serve", provider: s.provider, source: s.source, offer: { ...offer, access: offer.access } };

@@ -6,3 +6,5 @@ export * from "./swappable_access.ts";
 export * from "./registered_clusters.ts";
 export * from "./name_prefixes.ts";
 export * from "./cluster_api_provider.ts";
+export * from "./cluster_profile_access.ts";
+export * from "./cluster_profile_provider.ts";

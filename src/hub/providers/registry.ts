@@ -4,7 +4,7 @@ import client from "prom-client";
 import type { ClusterAccess } from "../../kube/mod.ts";
 import { type Clock, errorText, type Logger, oneLine, SystemClock } from "../../util/mod.ts";
 import type { ProviderHealth } from "../cluster_health.ts";
-import type { ClusterRegistration, RegistrationProblem } from "../hub_health.ts";
+import type { ClusterRegistration, RegistrationCondition, RegistrationProblem } from "../hub_health.ts";
 import { Offers, type Selection, type Source } from "./_offers.ts";
 import { providerHealth, type UnusableSource } from "./_provider_health.ts";
 import { SwappableAccess } from "./swappable_access.ts";
@@ -32,6 +32,8 @@ export interface ClusterOffer {
   endpointDigest: string;
   /** A change here alone swaps credentials in place. */
   credentialsDigest: string;
+  /** The inventory's condition for it (a ClusterProfile's ControlPlaneHealthy), shown on its /status entry. */
+  condition?: RegistrationCondition;
 }
 
 /** What the registry drives; the Hub fits. */
@@ -332,7 +334,11 @@ export class ClusterRegistry {
         registeredAt,
       });
       this.#held.delete(name);
-      await target.engage(name, access, { provider, registeredAt });
+      await target.engage(name, access, {
+        provider,
+        registeredAt,
+        ...(offer.condition ? { condition: offer.condition } : {}),
+      });
       this.#log.info(cur ? "cluster re-registered: its server changed" : "cluster registered", {
         cluster: name,
         provider,
