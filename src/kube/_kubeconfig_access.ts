@@ -3,6 +3,8 @@
 // auth-provider: client-node runs gcp/azure cmd-path with execSync, which no time limit can stop.)
 
 import type { Cluster as KnCluster, KubeConfig, User as KnUser } from "@kubernetes/client-node";
+/** client-node's kubeconfig entry types, for kubeconfig.ts (one static import of the package, beside its dynamic one). */
+export type { KnCluster, KnUser };
 import type { RequestOptions } from "node:https";
 import { basename } from "node:path";
 import { base64, pem, record } from "./_fields.ts";

@@ -1,7 +1,7 @@
 // Kubeconfig files (clusters/*.yaml, $KUBECONFIG, ~/.kube/config, --kubeconfig) read into a catalog of contexts, and
 // `--clusters` resolved against it.
 
-import type { Cluster as KnCluster, User as KnUser } from "@kubernetes/client-node";
+import type { KnCluster, KnUser } from "./_kubeconfig_access.ts";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parseKubeconfigYaml } from "./kubeconfig_yaml.ts";
 import { redact } from "../util/mod.ts";
