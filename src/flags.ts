@@ -2,6 +2,11 @@
 // Deno.args in. Each group's own parsing, checks and --help section live beside it (leader_election_flags.ts,
 // shard_flags.ts, metrics_serving_flags.ts, liveness_flag.ts, limit_flags.ts); the help text is flags_help.ts.
 
+import {
+  CLUSTER_PROFILE_OPTIONS,
+  type ClusterProfileFlags,
+  parseClusterProfileFlags,
+} from "./cluster_profile_flags.ts";
 import { parseArgs } from "node:util";
 import type { HubLimits } from "./hub/mod.ts";
 import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
@@ -72,6 +77,8 @@ export interface HubFlags {
   clusterSecrets?: string;
   /** `--cluster-api` and `--cluster-name-prefix` (src/cluster_provider_flags.ts). */
   clusterProviders: ClusterProviderFlags;
+  /** `--cluster-profiles`, `--clusterprofile-provider-file` (src/cluster_profile_flags.ts); unset without them. */
+  clusterProfiles?: ClusterProfileFlags;
   /** `--exec-plugin-allowlist`, `--allow-http-servers` (src/credential_flags.ts): what untrusted kubeconfigs may hold. */
   credentialPolicy: CredentialPolicy;
   /** `--metrics-bind-address` and friends (src/metrics_serving_flags.ts); undefined without it. */
@@ -113,6 +120,7 @@ export const HUB_OPTIONS = {
   ...LIMIT_OPTIONS,
   ...CREDENTIAL_OPTIONS,
   ...CLUSTER_PROVIDER_OPTIONS,
+  ...CLUSTER_PROFILE_OPTIONS,
 } as const;
 
 /** `--qps -5` → `--qps=-5` (so a negative limit gets "must be positive", not "ambiguous"); bare `--metrics-secure`. */
@@ -230,6 +238,7 @@ export function parseFlags(argv: string[]): HubFlags {
     clusterDir,
     clusterSecrets,
     clusterProviders: parseClusterProviderFlags(values),
+    clusterProfiles: parseClusterProfileFlags(values),
     credentialPolicy: parseCredentialFlags(values),
     kubeconfigs: commaList(values.kubeconfig),
     namespaces: allNamespaces(values),

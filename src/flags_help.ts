@@ -1,6 +1,7 @@
 // The hub's --help text, composed from each flag group's section, and the did-you-mean for a misspelled flag, which
 // suggests only what the help documents. Pure.
 
+import { clusterProfileHelp } from "./cluster_profile_flags.ts";
 import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
 import { credentialHelp } from "./credential_flags.ts";
 import { clusterProviderHelp } from "./cluster_provider_flags.ts";
@@ -36,6 +37,7 @@ export function helpText(): string {
     "                             sigs.k8s.io/multicluster-runtime-kubeconfig=true (data key kubeconfig;",
     "                             cluster name = Secret name)",
     ...clusterProviderHelp(),
+    ...clusterProfileHelp(),
     "  --namespace NS, -n NS      namespace to watch (repeatable). Default: all namespaces",
     "  --all-namespaces, -A       watch all namespaces (the default; Kopf's flag, not with --namespace)",
     "  --home-cluster NAME        the cluster holding the hub's own objects (Leases, cluster Secrets, Mirror",

@@ -17,12 +17,8 @@ import {
   TlsMaterialError,
   type TlsPair,
 } from "./hub/mod.ts";
-import {
-  ClusterApiProvider,
-  loadRegisteredClusters,
-  type RegisteredClusters,
-  SecretProvider,
-} from "./hub/providers/mod.ts";
+import { loadRegisteredClusters, type RegisteredClusters } from "./hub/providers/mod.ts";
+import { homeClusterProviders, type StartsProvider } from "./cluster_providers.ts";
 import { ShardCoordinator } from "./hub/shards/mod.ts";
 import { type ClusterAccess, ConfigError, IN_CLUSTER, KubeClient } from "./kube/mod.ts";
 import { BUILT_IN_OPERATORS, DEFAULT_OPERATORS } from "./operators/mod.ts";
@@ -73,6 +69,7 @@ export async function main(argv: string[], options: { operators?: readonly Opera
       clusterDir: flags.clusterDir,
       clusterSecrets: flags.clusterSecrets,
       clusterApi: flags.clusterProviders.clusterApi,
+      clusterProfiles: flags.clusterProfiles?.namespaces,
       prefixes: flags.clusterProviders.namePrefixes,
       env: readEnv,
       cwd: Deno.cwd(),
@@ -105,6 +102,8 @@ export async function main(argv: string[], options: { operators?: readonly Opera
       ? "--cluster-secrets"
       : flags.clusterProviders.clusterApi !== undefined
       ? "--cluster-api"
+      : flags.clusterProfiles !== undefined
+      ? "--cluster-profiles"
       : flags.leaderElection.enabled
       ? "--leader-elect"
       : flags.shard.enabled
@@ -158,32 +157,20 @@ export async function main(argv: string[], options: { operators?: readonly Opera
   }
   // Registered clusters: the registry engages and disengages as kubeconfig files and Secrets come and go.
   registered.registry.registerMetrics(hub.metrics.registry);
-  const secrets = flags.clusterSecrets !== undefined && home
-    ? new SecretProvider({
+  let providers: StartsProvider[];
+  try {
+    providers = homeClusterProviders({
+      flags,
       registry: registered.registry,
       home,
-      namespace: flags.clusterSecrets,
-      policy: flags.credentialPolicy,
-      env: readEnv,
       requestTimeoutMs: hub.limits.requestTimeoutMs,
       idleTimeoutMs: hub.limits.watchIdleTimeoutMs,
-      http2: flags.http2,
       logger,
-    })
-    : undefined;
-  const clusterApi = flags.clusterProviders.clusterApi !== undefined && home
-    ? new ClusterApiProvider({
-      registry: registered.registry,
-      home,
-      namespaces: flags.clusterProviders.clusterApi,
-      policy: flags.credentialPolicy,
-      env: readEnv,
-      requestTimeoutMs: hub.limits.requestTimeoutMs,
-      idleTimeoutMs: hub.limits.watchIdleTimeoutMs,
-      http2: flags.http2,
-      logger,
-    })
-    : undefined;
+    });
+  } catch (err) {
+    if (err instanceof ConfigError) return usageError(err.message);
+    throw err;
+  }
 
   const stop = new AbortController();
   const onSignal = (sig: string) => () => {
@@ -303,8 +290,7 @@ export async function main(argv: string[], options: { operators?: readonly Opera
     server,
     registered.registry.start(stop.signal),
     registered.folder.start(stop.signal),
-    secrets?.start(stop.signal),
-    clusterApi?.start(stop.signal),
+    ...providers.map((p) => p.start(stop.signal)),
   ]);
   Deno.removeSignalListener("SIGTERM", sigterm);
   Deno.removeSignalListener("SIGINT", sigint);

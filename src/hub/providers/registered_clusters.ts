@@ -28,6 +28,8 @@ export interface RegisteredClustersOptions {
   clusterSecrets?: string;
   /** `--cluster-api`: a Cluster API `Cluster` may register names later, so unknown names wait too. */
   clusterApi?: readonly string[];
+  /** `--cluster-profiles`: ClusterProfiles may register any name later, as Secrets may. */
+  clusterProfiles?: readonly string[];
   /** `--cluster-name-prefix`: each provider's name prefix (see ClusterRegistry). */
   prefixes?: NamePrefixes;
   env: EnvSource;
@@ -73,9 +75,10 @@ export async function loadRegisteredClusters(o: RegisteredClustersOptions): Prom
     clusterDir ? `a kubeconfig file in ${clusterDir}` : undefined,
     o.clusterSecrets ? `a Secret labelled sigs.k8s.io/multicluster-runtime-kubeconfig=true in ${o.clusterSecrets}` : "",
     o.clusterApi ? `a Provisioned Cluster API Cluster in ${o.clusterApi.join(",")}` : "",
+    o.clusterProfiles ? `a healthy ClusterProfile in ${o.clusterProfiles.join(",")}` : "",
   ].filter(Boolean).join(" or ");
   // Providers that read the home cluster may register any name later: a name unknown at start-up waits for them.
-  const later = o.clusterSecrets !== undefined || o.clusterApi !== undefined;
+  const later = o.clusterSecrets !== undefined || o.clusterApi !== undefined || o.clusterProfiles !== undefined;
   const registry = new ClusterRegistry({
     selection,
     concurrency: o.concurrency,

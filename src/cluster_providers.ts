@@ -1,0 +1,53 @@
+// The providers that read the home cluster (labelled Secrets, Cluster API Clusters, ClusterProfiles), built from the
+// flags in one place so main.ts stays short.
+
+import { clusterProfileProvider } from "./cluster_profile_flags.ts";
+import type { HubFlags } from "./flags.ts";
+import { ClusterApiProvider, type ClusterRegistry, SecretProvider } from "./hub/providers/mod.ts";
+import type { ClusterAccess } from "./kube/mod.ts";
+import { readEnv } from "./permissions.ts";
+import type { Logger } from "./util/mod.ts";
+
+/** Something that lists and watches until the signal aborts. */
+export interface StartsProvider {
+  start(signal: AbortSignal): Promise<void>;
+}
+
+export interface HomeProvidersOptions {
+  flags: HubFlags;
+  registry: ClusterRegistry;
+  /** Without a home cluster none is built (main.ts already refused the flags that need one). */
+  home: ClusterAccess | undefined;
+  requestTimeoutMs: number;
+  idleTimeoutMs: number;
+  logger: Logger;
+}
+
+/**
+ * Every home-cluster provider the flags ask for, not started yet. A --clusterprofile-provider-file that cannot be used
+ * throws ConfigError (exit 2), before anything is engaged.
+ */
+export function homeClusterProviders(o: HomeProvidersOptions): StartsProvider[] {
+  const { flags, registry, home, logger } = o;
+  if (!home) return [];
+  const common = {
+    registry,
+    home,
+    policy: flags.credentialPolicy,
+    requestTimeoutMs: o.requestTimeoutMs,
+    idleTimeoutMs: o.idleTimeoutMs,
+    http2: flags.http2,
+    logger,
+  };
+  const out: StartsProvider[] = [];
+  if (flags.clusterSecrets !== undefined) {
+    out.push(new SecretProvider({ ...common, namespace: flags.clusterSecrets, env: readEnv }));
+  }
+  if (flags.clusterProviders.clusterApi !== undefined) {
+    out.push(new ClusterApiProvider({ ...common, namespaces: flags.clusterProviders.clusterApi, env: readEnv }));
+  }
+  if (flags.clusterProfiles !== undefined) {
+    out.push(clusterProfileProvider({ ...common, flags: flags.clusterProfiles, env: readEnv }));
+  }
+  return out;
+}
