@@ -61,6 +61,91 @@ Deno.test("An operator file on the command line runs beside the built-in operato
   }
 });
 
+const WRITES_FILE = "tests/fixtures/kopf_writes_operator.ts";
+
+Deno.test("Create, field and delete handlers cost the fewest writes: 2 per created object, 1 per field change, 1 per delete, none rejected", async () => {
+  const perCluster = 10;
+  const changes = 5; // field changes per cluster, as in issue 28's scenario
+  const ns = await testNamespace("kopf-fewest");
+  const apis = CLUSTERS.map((c) => localApi(c));
+  const hub = HubProcess.start({
+    clusters: CLUSTERS,
+    args: ["--operators", "none", "--namespace", ns.name, WRITES_FILE],
+  });
+  const counts = async () => await Promise.all(apis.map((a) => a.uuidWritesByCode()));
+  const sum = (before: Record<string, number>[], after: Record<string, number>[], ok: boolean) =>
+    after.reduce(
+      (n, codes, i) =>
+        n + Object.entries(codes).reduce((m, [code, v]) =>
+          code.startsWith("2") === ok ? m + v - (before[i][code] ?? 0) : m, 0),
+      0,
+    );
+  // A write caused by the watch event of the hub's own write would come within this time.
+  const settle = () => new Promise((r) => setTimeout(r, 1500));
+  const all = async (check: (o: any) => boolean) =>
+    (await Promise.all(apis.map((a) => a.listUuids(ns.name)))).every((items) =>
+      items.length === perCluster && items.every(check)
+    );
+  try {
+    await hub.waitReady();
+    const t0 = await counts();
+    await Promise.all(apis.map((a) => a.createUuids(ns.name, names("w", perCluster))));
+    await waitFor(() => all((o) => o.status?.state === "Created"), "every object created", 60_000);
+    await settle();
+    const t1 = await counts();
+    // The test's own PATCHes (one per change, 200) are counted by the apiservers too: subtracted below.
+    for (let i = 0; i < changes; i++) {
+      await Promise.all(
+        apis.map((a) =>
+          a.request("PATCH", `/apis/demo.operator/v1/namespaces/${ns.name}/uuid/w-${i}`, { spec: { quota: 7 } })
+        ),
+      );
+    }
+    await waitFor(
+      () => all((o) => Number(o.metadata.name.split("-")[1]) >= changes || o.status?.message === "quota 7"),
+      "every field change handled",
+    );
+    await settle();
+    const t2 = await counts();
+    await Promise.all(apis.map((a) => a.deleteAllUuids(ns.name)));
+    await waitFor(
+      async () => (await Promise.all(apis.map((a) => a.listUuids(ns.name)))).every((items) => items.length === 0),
+      "every object gone",
+    );
+    await settle();
+    const t3 = await counts();
+    const objects = perCluster * CLUSTERS.length;
+    const created = sum(t0, t1, true), changed = sum(t1, t2, true) - changes * CLUSTERS.length;
+    const deleted = sum(t2, t3, true);
+    const rejected = sum(t0, t3, false);
+    console.log(
+      `writes (apiserver_request_total PATCH uuid, ${objects} objects, ${changes * CLUSTERS.length} field changes): ` +
+        `create ${(created / objects).toFixed(2)}/object, field change ${
+          (changed / (changes * CLUSTERS.length)).toFixed(2)
+        }, ` +
+        `delete ${(deleted / objects).toFixed(2)}/object, rejected ${rejected}; per object over creates and changes ` +
+        `${((created + changed) / objects).toFixed(2)}, with deletes ${
+          ((created + changed + deleted) / objects).toFixed(2)
+        }`,
+    );
+    // The hub's own count of its PATCHes (rest_client_requests_total), to tell its writes from anyone else's.
+    const hubPatches: Record<string, number> = {};
+    for (const line of (await hub.get("/metrics")).text.split("\n")) {
+      const m = /^rest_client_requests_total\{.*code="(\d+)".*method="PATCH".*\} (\d+)/.exec(line);
+      if (m) hubPatches[m[1]] = (hubPatches[m[1]] ?? 0) + Number(m[2]);
+    }
+    console.log(`the hub's own PATCHes by code: ${JSON.stringify(hubPatches)}`);
+    assert.equal(rejected, 0, "no rejected (409) write");
+    assert.equal(created, 2 * objects, "2 writes per created object: the finalizer, then status with the done-mark");
+    assert.equal(changed, changes * CLUSTERS.length, "1 write per field change");
+    assert.equal(deleted, objects, "1 write per delete: the finalizer's removal");
+  } finally {
+    await hub.kill();
+    apis.forEach((a) => a.close());
+    await ns.cleanup();
+  }
+});
+
 Deno.test("A create handler's effect lands exactly once per object across a hub SIGKILL mid-burst and two hubs at once", async () => {
   const perCluster = 60;
   const ns = await testNamespace("kopf-once");

@@ -53,7 +53,10 @@ export type PatchType = "merge" | "json" | "strategic";
  *   accepted but dropped (the CRD gained a subresource), re-runs discovery and writes again once;
  * - a status write the API server rejects as invalid (422, 400) posts a Warning event
  *   `StatusRejected` and throws a TerminalError (retrying cannot fix it);
- * - a verb the operator did not declare throws a TerminalError, so pre-flight covers every call.
+ * - a verb the operator did not declare throws a TerminalError, so pre-flight covers every call;
+ * - the watch cache takes the answer of each `patch`, `patchStatus` and `apply` of an object it holds (newer by
+ *   resourceVersion only), so `cached()` in the next reconcile reads what was written even before the write's watch
+ *   event arrived, and a write decided from it carries the current resourceVersion (no 409 from the hub's own write).
  */
 export interface ResourceClient<T extends StoredObject = StoredObject> {
   /** The resource this client reads and writes. */
@@ -201,6 +204,7 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
     this.#need("patch");
     const contentType = CONTENT_TYPES[options.type ?? "merge"];
     const raw = await this.#d.api.request("PATCH", this.#path(ref), { body: patch, contentType, signal: this.#signal });
+    this.#d.store?.takeWritten(raw as Record<string, unknown>);
     return this.#d.project(raw as Record<string, unknown>) as T;
   }
 
@@ -219,6 +223,7 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
       query: { fieldManager: options.fieldManager, force: options.force || undefined },
       signal: this.#signal,
     });
+    this.#d.store?.takeWritten(raw as Record<string, unknown>);
     return this.#d.project(raw as Record<string, unknown>) as T;
   }
 
@@ -234,8 +239,9 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
           body: { metadata: { resourceVersion }, status },
           contentType: MERGE,
           signal: this.#signal,
-          // Only a CRD without a status subresource needs the answer, to check the status stuck.
-          discardBody: viaSubresource,
+          // The watch cache takes the answer (so the next reconcile reads this write); without a cache, only a CRD
+          // without a status subresource needs it, to check the status stuck.
+          discardBody: viaSubresource && !this.#d.store,
         },
       );
       // A CRD that gained a status subresource since discovery answers 200 to a status patch of the object
@@ -248,6 +254,7 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
           `the API server ignored the status written to ${namespace}/${name}: the CRD now has a status subresource`,
         );
       }
+      if (written) this.#d.store?.takeWritten(written as Record<string, unknown>);
     } catch (err) {
       const code = httpStatusOf(err);
       if (code === 404 || err instanceof StatusDroppedError) {

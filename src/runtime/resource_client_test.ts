@@ -269,3 +269,33 @@ Deno.test("ignoreNotFound turns a 404 into undefined and rethrows anything else"
   const forbidden = new ApiError({ method: "GET", path: "/x", status: 403 });
   await assert.rejects(Promise.reject(forbidden).catch(ignoreNotFound), (err) => err === forbidden);
 });
+
+Deno.test("The watch cache takes the answer of patchStatus, patch and apply, so the next cached() read is what was written", async () => {
+  const store = new Store();
+  const ref = { namespace: "ns", name: "x" };
+  store.upsert({ metadata: { namespace: "ns", name: "x", resourceVersion: "7" }, spec: { a: 1 } });
+  let rv = 7;
+  const t = setup((c) => ({
+    metadata: { namespace: "ns", name: "x", resourceVersion: String(++rv) },
+    spec: { a: 1 },
+    status: c.path.endsWith("/status") ? (c.body as { status: unknown }).status : undefined,
+  }), { store });
+  await t.client.patch(ref, { metadata: { finalizers: ["f"] } });
+  assert.equal(t.client.cached(ref)?.metadata.resourceVersion, "8");
+  await t.client.patchStatus(t.client.cached(ref)!, { uuid: "u-1" });
+  assert.equal(t.calls[1].discardBody, false, "the answer is read for the cache");
+  assert.deepEqual(t.calls[1].body, { metadata: { resourceVersion: "8" }, status: { uuid: "u-1" } });
+  assert.equal(t.client.cached(ref)?.metadata.resourceVersion, "9");
+  assert.deepEqual(t.client.cached(ref)?.status, { uuid: "u-1" });
+  // The watch event of the first write, arriving late, does not take the cache back.
+  store.upsert({ metadata: { namespace: "ns", name: "x", resourceVersion: "8" }, spec: { a: 1 } });
+  assert.deepEqual(t.client.cached(ref)?.status, { uuid: "u-1" });
+  await t.client.apply({ metadata: { namespace: "ns", name: "x" }, spec: { a: 1 } }, { fieldManager: "m" });
+  assert.equal(t.client.cached(ref)?.metadata.resourceVersion, "10");
+});
+
+Deno.test("A status write without a watch cache still discards its answer (nothing would read it)", async () => {
+  const t = setup(() => undefined);
+  await t.client.patchStatus(object, { uuid: "u-1" });
+  assert.equal(t.calls[0].discardBody, true);
+});

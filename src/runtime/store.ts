@@ -94,11 +94,25 @@ export function objectKey(meta: { namespace?: string; name: string }): string {
 }
 
 /**
+ * True when resourceVersion `a` is certainly newer than `b`: both are decimal integers (etcd revisions, which every
+ * apiserver backed by etcd hands out, comparable since Kubernetes' "comparable resource version" KEP-5504) and `a` is
+ * larger. False whenever either is missing or not a decimal integer, so an opaque version is never judged older.
+ */
+export function newerVersion(a: string | undefined, b: string | undefined): boolean {
+  if (!a || !b || !DECIMAL.test(a) || !DECIMAL.test(b)) return false;
+  return a.length !== b.length ? a.length > b.length : a > b;
+}
+
+const DECIMAL = /^[1-9][0-9]*$/;
+
+/**
  * A map of `namespace/name` to trimmed objects for one cluster.
  *
  * Guarantees: every object passes through `pruneObject` before the projection, so no cached object keeps
  * managedFields or kubectl's last-applied configuration, whatever the projection keeps; `replace` returns exactly the keys that were added, changed (by resourceVersion)
- * or removed, so a relist after a watch gap yields the right adds and deletes.
+ * or removed, so a relist after a watch gap yields the right adds and deletes; an object the cache took from a
+ * write's own answer (`takeWritten`) is never replaced by an older version of it (a watch event or list item that was
+ * on its way), so the next reconcile reads what was written, not the state before it.
  */
 export class Store {
   readonly #items = new Map<string, StoredObject>();
@@ -127,12 +141,29 @@ export class Store {
     return this.#items.keys();
   }
 
-  /** Stores the object; returns its key. */
+  /** Stores the object (unless the cache holds a newer version of it, see `takeWritten`); returns its key. */
   upsert(raw: Record<string, unknown>): string {
     const obj = this.#project(raw);
     const key = objectKey(obj.metadata);
-    this.#items.set(key, obj);
+    if (!newerVersion(this.#items.get(key)?.metadata.resourceVersion, obj.metadata.resourceVersion)) {
+      this.#items.set(key, obj);
+    }
     return key;
+  }
+
+  /**
+   * Takes the object a write of it answered with (a patch, a status patch, an apply), so the next reconcile reads what
+   * was written before its watch event arrives. Only an object the cache holds, in an older version, is replaced:
+   * an object the watch already removed (deleted meanwhile) is not brought back, nor a newer one overwritten.
+   * Returns true when it was taken. Listeners are told by the write's own watch event, as for any other change.
+   */
+  takeWritten(raw: Record<string, unknown>): boolean {
+    const obj = this.#project(raw);
+    const key = objectKey(obj.metadata);
+    const held = this.#items.get(key);
+    if (!held || !newerVersion(obj.metadata.resourceVersion, held.metadata.resourceVersion)) return false;
+    this.#items.set(key, obj);
+    return true;
   }
 
   /** Removes the object; returns its key. */
@@ -164,6 +195,8 @@ export class Store {
         const key = objectKey(obj.metadata);
         seen.add(key);
         const old = this.#items.get(key);
+        // A list served a little behind a write this hub made keeps the written version.
+        if (newerVersion(old?.metadata.resourceVersion, obj.metadata.resourceVersion)) return;
         if (!old || old.metadata.resourceVersion !== obj.metadata.resourceVersion) changed.push(key);
         this.#items.set(key, obj);
       },

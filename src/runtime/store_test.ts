@@ -1,6 +1,14 @@
 // Unit tests for the per-cluster store.
 import assert from "node:assert/strict";
-import { LAST_APPLIED_ANNOTATION, objectMeta, pruneObject, Store, type StoredObject, trimObject } from "./store.ts";
+import {
+  LAST_APPLIED_ANNOTATION,
+  newerVersion,
+  objectMeta,
+  pruneObject,
+  Store,
+  type StoredObject,
+  trimObject,
+} from "./store.ts";
 
 const obj = (name: string, rv: string, extra: Record<string, unknown> = {}) => ({
   metadata: {
@@ -77,4 +85,42 @@ Deno.test("Store keeps no last-applied annotation or managedFields even when the
     assert.deepEqual(meta.annotations, { other: "x" }, key);
   }
   assert.equal(s.projection, keepAll, "the projection is the one given, so stores can still be shared by it");
+});
+
+Deno.test("Store.takeWritten() takes a newer answer of a held object, and an older watch event never replaces it", () => {
+  const s = new Store();
+  s.upsert(obj("a", "10"));
+  assert.equal(s.takeWritten(obj("a", "12", { status: { done: true } })), true);
+  // The watch event of the first write (rv 11) arrives after the second write's answer: it is not taken.
+  s.upsert(obj("a", "11", { status: {} }));
+  assert.equal(s.get("ns/a")?.metadata.resourceVersion, "12");
+  assert.deepEqual(s.get("ns/a")?.status, { done: true });
+  // A list served behind the write keeps it too, and reports no change.
+  assert.deepEqual(s.replace([obj("a", "11")]), []);
+  assert.equal(s.get("ns/a")?.metadata.resourceVersion, "12");
+  // The write's own event, and anything newer, is taken.
+  s.upsert(obj("a", "13"));
+  assert.equal(s.get("ns/a")?.metadata.resourceVersion, "13");
+});
+
+Deno.test("Store.takeWritten() never brings back a deleted object nor replaces a newer or opaque version", () => {
+  const s = new Store();
+  assert.equal(s.takeWritten(obj("gone", "5")), false, "not held: the watch removed it, or never saw it");
+  assert.equal(s.get("ns/gone"), undefined);
+  s.upsert(obj("a", "20"));
+  assert.equal(s.takeWritten(obj("a", "19")), false, "older than held");
+  assert.equal(s.takeWritten(obj("a", "20")), false, "the same version");
+  s.upsert(obj("b", "opaque-1"));
+  assert.equal(s.takeWritten(obj("b", "opaque-2")), false, "not comparable: left to the watch");
+  s.upsert(obj("b", "opaque-0"));
+  assert.equal(s.get("ns/b")?.metadata.resourceVersion, "opaque-0", "an opaque version from the watch is taken");
+});
+
+Deno.test("newerVersion() compares decimal resourceVersions by value, never opaque ones", () => {
+  assert.equal(newerVersion("100", "99"), true);
+  assert.equal(newerVersion("99", "100"), false);
+  assert.equal(newerVersion("7", "7"), false);
+  assert.equal(newerVersion("a1", "1"), false);
+  assert.equal(newerVersion(undefined, "1"), false);
+  assert.equal(newerVersion("012", "11"), false, "a leading zero is not an etcd revision");
 });
