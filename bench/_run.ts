@@ -19,6 +19,7 @@ export const PHASES = [
   "clusters",
   "mirror",
   "shards",
+  "profiles",
 ] as const;
 export type Phase = typeof PHASES[number];
 
