@@ -22,6 +22,10 @@
  */
 
 export {
+  adopt,
+  type Adopted,
+  type AdoptOptions,
+  type AdoptParent,
   type ClusterConnection,
   defineHandlers,
   defineOperator,
@@ -41,6 +45,8 @@ export {
   ignoreNotFound,
   isConflict,
   isNotFound,
+  type KindName,
+  kinds,
   type ListOptions,
   type NewObject,
   type ObjectMeta,
@@ -48,6 +54,11 @@ export {
   type Operator,
   type OperatorDefinition,
   OperatorDefinitionError,
+  type OwnedResource,
+  type OwnerReference,
+  PARENT_ANNOTATION,
+  PARENT_NAME_LABEL,
+  PARENT_RESOURCE_LABEL,
   type PatchType,
   PermanentError,
   type Projection,

@@ -95,7 +95,7 @@ export function watchOtherResources(
       runs.push(set.stopped);
       continue;
     }
-    const store = new Store(metadataOnly);
+    const store = new Store(w.project ?? metadataOnly);
     const map = requestMapper(w, store, op.name, ctx, options.cached);
     const scoped = w.namespaces ? { ...ctx, namespaces: w.namespaces } : ctx;
     const started = scopedWatchers(w.type, store, (keys) => options.queue(map(keys)), scoped, w.labelSelector);
@@ -160,7 +160,7 @@ class PerObjectWatches {
     }
     for (const [key, ref] of wanted) {
       if (this.#running.has(key)) continue;
-      const store = new Store(metadataOnly);
+      const store = new Store(this.#w.project ?? metadataOnly);
       const map = requestMapper(this.#w, store, this.#operator, this.#ctx, this.#options.cached);
       const { group, version, plural } = this.#w.type;
       const selector = `fieldSelector=${encodeURIComponent(`metadata.name=${ref.name}`)}` +

@@ -170,6 +170,38 @@ Deno.test("watchOtherResources() queues what each change of a watched resource m
     }
   }));
 
+Deno.test("watchOtherResources() caches a watched resource through its own projection when it gives one (owner references for owns)", () =>
+  inLocalNamespace("prod", "other-project", async (client, namespace) => {
+    const seen: StoredObject[] = [];
+    const op = {
+      name: "op",
+      watches: [{
+        type: CONFIGMAPS,
+        labelSelector: "app=web",
+        project: (raw: Record<string, unknown>) => ({ metadata: { ...(raw.metadata as StoredObject["metadata"]) } }),
+        map: (o: StoredObject) => {
+          seen.push(o);
+          return [];
+        },
+      }],
+    } as unknown as Operator;
+    const stop = new AbortController();
+    const { runs } = watchOtherResources(op, watchContext(client, [namespace]), {
+      cached: () => [],
+      queue: () => {},
+    }, stop.signal);
+    try {
+      const path = `/api/v1/namespaces/${namespace}/configmaps`;
+      await client.request("POST", path, { body: configMap(namespace, "cm", { app: "web" }) });
+      await waitFor(() => seen.length > 0, "the mapped change", HANG_GUARD_MS, 20);
+      const meta = seen[0].metadata as unknown as Record<string, unknown>;
+      assert.equal(typeof meta.creationTimestamp, "string", "the watch's own projection, not metadataOnly, kept it");
+    } finally {
+      stop.abort();
+      await Promise.all(runs);
+    }
+  }));
+
 Deno.test("watchOtherResources() with `objects` watches and caches only the named objects, following refresh()", () =>
   inLocalNamespace("prod", "per-object-watches", async (client, namespace) => {
     const path = `/api/v1/namespaces/${namespace}/configmaps`;

@@ -34,6 +34,8 @@ export interface WatchedResource {
   clusters?(cluster: string): boolean;
   /** Only objects with these labels are watched, e.g. `app=web`. */
   labelSelector?: string;
+  /** What its cache keeps of each object (what `map` reads). Default: identity, labels and annotations. */
+  project?: Projection;
   /** Watched in these namespaces only (its pre-flight checks too), instead of the hub's `--namespace` list. */
   namespaces?: readonly string[];
   /**
@@ -101,9 +103,10 @@ export interface Operator<T extends StoredObject = StoredObject> {
 /**
  * The RBAC checks an operator needs in a cluster, derived from its declarations: `list` and `watch`
  * of its resource, each declared verb (`patchStatus` as `patch` of `status`, or of the object itself
- * when the CRD has no status subresource; `apply` as `patch`), `create events` when it posts events,
- * and the verbs of every other resource it uses. With `namespaces`, namespaced checks are made in each (a use or
- * watch that names its own `namespaces` is checked in those instead; a per-object watch is not checked).
+ * when the CRD has no status subresource; `apply` as `create` and `patch`, as an apply creates what is missing),
+ * `create events` when it posts events, and the verbs of every other resource it uses. With `namespaces`,
+ * namespaced checks are made in each (a use or watch that names its own `namespaces` is checked in those instead;
+ * a per-object watch is not checked).
  * With `cluster`, only the watched resources whose `clusters` accept it are checked, and in a cluster
  * its `resourceClusters` refuses, neither its own resource nor events are.
  */
@@ -125,7 +128,10 @@ export function permissionsFor(
   const addAll = (type: ResourceType, verbs: readonly Verb[], statusSubresource: boolean, ns?: readonly string[]) => {
     for (const verb of verbs) {
       if (verb === "patchStatus") add(type, "patch", statusSubresource ? "status" : undefined, ns);
-      else add(type, verb === "apply" ? "patch" : verb, undefined, ns);
+      else if (verb === "apply") {
+        add(type, "create", undefined, ns);
+        add(type, "patch", undefined, ns);
+      } else add(type, verb, undefined, ns);
     }
   };
   const cluster = options.cluster;

@@ -42,9 +42,27 @@ Deno.test("permissionsFor() repeats namespaced checks per namespace and keeps cl
     "list uuid b",
     "watch uuid a",
     "watch uuid b",
+    "create uuid a",
+    "create uuid b",
     "patch uuid a",
     "patch uuid b",
     "get namespaces *",
+  ]);
+});
+
+Deno.test("permissionsFor() checks create and patch for apply, of the own resource and of a used one, so an apply that creates is covered", () => {
+  const configMaps = { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps" };
+  const checks = permissionsFor(op(["apply"], { events: false, uses: [{ type: configMaps, verbs: ["apply"] }] }), {
+    statusSubresource: true,
+    namespaces: [],
+  });
+  assert.deepEqual(checks.map((c) => `${c.verb} ${c.resource}`), [
+    "list uuid",
+    "watch uuid",
+    "create uuid",
+    "patch uuid",
+    "create configmaps",
+    "patch configmaps",
   ]);
 });
 
@@ -78,13 +96,20 @@ Deno.test("permissionsFor() in a cluster its resourceClusters refuses checks onl
     permissionsFor(homeOnly, { ...options, cluster }).map((c) =>
       `${c.verb} ${c.resource}${c.subresource ? `/${c.subresource}` : ""}`
     );
-  assert.deepEqual(named("staging"), ["get configmaps", "patch configmaps", "list configmaps", "watch configmaps"]);
+  assert.deepEqual(named("staging"), [
+    "get configmaps",
+    "create configmaps",
+    "patch configmaps",
+    "list configmaps",
+    "watch configmaps",
+  ]);
   assert.deepEqual(named("prod"), [
     "list uuid",
     "watch uuid",
     "patch uuid/status",
     "create events",
     "get configmaps",
+    "create configmaps",
     "patch configmaps",
     "list configmaps",
     "watch configmaps",

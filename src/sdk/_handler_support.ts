@@ -1,10 +1,9 @@
-// The parts of defineHandlers() that need no state: resolving handler lists, the handler context, the projection.
+// The parts of defineHandlers() that need no state: resolving handler lists and timers, the projection.
 
-import type { ReconcileScope, Request, StoredObject } from "../runtime/mod.ts";
+import type { StoredObject } from "../runtime/mod.ts";
 import { trimObject } from "../runtime/mod.ts";
 import { OperatorDefinitionError } from "./define_operator.ts";
-import type { DiffItem } from "./handler_state.ts";
-import type { HandlerContext, HandlerFn, Handlers, TimerSpec } from "./handlers.ts";
+import type { HandlerFn, Handlers, TimerSpec } from "./handlers.ts";
 
 /** A handler with its id settled. */
 export interface Resolved<T extends StoredObject> {
@@ -13,34 +12,8 @@ export interface Resolved<T extends StoredObject> {
   field?: string;
 }
 
-/** The handler kinds that persist or track their runs. */
-export type Phase = "create" | "update" | "delete" | "resume";
-
-/** What a handler gets: the object, its parts, the update diff, client, logger and event helpers. */
-export function contextFor<T extends StoredObject>(
-  obj: T,
-  request: Request,
-  scope: ReconcileScope<T>,
-  extra: { diff: DiffItem[]; old?: unknown; new?: unknown },
-): HandlerContext<T> {
-  const event = (type: "Normal" | "Warning", reason: string, message: string) =>
-    scope.events.record(obj, type, reason, message);
-  return {
-    body: obj,
-    spec: (obj.spec ?? {}) as Record<string, unknown>,
-    status: (obj.status ?? {}) as Record<string, unknown>,
-    cluster: request.cluster,
-    namespace: request.namespace,
-    name: request.name,
-    uid: obj.metadata.uid,
-    client: scope.client,
-    logger: scope.logger,
-    signal: scope.signal,
-    info: (message, reason = "Handled") => event("Normal", reason, message),
-    warn: (message, reason = "HandlerWarning") => event("Warning", reason, message),
-    ...extra,
-  };
-}
+/** The handler kinds that run in a pass (create and delete persist their runs; update tracks the spec). */
+export type Phase = "create" | "update" | "delete" | "resume" | "reconcile";
 
 /** Settles a phase's handlers with their ids; refuses non-functions, a misplaced `field` and duplicate ids. */
 export function resolve<T extends StoredObject>(handlers: Handlers<T> | undefined, phase: Phase): Resolved<T>[] {

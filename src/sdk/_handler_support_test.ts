@@ -1,8 +1,7 @@
-// Unit tests for the stateless parts of defineHandlers(): handler and timer resolution, the context, the projection.
+// Unit tests for the stateless parts of defineHandlers(): handler and timer resolution, the projection.
 import assert from "node:assert/strict";
-import type { ReconcileScope, StoredObject } from "../runtime/mod.ts";
-import { silentLogger } from "../util/mod.ts";
-import { contextFor, finalizersOf, keepHandlerFields, resolve, resolveTimers } from "./_handler_support.ts";
+import type { StoredObject } from "../runtime/mod.ts";
+import { finalizersOf, keepHandlerFields, resolve, resolveTimers } from "./_handler_support.ts";
 import { OperatorDefinitionError } from "./define_operator.ts";
 
 const noop = () => Promise.resolve();
@@ -64,38 +63,6 @@ Deno.test("resolveTimers settles ids and refuses a missing fn, a non-positive or
     () => resolveTimers([{ fn: noop, intervalMs: 1, id: "x" }, { fn: noop, intervalMs: 2, id: "x" }]),
     /two timers share the id "x"/,
   );
-});
-
-Deno.test("contextFor exposes the object's parts and the request, and info/warn post events about the object", async () => {
-  const events: unknown[][] = [];
-  const signal = new AbortController().signal;
-  const scope = {
-    client: {},
-    events: {
-      record: (o: unknown, type: string, reason: string, message: string) => {
-        events.push([o, type, reason, message]);
-        return Promise.resolve();
-      },
-    },
-    logger: silentLogger(),
-    signal,
-  } as unknown as ReconcileScope<StoredObject>;
-  const obj: StoredObject = { metadata: { name: "x", namespace: "ns", uid: "u-1" }, spec: { size: 1 } };
-  const ctx = contextFor(obj, { cluster: "prod", namespace: "ns", name: "x" }, scope, { diff: [], old: 1, new: 2 });
-  assert.equal(ctx.body, obj);
-  assert.deepEqual(ctx.spec, { size: 1 });
-  assert.deepEqual(ctx.status, {}, "an absent status reads as {}");
-  assert.deepEqual([ctx.cluster, ctx.namespace, ctx.name, ctx.uid], ["prod", "ns", "x", "u-1"]);
-  assert.deepEqual([ctx.old, ctx.new], [1, 2]);
-  assert.equal(ctx.signal, signal);
-  await ctx.info("made it");
-  await ctx.warn("careful");
-  await ctx.info("custom", "Custom");
-  assert.deepEqual(events, [
-    [obj, "Normal", "Handled", "made it"],
-    [obj, "Warning", "HandlerWarning", "careful"],
-    [obj, "Normal", "Custom", "custom"],
-  ]);
 });
 
 Deno.test("keepHandlerFields keeps labels, annotations and finalizers on top of the default projection", () => {

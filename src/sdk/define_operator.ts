@@ -1,6 +1,7 @@
 // defineOperator(): an operator in one call, from a resource, the verbs it uses and a level-based reconcile.
 
 import type { ResourceType } from "../kube/mod.ts";
+import { type OwnedResource, ownedWatch } from "./adopt.ts";
 import type {
   Operator,
   Projection,
@@ -52,6 +53,27 @@ export interface OperatorDefinition<T extends StoredObject = StoredObject> {
   uses?: ResourceUse[];
   /** Other resources whose changes queue its objects, mapped back to them (controller-runtime's `Watches`). */
   watches?: readonly WatchedResource[];
+  /**
+   * Child resources (controller-runtime's `Owns`, kube-rs's `Controller::owns`): a change or deletion of a child it
+   * adopted (see `adopt`) queues the parent, so a level-based reconcile recreates a child deleted by hand. Each is
+   * watched in every engaged cluster (or those its `clusters` accepts) with a label selector on adopt's
+   * `operator-hub.dev/parent-resource` label, so the hub never lists or caches the kind's other objects; its `list`
+   * and `watch` are pre-flighted, and its `verbs` are added to `uses`. A bare ResourceType owns it with no verbs.
+   *
+   * @example
+   * ```ts
+   * import { defineOperator, kinds } from "../../mod.ts";
+   * export const op = defineOperator({
+   *   name: "site",
+   *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+   *   owns: [{ type: kinds.Deployment, verbs: ["get", "create"] }, kinds.ConfigMap],
+   *   async reconcile(request, scope) {
+   *     scope.logger.info("a Website or one of its children changed", { website: request.name });
+   *   },
+   * });
+   * ```
+   */
+  owns?: readonly (ResourceType | OwnedResource)[];
   /**
    * Its objects to reconcile once it is ready in a cluster engaged (now or later): those that act on that
    * cluster, e.g. every object whose spec selects it. `cached(c)` lists its cached objects in cluster `c`.
@@ -116,7 +138,23 @@ export function defineOperator<T extends StoredObject = StoredObject>(definition
   if (typeof r.group !== "string") {
     throw new OperatorDefinitionError(`operator ${d.name}: resource.group must be a string ("" for the core group)`);
   }
-  for (const verb of [...(d.verbs ?? []), ...(d.uses ?? []).flatMap((u) => u.verbs)]) {
+  const owned = (d.owns ?? []).map((o): OwnedResource =>
+    o !== null && typeof o === "object" && "type" in o ? o : { type: o as ResourceType }
+  );
+  for (const [i, o] of owned.entries()) {
+    if (typeof o.type?.plural !== "string" || typeof o.type.group !== "string") {
+      throw new OperatorDefinitionError(`operator ${d.name}: owns[${i}] is not a resource type (nor { type })`);
+    }
+  }
+  // An owned kind's verbs join its `uses` entry (a client takes the verbs of the first entry of its kind).
+  const uses: ResourceUse[] = (d.uses ?? []).map((u) => ({ ...u }));
+  for (const o of owned) {
+    if (!o.verbs?.length) continue;
+    const same = uses.find((u) => u.type.group === o.type.group && u.type.plural === o.type.plural);
+    if (same) same.verbs = [...new Set([...same.verbs, ...o.verbs])];
+    else uses.push({ type: o.type, verbs: [...o.verbs] });
+  }
+  for (const verb of [...(d.verbs ?? []), ...uses.flatMap((u) => u.verbs)]) {
     if (!VERBS.includes(verb)) {
       throw new OperatorDefinitionError(
         `operator ${d.name}: unknown verb ${JSON.stringify(verb)}; valid verbs: ${VERBS.join(", ")}`,
@@ -138,8 +176,8 @@ export function defineOperator<T extends StoredObject = StoredObject>(definition
     resourceClusters: d.resourceClusters,
     verbs: [...(d.verbs ?? [])],
     events: d.events ?? false,
-    uses: [...(d.uses ?? [])],
-    watches: [...(d.watches ?? [])],
+    uses,
+    watches: [...(d.watches ?? []), ...owned.map((o) => ownedWatch(r, o))],
     onEngage: d.onEngage,
     ...(d.finalizers?.length ? { finalizers: [...d.finalizers] } : {}),
     project: d.project,

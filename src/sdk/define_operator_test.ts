@@ -17,3 +17,26 @@ Deno.test("defineOperator() passes resourceClusters and onEngage on, and refuses
     /operator bad: resourceClusters must be a function \(cluster name → boolean\), got string/,
   );
 });
+
+Deno.test("defineOperator() turns owns into label-selected watches and adds an owned kind's verbs to its uses entry", () => {
+  const resource = { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" };
+  const deployments = { group: "apps", version: "v1", kind: "Deployment", plural: "deployments" };
+  const configMaps = { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps" };
+  const op = defineOperator({
+    name: "site",
+    resource,
+    uses: [{ type: deployments, verbs: ["get"] }],
+    owns: [{ type: deployments, verbs: ["create", "get"] }, configMaps],
+    reconcile: () => Promise.resolve(),
+  });
+  assert.deepEqual(op.uses.map((u) => [u.type.plural, [...u.verbs]]), [["deployments", ["get", "create"]]]);
+  assert.deepEqual(op.watches?.map((w) => [w.type.plural, w.labelSelector]), [
+    ["deployments", "operator-hub.dev/parent-resource=websites.examples.operator-hub.dev"],
+    ["configmaps", "operator-hub.dev/parent-resource=websites.examples.operator-hub.dev"],
+  ]);
+  assert.throws(
+    // deno-lint-ignore no-explicit-any -- a JavaScript caller's mistake
+    () => defineOperator({ name: "bad", resource, owns: ["deployments" as any], reconcile: () => Promise.resolve() }),
+    /operator bad: owns\[0\] is not a resource type/,
+  );
+});

@@ -1,6 +1,6 @@
-// defineHandlers(): Kopf-style create/update/delete/resume handlers on top of the level-based reconcile API.
+// defineHandlers(): Kopf-style create/update/delete/resume/reconcile handlers on top of the level-based reconcile API.
 
-import { isConflict, isNotFound, type ResourceType } from "../kube/mod.ts";
+import { isConflict, isNotFound } from "../kube/mod.ts";
 import {
   type Operator,
   type ReconcileResult,
@@ -11,10 +11,9 @@ import {
   TerminalError,
   type Verb,
 } from "../runtime/mod.ts";
-import type { Logger } from "../util/mod.ts";
 import { defineOperator } from "./define_operator.ts";
+import { contextFor, type HandlerContext } from "./handler_context.ts";
 import {
-  contextFor,
   finalizersOf,
   keepHandlerFields,
   type Phase,
@@ -24,7 +23,6 @@ import {
 } from "./_handler_support.ts";
 import {
   diff,
-  type DiffItem,
   finished,
   type HandlerOutcome,
   type HandlerState,
@@ -33,113 +31,18 @@ import {
   valueAt,
 } from "./handler_state.ts";
 
-/** What a handler gets, in Kopf's spirit: the object, its parts, the diff (updates), helpers. */
-export interface HandlerContext<T extends StoredObject = StoredObject> {
-  /** The object as the handler found it (identity, labels, annotations, finalizers, spec, status). */
-  body: T;
-  /** The object's `spec` (`{}` when it has none). */
-  spec: Record<string, unknown>;
-  /** The object's `status` (`{}` when it has none). */
-  status: Record<string, unknown>;
-  /** The engaged cluster the object lives in. */
-  cluster: string;
-  /** The object's namespace ("" for a cluster-scoped object). */
-  namespace: string;
-  /** The object's name. */
-  name: string;
-  /** The object's uid, when the cache kept it. */
-  uid: string | undefined;
-  /** Update handlers: the spec the handlers last saw and the spec now (for a field handler: that field's values). */
-  old?: unknown;
-  /** Update handlers: the spec now (for a field handler: that field's value). */
-  new?: unknown;
-  /** Update handlers: what changed since the handlers last ran (only under `field` for a field handler). */
-  diff: DiffItem[];
-  /** The typed client of the operator's resource in this cluster. */
-  client: ReconcileScope<T>["client"];
-  /** A logger with the object's cluster, namespace and name. */
-  logger: Logger;
-  /** Aborted when the reconcile times out or the hub stops. */
-  signal: AbortSignal;
-  /** Posts a Normal event about the object (shown when the hub runs with `--event-level Normal`). */
-  info(message: string, reason?: string): Promise<void>;
-  /** Posts a Warning event about the object. */
-  warn(message: string, reason?: string): Promise<void>;
-}
+import { type HandlersDefinition, PermanentError, TemporaryError } from "./handler_definition.ts";
 
-/**
- * A handler: returns nothing, or status fields that are written in the same request as its done-mark.
- * Throw TemporaryError to retry after a delay, PermanentError to give up for good, anything else to retry
- * with backoff.
- */
-export type HandlerFn<T extends StoredObject = StoredObject> = (
-  context: HandlerContext<T>,
-) => Promise<Record<string, unknown> | void> | Record<string, unknown> | void;
-
-/** A handler with options: `id` (default: the function's name) and, for updates, a `field` it watches. */
-export interface HandlerSpec<T extends StoredObject = StoredObject> {
-  /** The handler. */
-  fn: HandlerFn<T>;
-  /** Unique per phase; persisted in `status.handlers`. Default: the function's name, else `<phase>-<index>`. */
-  id?: string;
-  /** Update handlers only: run only when this dotted path (e.g. `spec.replicas`) changed. */
-  field?: string;
-}
-
-/** One handler, a handler with options, or several of either, for one phase. */
-export type Handlers<T extends StoredObject> = HandlerFn<T> | HandlerSpec<T> | (HandlerFn<T> | HandlerSpec<T>)[];
-
-/** A timer: `fn` every `intervalMs` per object; `id` defaults to the function's name. */
-export interface TimerSpec<T extends StoredObject = StoredObject> {
-  /** The handler run on every tick. */
-  fn: HandlerFn<T>;
-  /** The time between two runs for one object. */
-  intervalMs: number;
-  /** Unique among timers. Default: the function's name. */
-  id?: string;
-}
-
-/** A Kopf-style operator: a resource and its handlers; see {@link defineHandlers}. */
-export interface HandlersDefinition<T extends StoredObject = StoredObject> {
-  /** Unique in a hub, as in defineOperator. */
-  name: string;
-  /** The resource it handles in every engaged cluster. */
-  resource: ResourceType;
-  /** Kopf's `@kopf.on.create`: once per object, ever (see the guarantees of defineHandlers). */
-  create?: Handlers<T>;
-  /** Kopf's `@kopf.on.update`: after the spec changed since the handlers last ran; `field` narrows it. */
-  update?: Handlers<T>;
-  /** Kopf's `@kopf.on.delete`: registers a finalizer; it is removed once every delete handler succeeded. */
-  delete?: Handlers<T>;
-  /** Kopf's `@kopf.on.resume`: once per object per hub process, for objects whose creation was handled before. */
-  resume?: Handlers<T>;
-  /**
-   * Kopf's `@kopf.timer`: each runs every `intervalMs` per object while the object exists and is not being deleted
-   * (in memory: a restart starts the intervals afresh). What it returns is written to status.
-   */
-  timers?: TimerSpec<T> | TimerSpec<T>[];
-  /** Verbs the handlers use through `client` besides those the handlers need themselves. */
-  verbs?: Verb[];
-}
-
-/** Retry the handler after `delayMs` (Kopf's `TemporaryError(delay=…)`); the handler runs again. */
-export class TemporaryError extends Error {
-  /** Always "TemporaryError". */
-  override name = "TemporaryError";
-  /** How long to wait before the handler runs again. */
-  readonly delayMs: number;
-  /** `delayMs` defaults to 60 s, as Kopf's delay. */
-  constructor(message: string, delayMs = 60_000, options?: ErrorOptions) {
-    super(message, options);
-    this.delayMs = delayMs;
-  }
-}
-
-/** The handler failed for good (Kopf's `PermanentError`): recorded on the object, never retried. */
-export class PermanentError extends Error {
-  /** Always "PermanentError". */
-  override name = "PermanentError";
-}
+export type { HandlerContext } from "./handler_context.ts";
+export {
+  type HandlerFn,
+  type Handlers,
+  type HandlersDefinition,
+  type HandlerSpec,
+  PermanentError,
+  TemporaryError,
+  type TimerSpec,
+} from "./handler_definition.ts";
 
 /** The finalizer a delete handler needs. */
 export const FINALIZER = "operator-hub.dev/handlers";
@@ -168,28 +71,33 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
   const update = resolve(d.update, "update");
   const del = resolve(d.delete, "delete");
   const resume = resolve(d.resume, "resume");
+  const level = resolve(d.reconcile, "reconcile");
   // Objects (by uid) whose resume handlers ran in this process; not module-level: one per operator.
   const resumed = new Set<string>();
+  // Objects (by uid) whose level handlers succeeded in this process.
+  const levelled = new Set<string>();
   // Clusters where a written done-mark was read back (the CRD keeps status.handlers).
   const verified = new Set<string>();
-  const trackSpec = update.length > 0;
+  const trackSpec = update.length > 0 || level.length > 0;
   const timers = resolveTimers(d.timers);
   // Per object (cluster/namespace/name): its uid and when each timer last fired (performance.now()).
   const timerRuns = new Map<string, { uid?: string; last: Map<string, number> }>();
 
   // Uids whose timers are scheduled in this process (a new object, or every object at start, starts them).
   const timerKeys = new Set<string>();
-  const phaseOf = (obj: T): Phase | "finalize" | "add-finalizer" | "timers" | undefined => {
+  const phaseOf = (obj: T): Phase | "add-finalizer" | "timers" | undefined => {
     const state = stateOf(obj.status);
     const finalizers = finalizersOf(obj);
+    const uid = obj.metadata.uid;
     if (obj.metadata.deletionTimestamp) {
       return del.length && finalizers.includes(FINALIZER) ? "delete" : undefined;
     }
     if (del.length && !finalizers.includes(FINALIZER)) return "add-finalizer";
     if (create.some((h) => !finished(state, "create", h.id))) return "create";
     if (trackSpec && state.lastSpec !== JSON.stringify(obj.spec ?? {})) return "update";
-    if (resume.length && obj.metadata.uid && !resumed.has(obj.metadata.uid)) return "resume";
-    if (timers.length && !(timerKeys.has(obj.metadata.uid ?? ""))) return "timers";
+    if (resume.length && uid && !resumed.has(uid)) return "resume";
+    if (level.length && uid && !levelled.has(uid)) return "reconcile";
+    if (timers.length && !(timerKeys.has(uid ?? ""))) return "timers";
     return undefined;
   };
 
@@ -200,6 +108,9 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
     resource: d.resource,
     verbs: [...verbs],
     events: true,
+    uses: d.uses,
+    owns: d.owns,
+    watches: d.watches,
     // Declared even without delete handlers: an older definition of the operator may have added it.
     finalizers: [FINALIZER],
     project: keepHandlerFields,
@@ -213,8 +124,14 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
     },
   });
 
-  function handle(request: Request, scope: ReconcileScope<T>): Promise<ReconcileResult> {
-    return retryOnConflict(async (attempt): Promise<ReconcileResult> => {
+  /**
+   * One pass. Only a 409 of the object's own writes (its finalizer, its status) re-reads it and decides again; a
+   * handler's failure, a 409 from a call on another resource included, is thrown after the loop: a retry with backoff.
+   */
+  async function handle(request: Request, scope: ReconcileScope<T>): Promise<ReconcileResult> {
+    let failure: unknown;
+    const result = await retryOnConflict(async (attempt): Promise<ReconcileResult> => {
+      failure = undefined;
       let obj = attempt
         ? await scope.client.get(request).catch((e) => isNotFound(e) ? undefined : Promise.reject(e))
         : scope.client.cached(request);
@@ -226,10 +143,15 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
         });
         phase = phaseOf(obj);
       }
-      if (!phase || phase === "add-finalizer" || phase === "finalize" || phase === "timers") return;
-      const handlers = { create, update, delete: del, resume }[phase];
-      return await runPhase(phase, handlers, obj, request, scope);
+      if (obj.metadata.deletionTimestamp && phase !== "delete") return;
+      const due = phase === "create" || phase === "update" || phase === "delete" || phase === "resume" ? phase : null;
+      if (!due && !level.length) return;
+      const pass = await runPass(due, obj, request, scope);
+      failure = pass.failure;
+      return pass.result;
     });
+    if (failure !== undefined) throw failure;
+    return result;
   }
 
   /** Fires the timers that are due; resolves with the delay until the next one, undefined when they stopped. */
@@ -254,7 +176,7 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
       if (last === undefined || now - last >= t.intervalMs) {
         runs.last.set(t.id, now);
         try {
-          const result = await t.fn(contextFor(obj, request, scope, { diff: [] }));
+          const result = await t.fn(contextFor(obj, request, scope, d.resource, { diff: [] }));
           scope.logger.debug("handler finished", { phase: "timer", handler: t.id });
           if (result) Object.assign(statusOut, result);
         } catch (err) {
@@ -271,28 +193,34 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
     return Math.max(1, Math.ceil(next));
   }
 
-  async function runPhase(
-    phase: Phase,
-    handlers: Resolved<T>[],
+  /**
+   * Runs the handlers of `phase` that are due (none for null), then the level handlers (not while deleting), and
+   * writes their status and marks in one request. Resolves with the first failure instead of throwing it.
+   */
+  async function runPass(
+    phase: Phase | null,
     obj: T,
     request: Request,
     scope: ReconcileScope<T>,
-  ): Promise<ReconcileResult> {
+  ): Promise<{ result: ReconcileResult; failure?: unknown }> {
     const state = stateOf(obj.status);
     const spec = (obj.spec ?? {}) as Record<string, unknown>;
     let lastSpec: unknown = {};
     try {
       lastSpec = state.lastSpec ? JSON.parse(state.lastSpec) : {};
     } catch { /* a malformed mark: treat the whole spec as new */ }
+    // No spec seen yet (no create handler recorded one): the object's creation, which is no update (as in Kopf).
+    const creation = phase === "update" && state.lastSpec === undefined;
     const fullDiff = phase === "update" ? diff(lastSpec, spec, "spec") : [];
     const statusOut: Record<string, unknown> = {};
     const outcomes: Record<string, HandlerOutcome> = {};
     let failure: unknown;
+    const handlers = phase && !creation ? { create, update, delete: del, resume, reconcile: [] }[phase] : [];
     for (const h of handlers) {
       if ((phase === "create" || phase === "delete") && finished(state, phase, h.id)) continue;
       const fieldDiff = h.field ? fullDiff.filter((i) => i.path === h.field || i.path.startsWith(`${h.field}.`)) : [];
       if (phase === "update" && h.field && fieldDiff.length === 0) continue;
-      const context = contextFor(obj, request, scope, {
+      const context = contextFor(obj, request, scope, d.resource, {
         diff: h.field ? fieldDiff : fullDiff,
         ...(phase === "update"
           ? h.field
@@ -300,28 +228,31 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
             : { old: lastSpec, new: spec }
           : {}),
       });
-      try {
-        const result = await h.fn(context);
-        // Counted by tests (invocations per object); before the write, so a kill right after still shows it.
-        scope.logger.debug("handler finished", { phase, handler: h.id });
-        if (result) Object.assign(statusOut, result);
-        outcomes[h.id] = { done: true };
-      } catch (err) {
-        if (err instanceof PermanentError) {
-          outcomes[h.id] = { failed: err.message };
-          scope.logger.error("handler failed for good", { phase, handler: h.id, error: err.message });
-          await context.warn(`${phase} handler ${h.id} failed for good: ${err.message}`, "HandlerFailed");
-          continue;
-        }
-        failure = err;
+      const ran = await runOne(h, context, phase!, scope);
+      if (ran.failure !== undefined) {
+        failure = ran.failure;
         break;
       }
+      Object.assign(statusOut, ran.status);
+      outcomes[h.id] = ran.outcome;
     }
+    const phaseDone = failure === undefined;
     const progressed = Object.keys(outcomes).length > 0;
     // An object created while this hub runs is not resumed (Kopf's on.resume is for objects found at start).
-    if ((phase === "resume" || phase === "create") && !failure && obj.metadata.uid) resumed.add(obj.metadata.uid);
+    if ((phase === "resume" || phase === "create") && phaseDone && obj.metadata.uid) resumed.add(obj.metadata.uid);
+    if (phaseDone && phase !== "delete" && level.length) {
+      for (const h of level) {
+        const ran = await runOne(h, contextFor(obj, request, scope, d.resource, { diff: [] }), "reconcile", scope);
+        if (ran.failure !== undefined) {
+          failure = ran.failure;
+          break;
+        }
+        Object.assign(statusOut, ran.status);
+      }
+      if (failure === undefined && obj.metadata.uid) levelled.add(obj.metadata.uid);
+    }
     if (phase === "delete") {
-      if (!failure) {
+      if (phaseDone) {
         // Every delete handler finished: drop the finalizer (guarded by the resourceVersion they saw).
         await scope.client.patch(request, {
           metadata: {
@@ -329,24 +260,46 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
             resourceVersion: obj.metadata.resourceVersion,
           },
         }).catch((e) => isNotFound(e) ? undefined : Promise.reject(e));
-        return;
+        return { result: undefined };
       }
       if (progressed) await write(obj, scope, request.cluster, { ...statusOut, [STATE_FIELD]: { delete: outcomes } });
-    } else if (phase === "resume") {
-      if (Object.keys(statusOut).length) await write(obj, scope, request.cluster, statusOut);
-    } else {
-      const doneWithPhase = !failure;
+    } else if (phase === "create" || phase === "update") {
       const mark: HandlerState = phase === "create" ? { create: outcomes } : {};
-      if (trackSpec && doneWithPhase) mark.lastSpec = JSON.stringify(spec);
+      if (trackSpec && phaseDone) mark.lastSpec = JSON.stringify(spec);
       if (progressed || mark.lastSpec !== undefined) {
         await write(obj, scope, request.cluster, { ...statusOut, [STATE_FIELD]: mark });
       }
+    } else {
+      // Resume and level handlers leave no mark: their status is written only when it changes something.
+      const status = (obj.status ?? {}) as Record<string, unknown>;
+      const changed = Object.keys(statusOut).some((k) => JSON.stringify(status[k]) !== JSON.stringify(statusOut[k]));
+      if (changed) await write(obj, scope, request.cluster, statusOut);
     }
     if (failure instanceof TemporaryError) {
       scope.logger.warn("handler asked for a retry", { phase, error: failure.message, delayMs: failure.delayMs });
-      return { requeueAfterMs: failure.delayMs };
+      return { result: { requeueAfterMs: failure.delayMs } };
     }
-    if (failure) throw failure;
+    return { result: undefined, failure };
+  }
+
+  /** Runs one handler: its status and outcome, or the failure to stop the pass with (a PermanentError is an outcome). */
+  async function runOne(
+    h: Resolved<T>,
+    context: HandlerContext<T>,
+    phase: Phase,
+    scope: ReconcileScope<T>,
+  ): Promise<{ status?: Record<string, unknown>; outcome: HandlerOutcome; failure?: unknown }> {
+    try {
+      const result = await h.fn(context);
+      // Counted by tests (invocations per object); before the write, so a kill right after still shows it.
+      scope.logger.debug("handler finished", { phase, handler: h.id });
+      return { status: result ?? undefined, outcome: { done: true } };
+    } catch (err) {
+      if (!(err instanceof PermanentError)) return { outcome: {}, failure: err };
+      scope.logger.error("handler failed for good", { phase, handler: h.id, error: err.message });
+      await context.warn(`${phase} handler ${h.id} failed for good: ${err.message}`, "HandlerFailed");
+      return { outcome: { failed: err.message } };
+    }
   }
 
   async function write(

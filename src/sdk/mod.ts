@@ -13,6 +13,18 @@ export {
   type TimerSpec,
 } from "./handlers.ts";
 export { loadOperatorFiles, OperatorFileError } from "./operator_files.ts";
+export {
+  adopt,
+  type Adopted,
+  type AdoptOptions,
+  type AdoptParent,
+  type OwnedResource,
+  type OwnerReference,
+  PARENT_ANNOTATION,
+  PARENT_NAME_LABEL,
+  PARENT_RESOURCE_LABEL,
+} from "./adopt.ts";
+export { type KindName, kinds } from "./kinds.ts";
 export { type DiffItem, type HandlerOutcome, type HandlerState } from "./handler_state.ts";
 export {
   type ClusterConnection,

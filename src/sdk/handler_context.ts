@@ -1,0 +1,115 @@
+// What a Kopf-style handler gets: the object and its parts, the diff, clients for any declared kind, adopt, events.
+
+import type { ResourceType } from "../kube/mod.ts";
+import type { NewObject, ReconcileScope, Request, ResourceClient, StoredObject } from "../runtime/mod.ts";
+import type { Logger } from "../util/mod.ts";
+import { adopt, type Adopted, type AdoptOptions } from "./adopt.ts";
+import type { DiffItem } from "./handler_state.ts";
+
+/** What a handler gets, in Kopf's spirit: the object, its parts, the diff (updates), clients and helpers. */
+export interface HandlerContext<T extends StoredObject = StoredObject> {
+  /** The object as the handler found it (identity, labels, annotations, finalizers, spec, status). */
+  body: T;
+  /** The object's `spec` (`{}` when it has none). */
+  spec: Record<string, unknown>;
+  /** The object's `status` (`{}` when it has none). */
+  status: Record<string, unknown>;
+  /** The engaged cluster the object lives in. */
+  cluster: string;
+  /** The object's namespace ("" for a cluster-scoped object). */
+  namespace: string;
+  /** The object's name. */
+  name: string;
+  /** The object's uid, when the cache kept it. */
+  uid: string | undefined;
+  /** Update handlers: the spec the handlers last saw and the spec now (for a field handler: that field's values). */
+  old?: unknown;
+  /** Update handlers: the spec now (for a field handler: that field's value). */
+  new?: unknown;
+  /** Update handlers: what changed since the handlers last ran (only under `field` for a field handler). */
+  diff: DiffItem[];
+  /** The typed client of the operator's resource in this cluster. */
+  client: ReconcileScope<T>["client"];
+  /**
+   * A typed client for `type` in this cluster, or in the engaged cluster named `cluster`. `type` must be declared in
+   * the operator's `uses` or `owns` (its verbs are what the client may do, and what the pre-flight checks).
+   *
+   * Guarantees: a call's failure is that call's error (a 409 or 404 from a child is never taken for a conflict on the
+   * handler's own object): handle it, or let it escape and the handler is retried with backoff. A cluster that is
+   * not engaged throws an Error naming it (retried with backoff, as it may be engaged later).
+   *
+   * @example
+   * ```ts
+   * import { defineHandlers, ignoreNotFound, kinds } from "../../mod.ts";
+   * export const op = defineHandlers({
+   *   name: "cleaner",
+   *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+   *   uses: [{ type: kinds.ConfigMap, verbs: ["delete"] }],
+   *   delete: ({ clientFor, namespace, name }) => clientFor(kinds.ConfigMap).delete({ namespace, name }).catch(ignoreNotFound),
+   * });
+   * ```
+   */
+  clientFor<U extends StoredObject = StoredObject>(type: ResourceType, cluster?: string): ResourceClient<U>;
+  /** The names of every engaged cluster (this one included). */
+  clusters(): string[];
+  /**
+   * Marks `child` as this object's (see the root `adopt` for what is set, and when no owner reference can be):
+   * pass `{ type }` for a kind that is not in `kinds`, and `{ cluster }` for a child in another cluster (labelled and
+   * annotated only: an owner reference cannot cross clusters, so nothing collects it; delete it in a delete handler).
+   *
+   * @example
+   * ```ts
+   * import { defineHandlers, kinds } from "../../mod.ts";
+   * export const op = defineHandlers({
+   *   name: "site",
+   *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+   *   owns: [{ type: kinds.ConfigMap, verbs: ["create"] }],
+   *   create: ({ clientFor, adopt, name }) =>
+   *     clientFor(kinds.ConfigMap).create(adopt({ metadata: { name }, data: {} }, { type: kinds.ConfigMap })),
+   * });
+   * ```
+   */
+  adopt<O extends NewObject>(child: O, options?: AdoptOptions): Adopted<O>;
+  /** A logger with the object's cluster, namespace and name. */
+  logger: Logger;
+  /** Aborted when the reconcile times out or the hub stops. */
+  signal: AbortSignal;
+  /** Posts a Normal event about the object (shown when the hub runs with `--event-level Normal`). */
+  info(message: string, reason?: string): Promise<void>;
+  /** Posts a Warning event about the object. */
+  warn(message: string, reason?: string): Promise<void>;
+}
+
+/** The context of one handler run on `obj`, of the operator's resource `type`. */
+export function contextFor<T extends StoredObject>(
+  obj: T,
+  request: Request,
+  scope: ReconcileScope<T>,
+  type: ResourceType,
+  extra: { diff: DiffItem[]; old?: unknown; new?: unknown },
+): HandlerContext<T> {
+  const event = (kind: "Normal" | "Warning", reason: string, message: string) =>
+    scope.events.record(obj, kind, reason, message);
+  return {
+    body: obj,
+    spec: (obj.spec ?? {}) as Record<string, unknown>,
+    status: (obj.status ?? {}) as Record<string, unknown>,
+    cluster: request.cluster,
+    namespace: request.namespace,
+    name: request.name,
+    uid: obj.metadata.uid,
+    client: scope.client,
+    clientFor: <U extends StoredObject>(other: ResourceType, cluster = request.cluster) => {
+      const connection = scope.cluster(cluster);
+      if (!connection) throw new Error(`cannot reach ${other.kind} in cluster ${cluster}: it is not engaged`);
+      return connection.client<U>(other);
+    },
+    clusters: () => scope.clusters?.() ?? [request.cluster],
+    adopt: (child, options) => adopt(child, { object: obj, type, cluster: request.cluster }, options),
+    logger: scope.logger,
+    signal: scope.signal,
+    info: (message, reason = "Handled") => event("Normal", reason, message),
+    warn: (message, reason = "HandlerWarning") => event("Warning", reason, message),
+    ...extra,
+  };
+}

@@ -1,0 +1,112 @@
+// What defineHandlers() takes: the handler kinds, their options, and the errors a handler throws to steer retries.
+
+import type { ResourceType } from "../kube/mod.ts";
+import type { ResourceUse, StoredObject, Verb, WatchedResource } from "../runtime/mod.ts";
+import type { OwnedResource } from "./adopt.ts";
+import type { HandlerContext } from "./handler_context.ts";
+
+/**
+ * A handler: returns nothing, or status fields that are written in the same request as its done-mark.
+ * Throw TemporaryError to retry after a delay, PermanentError to give up for good, anything else to retry
+ * with backoff.
+ */
+export type HandlerFn<T extends StoredObject = StoredObject> = (
+  context: HandlerContext<T>,
+) => Promise<Record<string, unknown> | void> | Record<string, unknown> | void;
+
+/** A handler with options: `id` (default: the function's name) and, for updates, a `field` it watches. */
+export interface HandlerSpec<T extends StoredObject = StoredObject> {
+  /** The handler. */
+  fn: HandlerFn<T>;
+  /** Unique per phase; persisted in `status.handlers`. Default: the function's name, else `<phase>-<index>`. */
+  id?: string;
+  /** Update handlers only: run only when this dotted path (e.g. `spec.replicas`) changed. */
+  field?: string;
+}
+
+/** One handler, a handler with options, or several of either, for one phase. */
+export type Handlers<T extends StoredObject> = HandlerFn<T> | HandlerSpec<T> | (HandlerFn<T> | HandlerSpec<T>)[];
+
+/** A timer: `fn` every `intervalMs` per object; `id` defaults to the function's name. */
+export interface TimerSpec<T extends StoredObject = StoredObject> {
+  /** The handler run on every tick. */
+  fn: HandlerFn<T>;
+  /** The time between two runs for one object. */
+  intervalMs: number;
+  /** Unique among timers. Default: the function's name. */
+  id?: string;
+}
+
+/** A Kopf-style operator: a resource and its handlers; see {@link defineHandlers}. */
+export interface HandlersDefinition<T extends StoredObject = StoredObject> {
+  /** Unique in a hub, as in defineOperator. */
+  name: string;
+  /** The resource it handles in every engaged cluster. */
+  resource: ResourceType;
+  /** Kopf's `@kopf.on.create`: once per object, ever (see the guarantees of defineHandlers). */
+  create?: Handlers<T>;
+  /**
+   * Kopf's `@kopf.on.update`: after the spec changed since the handlers last ran; `field` narrows it. Never at the
+   * object's creation (as in Kopf): without create handlers, the first pass only records the spec they start from.
+   */
+  update?: Handlers<T>;
+  /** Kopf's `@kopf.on.delete`: registers a finalizer; it is removed once every delete handler succeeded. */
+  delete?: Handlers<T>;
+  /** Kopf's `@kopf.on.resume`: once per object per hub process, for objects whose creation was handled before. */
+  resume?: Handlers<T>;
+  /**
+   * Kopf's `@kopf.timer`: each runs every `intervalMs` per object while the object exists and is not being deleted
+   * (in memory: a restart starts the intervals afresh). What it returns is written to status.
+   */
+  timers?: TimerSpec<T> | TimerSpec<T>[];
+  /**
+   * Level-based handlers (controller-runtime's Reconcile, on the handler context): run in every pass once the pass's
+   * create, update or resume handlers succeeded, and in a pass with none due: once per object per hub process, after
+   * each change of `spec`, and whenever an owned or watched object queued it (a child deleted by hand). No done-mark:
+   * they must be idempotent (create what is missing). What they return joins the pass's status write, or is written
+   * alone when it differs from the status. Not run while the object is being deleted.
+   *
+   * @example Recreate a child deleted by hand
+   * ```ts
+   * import { defineHandlers, ignoreNotFound, kinds } from "../../mod.ts";
+   * export const op = defineHandlers({
+   *   name: "site",
+   *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+   *   owns: [{ type: kinds.ConfigMap, verbs: ["get", "create"] }],
+   *   async reconcile({ clientFor, adopt, name }) {
+   *     const cm = adopt({ metadata: { name }, data: {} }, { type: kinds.ConfigMap });
+   *     const configMaps = clientFor(kinds.ConfigMap);
+   *     if (!(await configMaps.get(cm.metadata).catch(ignoreNotFound))) await configMaps.create(cm);
+   *   },
+   * });
+   * ```
+   */
+  reconcile?: Handlers<T>;
+  /** Verbs the handlers use through `client` besides those the handlers need themselves. */
+  verbs?: Verb[];
+  /** Other resources the handlers reach through `clientFor`, in this cluster or any engaged one, with their verbs. */
+  uses?: ResourceUse[];
+  /** Child resources whose changes requeue their parent (see OperatorDefinition.owns and `adopt`). */
+  owns?: readonly (ResourceType | OwnedResource)[];
+  /** Other resources whose changes queue objects of this one, mapped back to them (see WatchedResource). */
+  watches?: readonly WatchedResource[];
+}
+
+/** Retry the handler after `delayMs` (Kopf's `TemporaryError(delay=…)`); the handler runs again. */
+export class TemporaryError extends Error {
+  /** Always "TemporaryError". */
+  override name = "TemporaryError";
+  /** How long to wait before the handler runs again. */
+  readonly delayMs: number;
+  /** `delayMs` defaults to 60 s, as Kopf's delay. */
+  constructor(message: string, delayMs = 60_000, options?: ErrorOptions) {
+    super(message, options);
+    this.delayMs = delayMs;
+  }
+}
+
+/** The handler failed for good (Kopf's `PermanentError`): recorded on the object, never retried. */
+export class PermanentError extends Error {
+  /** Always "PermanentError". */
+  override name = "PermanentError";
+}
