@@ -1,0 +1,253 @@
+// End-to-end: the Website example (examples/website_operator.ts) on prod, staging and dev: children created and adopted,
+// the Deployment following spec.image, a child deleted by hand recreated, the Website deleted and its children collected
+// by the controller manager, a SIGKILL in the middle of creating with no child created twice, and the writes per object
+// counted by proxies in front of the apiservers (every request of the hub passes through them).
+// deno-lint-ignore-file no-explicit-any -- JSON from the apiserver is checked by the test itself.
+
+import assert from "node:assert/strict";
+import { ClusterApiError, localApi, waitFor } from "./support/cluster_api.ts";
+import { HubProcess } from "./support/hub_process.ts";
+import type { InterceptProxy, InterceptRecord } from "./support/intercept_proxy.ts";
+import { adminKubeconfigVia, proxyInFrontOf } from "./support/local_proxy.ts";
+import { kubectlOk, testNamespace } from "./support/mod.ts";
+
+const CLUSTERS = ["prod", "staging", "dev"];
+/** The hub reaches each cluster through its proxy, under this context name. */
+const via = (c: string) => `${c}-via-proxy`;
+const CRD_FILE = new URL("../examples/website_crd.yaml", import.meta.url).pathname;
+const OPERATOR_FILE = "examples/website_operator.ts";
+const CHILDREN = [["", "configmaps"], ["apps", "deployments"], ["", "services"]] as const;
+
+function website(namespace: string, name: string, image: string): string {
+  return `apiVersion: examples.operator-hub.dev/v1\nkind: Website\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\n` +
+    `spec:\n  image: ${image}\n  content: hello from ${name}\n`;
+}
+
+const childPath = (ns: string, group: string, plural: string, name = "") =>
+  `${group ? `/apis/${group}/v1` : "/api/v1"}/namespaces/${ns}/${plural}${name ? `/${name}` : ""}`;
+
+/** The object, or undefined on a 404. */
+async function read(api: ReturnType<typeof localApi>, path: string): Promise<any> {
+  try {
+    return await api.request("GET", path);
+  } catch (err) {
+    if (err instanceof ClusterApiError && err.status === 404) return undefined;
+    throw err;
+  }
+}
+
+/** The three children of Website `name`, or undefined until all exist. */
+async function childrenOf(api: ReturnType<typeof localApi>, ns: string, name: string): Promise<any[] | undefined> {
+  const found = await Promise.all(CHILDREN.map(([g, p]) => read(api, childPath(ns, g, p, name))));
+  return found.every(Boolean) ? found : undefined;
+}
+
+const isWrite = (r: InterceptRecord) => ["POST", "PUT", "PATCH", "DELETE"].includes(r.method);
+
+Deno.test("The Website example on prod, staging and dev: children adopted, the image followed, a deleted child recreated, children collected with their parent, no child created twice across a SIGKILL, writes counted", async () => {
+  const started = performance.now();
+  await Promise.all(CLUSTERS.map(async (c) => {
+    await kubectlOk(c, ["apply", "-f", CRD_FILE]);
+    await kubectlOk(c, ["wait", "--for=condition=Established", "crd/websites.examples.operator-hub.dev"]);
+  }));
+  const ns = await testNamespace("sdk-children");
+  const apis = CLUSTERS.map((c) => localApi(c));
+  const proxies: InterceptProxy[] = await Promise.all(CLUSTERS.map((c) => proxyInFrontOf(c)));
+  const dir = await Deno.makeTempDir({ prefix: "sdk-children-" });
+  const kubeconfigs = await Promise.all(CLUSTERS.map(async (c, i) => {
+    const file = `${dir}/${c}.yaml`;
+    await Deno.writeTextFile(file, adminKubeconfigVia(c, proxies[i].url, via(c)));
+    return file;
+  }));
+  // prod's proxy holds the first Service POST of Website "held" until the hub that sent it is gone, then answers 503
+  // without forwarding it: the hub dies between creating held's Deployment and its Service.
+  let heldSeen!: () => void;
+  const held = new Promise<void>((r) => heldSeen = r);
+  let release!: () => void;
+  const released = new Promise<void>((r) => release = r);
+  let holding = true;
+  // Every create the hub sends, by cluster, resource and name (the proxies' records hold only the collection path).
+  const posts: string[] = [];
+  for (const [i, c] of CLUSTERS.entries()) {
+    proxies[i].hook = async (req) => {
+      if (req.method !== "POST" || !req.path.includes(`/namespaces/${ns.name}/`)) return undefined;
+      const name = JSON.parse(req.body).metadata?.name;
+      posts.push(`${c} ${req.path.split("/").pop()} ${name}`);
+      if (!holding || c !== "prod" || req.path !== childPath(ns.name, "", "services") || name !== "held") {
+        return undefined;
+      }
+      holding = false;
+      heldSeen();
+      await released;
+      return new Response('{"kind":"Status","code":503}', { status: 503 });
+    };
+  }
+  const start = () =>
+    HubProcess.start({
+      clusters: CLUSTERS.map(via),
+      kubeconfigs,
+      args: ["--namespace", ns.name, "--operators", "none", OPERATOR_FILE],
+    });
+  let hub = start();
+  try {
+    await hub.waitReady();
+    await Promise.all(
+      CLUSTERS.map((c) => kubectlOk(c, ["apply", "-f", "-"], { stdin: website(ns.name, "site", "web:1") })),
+    );
+    await kubectlOk("prod", ["apply", "-f", "-"], { stdin: website(ns.name, "held", "web:1") });
+
+    // Objects created in each cluster, adopted: controller owner reference to the Website, its labels.
+    for (const [i, c] of CLUSTERS.entries()) {
+      const kids = await waitFor(() => childrenOf(apis[i], ns.name, "site"), `${c}: site's three children`, 30_000);
+      const parent = await apis[i].request(
+        "GET",
+        `/apis/examples.operator-hub.dev/v1/namespaces/${ns.name}/websites/site`,
+      );
+      for (const kid of kids) {
+        assert.deepEqual(kid.metadata.ownerReferences, [{
+          apiVersion: "examples.operator-hub.dev/v1",
+          kind: "Website",
+          name: "site",
+          uid: parent.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        }], `${c} ${kid.kind}`);
+        assert.equal(kid.metadata.labels["operator-hub.dev/parent-name"], "site");
+      }
+      assert.equal(kids[1].spec.template.spec.containers[0].image, "web:1");
+      assert.equal(kids[0].data["index.html"], "hello from site");
+    }
+    // SIGKILL in the middle of creating held's children (its ConfigMap and Deployment exist, its Service does not).
+    await held;
+    const heldBefore = await Promise.all(
+      CHILDREN.slice(0, 2).map(([g, p]) => read(apis[0], childPath(ns.name, g, p, "held"))),
+    );
+    assert.ok(heldBefore.every(Boolean), "held's ConfigMap and Deployment were created before the kill");
+    assert.equal((await hub.kill()).signal, "SIGKILL");
+    release();
+    hub = start();
+    await hub.waitReady();
+    const heldKids = await waitFor(
+      () => childrenOf(apis[0], ns.name, "held"),
+      "held's Service after the restart",
+      30_000,
+    );
+    assert.deepEqual(
+      heldKids.slice(0, 2).map((k) => k.metadata.uid),
+      heldBefore.map((k) => k.metadata.uid),
+      "the ConfigMap and Deployment made before the kill were kept, not made again",
+    );
+
+    // The field change applied to the Deployment, in each cluster.
+    for (const c of CLUSTERS) {
+      await kubectlOk(c, [
+        "patch",
+        "website",
+        "site",
+        "-n",
+        ns.name,
+        "--type",
+        "merge",
+        "-p",
+        '{"spec":{"image":"web:2"}}',
+      ]);
+    }
+    for (const [i, c] of CLUSTERS.entries()) {
+      await waitFor(
+        async () => {
+          const d = await read(apis[i], childPath(ns.name, "apps", "deployments", "site"));
+          return d?.spec.template.spec.containers[0].image === "web:2";
+        },
+        `${c}: the Deployment runs web:2`,
+        30_000,
+      );
+    }
+
+    // A child deleted by hand is recreated (owns requeues the Website, its level-based handler creates what is missing).
+    const hand = [["staging", "", "configmaps"], ["dev", "apps", "deployments"]] as const;
+    for (const [c, g, p] of hand) {
+      const api = apis[CLUSTERS.indexOf(c)];
+      const before = await api.request("GET", childPath(ns.name, g, p, "site"));
+      await api.request("DELETE", childPath(ns.name, g, p, "site"));
+      const again = await waitFor(
+        async () => {
+          const o = await read(api, childPath(ns.name, g, p, "site"));
+          return o && o.metadata.uid !== before.metadata.uid ? o : undefined;
+        },
+        `${c}: ${p}/site recreated`,
+        30_000,
+      );
+      if (p === "deployments") assert.equal(again.spec.template.spec.containers[0].image, "web:2", "recreated at spec");
+    }
+
+    // The Website deleted: the controller manager's garbage collector deletes its children.
+    await apis[0].request("DELETE", `/apis/examples.operator-hub.dev/v1/namespaces/${ns.name}/websites/site`);
+    await waitFor(
+      async () => {
+        const left = await Promise.all(CHILDREN.map(([g, p]) => read(apis[0], childPath(ns.name, g, p, "site"))));
+        return left.every((o) => o === undefined);
+      },
+      "prod: site's children collected",
+      30_000,
+    );
+
+    // Writes per object, as the apiservers answered them through the proxies (only this namespace's objects).
+    const records = proxies.flatMap((p) => p.seen((r) => isWrite(r) && r.path.includes(`/namespaces/${ns.name}/`)));
+    const statusWrites = (name: string) =>
+      records.filter((r) => r.method === "PATCH" && r.path.endsWith(`/websites/${name}/status`) && r.status < 300);
+    const creates = records.filter((r) => r.method === "POST" && r.status === 201);
+    const rejected = records.filter((r) => !r.synthetic && r.status >= 400);
+    const creations = CLUSTERS.length + 1; // site in each cluster, held in prod
+    const expectedCreates = creations * 3 + hand.length;
+    console.log(
+      `figure: website status writes for site (creation + 1 field change), per cluster: ${
+        CLUSTERS.map((_, i) =>
+          proxies[i].seen((r) => r.method === "PATCH" && r.path.endsWith("/websites/site/status")).length
+        )
+          .join(", ")
+      }`,
+    );
+    console.log(
+      `figure: website status writes for held (creation, across the SIGKILL): ${statusWrites("held").length}`,
+    );
+    console.log(
+      `figure: writes per Website over the scenario: ${
+        (records.filter((r) => !r.synthetic).length / creations).toFixed(2)
+      } ` +
+        `(${records.length} writes for ${creations} Websites: ${creates.length} child creates, ` +
+        `${
+          records.filter((r) => r.method === "PATCH" && r.path.includes("/deployments/")).length
+        } Deployment patches, ` +
+        `${statusWrites("site").length + statusWrites("held").length} status writes, ${rejected.length} rejected)`,
+    );
+    assert.deepEqual(rejected.map((r) => `${r.method} ${r.path} ${r.status}`), [], "no rejected write");
+    assert.equal(
+      statusWrites("site").length,
+      2 * CLUSTERS.length,
+      "one status write at creation, one per field change",
+    );
+    assert.equal(statusWrites("held").length, 1, "one status write for held, after the restart");
+    // No child created twice: one create per child (held's Service twice: the one the proxy refused with 503 at the
+    // kill, then the one that made it), one per recreation by hand, and no create answered 409 AlreadyExists.
+    const perChild = new Map<string, number>();
+    for (const post of posts) perChild.set(post, (perChild.get(post) ?? 0) + 1);
+    const twice = [...perChild].filter(([, n]) => n > 1).map(([k, n]) => `${k}: ${n}`);
+    const handKeys = hand.map(([c, , p]) => `${c} ${p} site: 2`);
+    assert.deepEqual(twice.sort(), ["prod services held: 2", ...handKeys].sort(), "children created more than once");
+    assert.equal(perChild.size, creations * 3, `every child created: ${JSON.stringify([...perChild])}`);
+    assert.equal(creates.length, expectedCreates, "child creates answered 201");
+    console.log(
+      `figure: child creates sent ${posts.length} for ${perChild.size} children (${hand.length} deleted by hand)`,
+    );
+    assert.equal(records.filter((r) => r.method === "POST" && r.status === 409).length, 0, "no create answered 409");
+    assert.equal((await hub.stop("SIGTERM")).code, 0, hub.tail());
+    console.log(`figure: sdk_children scenario wall time ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  } finally {
+    release();
+    await hub.kill();
+    await Promise.all(proxies.map((p) => p.close()));
+    apis.forEach((a) => a.close());
+    await Deno.remove(dir, { recursive: true });
+    await ns.cleanup();
+  }
+});
