@@ -57,6 +57,7 @@ export class ShardPause {
       client: { withSignal: (s: AbortSignal) => t.client.withSignal(AbortSignal.any([s, paused])) } as typeof t.client,
       cluster: (other, s) => t.cluster(other, AbortSignal.any([s, paused])),
       clusters: t.clusters ? () => t.clusters!() : undefined,
+      background: t.background,
     };
   }
 }

@@ -24,6 +24,7 @@ import {
   type Request,
   Store,
   type StoredObject,
+  TaskSet,
   trimObject,
 } from "../runtime/mod.ts";
 import { type Clock, type Logger, type Semaphore, SystemClock } from "../util/mod.ts";
@@ -103,6 +104,8 @@ export class EngagedCluster {
   readonly #otherRuns: Promise<void>[] = [];
   /** A namespaced cluster's rules review, shared by its operators' first pre-flight attempts. */
   readonly #firstRules: FirstRulesReview | undefined;
+  /** Per operator: its background tasks here (daemons), closed whenever this replica stops reconciling here. */
+  readonly #tasks = new Map<string, TaskSet>();
 
   constructor(name: string, access: ClusterAccess, options: EngagedClusterOptions) {
     this.name = name;
@@ -177,6 +180,19 @@ export class EngagedCluster {
     return slot ? [...slot.informer.store.keys()].map((k) => slot.informer.store.get(k)!).filter(Boolean) : [];
   }
 
+  /**
+   * Stops every operator's background tasks here (each within its grace period) and refuses new ones until
+   * `openBackground`: this replica stopped reconciling here (paused, leadership lost, disengaged, stopping).
+   */
+  stopBackground(): Promise<void> {
+    return Promise.all([...this.#tasks.values()].map((t) => t.close())).then(() => {});
+  }
+
+  /** Accepts background tasks again (reconciling resumed here). */
+  openBackground(): void {
+    for (const t of this.#tasks.values()) t.open();
+  }
+
   /** Closes the cluster's client now: requests in flight fail, later ones too (Hub.disengage calls it). */
   closeClient(): void {
     this.#client.close();
@@ -184,13 +200,47 @@ export class EngagedCluster {
 
   /** Pre-flight per operator, then watch until `signal` aborts; closes the client before settling. */
   async start(signal: AbortSignal): Promise<void> {
+    // Daemons are told at once, not after the watches wound down.
+    let stopping: Promise<void> | undefined;
+    const stopTasks = () => stopping ??= this.stopBackground();
+    signal.addEventListener("abort", stopTasks, { once: true });
     try {
       await Promise.all([...this.#slots.values()].map((slot) => this.#run(slot, signal)));
       await Promise.all([...this.#informers.values()].map((i) => i.running));
       await Promise.all(this.#otherRuns);
     } finally {
+      signal.removeEventListener("abort", stopTasks);
+      await stopTasks();
+      this.#forgetCaches();
       this.#client.close();
     }
+  }
+
+  /** Tells every operator that observes its cache that this cluster's objects are gone. */
+  #forgetCaches(): void {
+    for (const slot of this.#slots.values()) {
+      try {
+        slot.operator.cacheObserver?.forget(this.name);
+      } catch (err) {
+        this.#log.error("cache observer failed", { operator: slot.operator.name, error: err });
+      }
+    }
+  }
+
+  /** The operator's cache observer, as a listener of its informer's changed keys. */
+  #observe(slot: Slot): ((keys: string[]) => void) | undefined {
+    const observer = slot.operator.cacheObserver;
+    if (!observer) return undefined;
+    const store = slot.informer.store;
+    return (keys) => {
+      for (const key of keys) {
+        try {
+          observer.changed(this.name, key, store.get(key));
+        } catch (err) {
+          this.#log.error("cache observer failed", { operator: slot.operator.name, key, error: err });
+        }
+      }
+    };
   }
 
   #slot(op: Operator): Slot {
@@ -232,6 +282,23 @@ export class EngagedCluster {
         if (wanted.length) this.#o.onChange(this.name, op.name, wanted);
       }
       : (keys: string[]) => this.#o.onChange(this.name, op.name, keys);
+    const log = this.#log.child({ operator: op.name });
+    const clusters = () => this.#o.clusterNames?.() ?? [this.name];
+    const tasks: TaskSet = new TaskSet({
+      scopeFor: (key, signal) => ({
+        client: client.withSignal(signal),
+        events,
+        cluster: (name) => this.#o.lookup(name)?.connection(op.name, signal),
+        clusters,
+        background: tasks,
+        signal,
+        logger: log,
+        reconcileId: `task:${key}`,
+      }),
+      clock: this.#clock,
+      logger: log,
+    });
+    this.#tasks.set(op.name, tasks);
     return {
       operator: op,
       owns,
@@ -245,7 +312,8 @@ export class EngagedCluster {
         client,
         events,
         cluster: (name, signal) => this.#o.lookup(name)?.connection(op.name, signal),
-        clusters: () => this.#o.clusterNames?.() ?? [this.name],
+        clusters,
+        background: tasks,
       },
     };
   }
@@ -268,6 +336,12 @@ export class EngagedCluster {
       return;
     }
     const informer = slot.informer;
+    // The observer first: an index is current before the reconcile the same change queues.
+    const observe = this.#observe(slot);
+    if (observe) {
+      informer.listeners.add(observe);
+      if (informer.store.size) observe([...informer.store.keys()]);
+    }
     informer.listeners.add(slot.changed);
     slot.preflight = null;
     if (informer.running) {

@@ -72,7 +72,10 @@ interface Engaged {
  * - `start` settles after the controller drained (bounded) and every cluster stopped;
  * - with leader election, nothing is queued or started while this replica does not hold the Lease
  *   (its watches keep the stores current), everything stored is queued when it takes the Lease, and
- *   on shutdown the Lease is handed back only after in-flight reconciles drained.
+ *   on shutdown the Lease is handed back only after in-flight reconciles drained;
+ * - background tasks (daemons) run only where this replica reconciles: their signals abort when a cluster is
+ *   disengaged (`disengage` settles once they ended or their grace period passed), paused, when leadership is lost
+ *   and as soon as `start`'s signal aborts.
  */
 export class Hub {
   /**
@@ -107,6 +110,8 @@ export class Hub {
   #shard: HubShardView | undefined;
   #running: AbortSignal | undefined;
   #providers: (() => Record<string, ProviderHealth>) | undefined;
+  /** Per cluster: its background tasks stopping now (see `backgroundStopped`). */
+  readonly #backgroundStops = new Map<string, Promise<void>>();
   /** Bounds the clusters in pre-flight at once (see HubLimits.preflightConcurrency). */
   readonly #preflightGate: Semaphore;
 
@@ -217,6 +222,7 @@ export class Hub {
     if (!e) return;
     this.#clusters.delete(name);
     this.#scale();
+    this.#stopBackground(e.cluster);
     e.abort.abort();
     this.#pause.disengaged(name);
     e.cluster.closeClient();
@@ -248,13 +254,19 @@ export class Hub {
    */
   pause(name: string): void {
     this.#pause.pause(name);
-    if (this.#clusters.has(name)) this.#dropQueued(name);
+    const e = this.#clusters.get(name);
+    if (!e) return;
+    this.#dropQueued(name);
+    this.#stopBackground(e.cluster);
   }
 
   /** Reconciles in `name` again, queueing every object its watches hold. */
   resume(name: string): void {
     if (!this.#pause.resume(name)) return;
-    if (this.#leads(name)) this.#clusters.get(name)?.cluster.requeueAll();
+    const cluster = this.#clusters.get(name)?.cluster;
+    if (!cluster || !this.#leads(name)) return;
+    cluster.openBackground();
+    cluster.requeueAll();
   }
 
   /** With --shard: where `/status` reads each cluster's owner and the `shard` section. */
@@ -270,9 +282,15 @@ export class Hub {
     this.#pending.clear();
     const electionStop = new AbortController();
     const election = this.#lease?.start(electionStop.signal);
+    // Background tasks (daemons) are told at once, while the controller drains.
+    const stopBackground = () => {
+      for (const e of this.#clusters.values()) this.#stopBackground(e.cluster);
+    };
+    signal.addEventListener("abort", stopBackground, { once: true });
     // The controller stops first, so in-flight reconciles drain while their clients are still open,
     // and while this replica still holds the Lease; only then is the Lease handed back.
     await this.#controller.start(signal);
+    signal.removeEventListener("abort", stopBackground);
     this.#queue.shutDown();
     electionStop.abort();
     await election;
@@ -354,9 +372,35 @@ export class Hub {
    */
   #leadingChanged(leading: boolean): void {
     for (const [name, e] of this.#clusters) {
-      if (leading) e.cluster.requeueAll();
-      else this.#dropQueued(name);
+      if (leading) {
+        if (this.#pause.has(name)) continue;
+        e.cluster.openBackground();
+        e.cluster.requeueAll();
+      } else {
+        this.#dropQueued(name);
+        this.#stopBackground(e.cluster);
+      }
     }
+  }
+
+  /** Stops a cluster's background tasks without waiting (each is waited for up to its grace period, then logged). */
+  #stopBackground(cluster: EngagedCluster): void {
+    const name = cluster.name;
+    const stopped: Promise<void> = cluster.stopBackground().catch((err) => {
+      this.#o.logger.error("stopping background tasks failed", { cluster: name, error: err });
+    }).finally(() => {
+      if (this.#backgroundStops.get(name) === stopped) this.#backgroundStops.delete(name);
+    });
+    this.#backgroundStops.set(name, stopped);
+  }
+
+  /**
+   * Settles once the background tasks (daemons) of `name` stopped by its last disengage or pause ended, or their grace
+   * period passed; at once when none are stopping. The shard layer frees a cluster's fence only then, so the next
+   * owner never starts a daemon while this replica's still runs (one that honours its signal within the grace).
+   */
+  backgroundStopped(name: string): Promise<void> {
+    return this.#backgroundStops.get(name) ?? Promise.resolve();
   }
 
   /** The aggregated health of every cluster and of the shared controller. */

@@ -2,6 +2,7 @@
 
 import { type FairWorkQueue, makeKey, splitKey, type TokenBucket } from "../queue/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
+import type { BackgroundTasks } from "./background_tasks.ts";
 import { type ClusterConnection, type EventSink, type Reconciler, TerminalError } from "./reconciler.ts";
 import type { KubeResourceClient } from "./resource_client.ts";
 
@@ -22,6 +23,8 @@ export interface ReconcileTarget {
   cluster(name: string, signal: AbortSignal): ClusterConnection | undefined;
   /** The names of every engaged cluster, for the reconcile's `clusters()`. Default: just this one's connections. */
   clusters?(): string[];
+  /** The operator's background tasks in this cluster, for the reconcile's `background`. */
+  readonly background?: BackgroundTasks;
 }
 
 export interface ControllerOptions {
@@ -209,6 +212,7 @@ export class Controller {
           events: target.events,
           cluster: (other) => target.cluster(other, signal),
           clusters: () => target.clusters?.() ?? [],
+          background: target.background,
           signal,
           get logger() {
             return logFor();

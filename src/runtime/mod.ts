@@ -8,3 +8,5 @@ export * from "./operator.ts";
 export * from "./resource_client.ts";
 export * from "./retry.ts";
 export * from "./health_state.ts";
+export * from "./background_tasks.ts";
+export * from "./cache_observer.ts";

@@ -1,6 +1,7 @@
 // The contract between the hub and an operator it hosts: which resource, what it does with it, how to reconcile.
 
 import type { PermissionCheck, ResourceType } from "../kube/mod.ts";
+import type { CacheObserver } from "./cache_observer.ts";
 import type { Reconciler, Request } from "./reconciler.ts";
 import type { Verb } from "./resource_client.ts";
 import type { Projection, StoredObject } from "./store.ts";
@@ -98,6 +99,8 @@ export interface Operator<T extends StoredObject = StoredObject> {
   readonly needsReconcile?: (object: T) => boolean;
   /** Reconciles one object at a time. */
   readonly reconciler: Reconciler<T>;
+  /** Told of every change of its cache in every engaged cluster (what `defineHandlers`' indexes are built from). */
+  readonly cacheObserver?: CacheObserver;
 }
 
 /**

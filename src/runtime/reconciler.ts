@@ -1,6 +1,7 @@
 // The reconciler contract: one level-based method that reads current state, never the event that woke it.
 
 import type { Logger } from "../util/mod.ts";
+import type { BackgroundTasks } from "./background_tasks.ts";
 import type { ResourceClient } from "./resource_client.ts";
 import type { ResourceType } from "../kube/mod.ts";
 import type { StoredObject } from "./store.ts";
@@ -70,6 +71,11 @@ export interface ReconcileScope<T extends StoredObject = StoredObject> {
   readonly logger: Logger;
   /** Identifies this reconcile in logs. */
   readonly reconcileId: string;
+  /**
+   * Long-running tasks of this operator's objects in the request's cluster (what `defineHandlers` daemons run on),
+   * stopped when this replica stops reconciling there; the hub always provides it.
+   */
+  readonly background?: BackgroundTasks;
 }
 
 /** Nothing, or a request to look again later even without a change. */

@@ -5,6 +5,7 @@ import type { NewObject, ReconcileScope, Request, ResourceClient, StoredObject }
 import type { Logger } from "../util/mod.ts";
 import { adopt, type Adopted, type AdoptOptions } from "./adopt.ts";
 import type { DiffItem } from "./handler_state.ts";
+import type { Indexes } from "./indexes.ts";
 
 /** What a handler gets, in Kopf's spirit: the object, its parts, the diff (updates), clients and helpers. */
 export interface HandlerContext<T extends StoredObject = StoredObject> {
@@ -70,6 +71,8 @@ export interface HandlerContext<T extends StoredObject = StoredObject> {
    * ```
    */
   adopt<O extends NewObject>(child: O, options?: AdoptOptions): Adopted<O>;
+  /** The operator's indexes by name (`indexes.NAME.get(key)`), over its objects in every engaged cluster. */
+  indexes: Indexes;
   /** A logger with the object's cluster, namespace and name. */
   logger: Logger;
   /** Aborted when the reconcile times out or the hub stops. */
@@ -86,7 +89,7 @@ export function contextFor<T extends StoredObject>(
   request: Request,
   scope: ReconcileScope<T>,
   type: ResourceType,
-  extra: { diff: DiffItem[]; old?: unknown; new?: unknown },
+  extra: { diff: DiffItem[]; old?: unknown; new?: unknown; indexes?: Indexes },
 ): HandlerContext<T> {
   const event = (kind: "Normal" | "Warning", reason: string, message: string) =>
     scope.events.record(obj, kind, reason, message);
@@ -106,6 +109,7 @@ export function contextFor<T extends StoredObject>(
     },
     clusters: () => scope.clusters?.() ?? [request.cluster],
     adopt: (child, options) => adopt(child, { object: obj, type, cluster: request.cluster }, options),
+    indexes: NO_INDEXES,
     logger: scope.logger,
     signal: scope.signal,
     info: (message, reason = "Handled") => event("Normal", reason, message),
@@ -113,3 +117,5 @@ export function contextFor<T extends StoredObject>(
     ...extra,
   };
 }
+
+const NO_INDEXES: Indexes = Object.freeze({});

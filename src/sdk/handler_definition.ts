@@ -4,6 +4,8 @@ import type { ResourceType } from "../kube/mod.ts";
 import type { ResourceUse, StoredObject, Verb, WatchedResource } from "../runtime/mod.ts";
 import type { OwnedResource } from "./adopt.ts";
 import type { HandlerContext } from "./handler_context.ts";
+import type { DaemonSpec } from "./daemons.ts";
+import type { IndexFn } from "./indexes.ts";
 
 /**
  * A handler: returns nothing, or status fields that are written in the same request as its done-mark.
@@ -59,6 +61,17 @@ export interface HandlersDefinition<T extends StoredObject = StoredObject> {
    * (in memory: a restart starts the intervals afresh). What it returns is written to status.
    */
   timers?: TimerSpec<T> | TimerSpec<T>[];
+  /**
+   * Kopf's `@kopf.daemon`: each runs once per object, for as long as the object exists and this replica reconciles its
+   * cluster; its `signal` aborts on the object's deletion, the cluster's disengagement, a shard handoff and the hub's
+   * stop, then it has its grace period (default 5 s) to return. See {@link DaemonSpec}.
+   */
+  daemons?: DaemonSpec<T> | DaemonSpec<T>[];
+  /**
+   * Kopf's `@kopf.index`: in-memory indexes over the operator's objects in every engaged cluster, by name; handlers,
+   * timers and daemons read them as `ctx.indexes.NAME.get(key)`. See {@link IndexFn} and {@link Index}.
+   */
+  indexes?: Record<string, IndexFn<T>>;
   /**
    * Level-based handlers (controller-runtime's Reconcile, on the handler context): run in every pass once the pass's
    * create, update or resume handlers succeeded, and in a pass with none due: once per object per hub process, after

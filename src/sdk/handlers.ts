@@ -12,7 +12,9 @@ import {
   type Verb,
 } from "../runtime/mod.ts";
 import { defineOperator } from "./define_operator.ts";
-import { contextFor, type HandlerContext } from "./handler_context.ts";
+import { contextFor as handlerContext, type HandlerContext } from "./handler_context.ts";
+import { Daemons, resolveDaemons } from "./daemons.ts";
+import { ObjectIndexes } from "./indexes.ts";
 import {
   finalizersOf,
   keepHandlerFields,
@@ -85,6 +87,14 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
 
   // Uids whose timers are scheduled in this process (a new object, or every object at start, starts them).
   const timerKeys = new Set<string>();
+  // Indexes over the operator's objects in every engaged cluster, and daemons (src/sdk/indexes.ts, daemons.ts).
+  const indexes = new ObjectIndexes<T>(d.indexes);
+  const contextFor: typeof handlerContext<T> = (obj, request, scope, type, extra) =>
+    handlerContext(obj, request, scope, type, { ...extra, indexes: indexes.view });
+  const daemons = new Daemons<T>(
+    resolveDaemons(d.daemons),
+    (obj, request, scope) => contextFor(obj, request, scope, d.resource, { diff: [] }),
+  );
   const phaseOf = (obj: T): Phase | "add-finalizer" | "timers" | undefined => {
     const state = stateOf(obj.status);
     const finalizers = finalizersOf(obj);
@@ -103,7 +113,7 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
 
   const verbs = new Set<Verb>(["get", "patchStatus", ...(d.verbs ?? [])]);
   if (del.length) verbs.add("patch");
-  return defineOperator<T>({
+  const operator = defineOperator<T>({
     name: d.name,
     resource: d.resource,
     verbs: [...verbs],
@@ -114,8 +124,10 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
     // Declared even without delete handlers: an older definition of the operator may have added it.
     finalizers: [FINALIZER],
     project: keepHandlerFields,
-    needsReconcile: (obj) => phaseOf(obj) !== undefined,
+    needsReconcile: (obj) => phaseOf(obj) !== undefined || daemons.wanted(obj),
     reconcile: async (request, scope) => {
+      // Daemons first: an object being deleted has them stopped before its delete handlers run.
+      if (daemons.defined) await daemons.reconcile(request, scope);
       const result = await handle(request, scope);
       if (!timers.length) return result;
       const next = await runTimers(request, scope);
@@ -123,6 +135,7 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
       return { requeueAfterMs: result ? Math.min(result.requeueAfterMs, next) : next };
     },
   });
+  return indexes.defined ? { ...operator, cacheObserver: indexes } : operator;
 
   /**
    * One pass. Only a 409 of the object's own writes (its finalizer, its status) re-reads it and decides again; a

@@ -13,6 +13,8 @@ export {
   type TimerSpec,
 } from "./handlers.ts";
 export { loadOperatorFiles, OperatorFileError } from "./operator_files.ts";
+export { type DaemonContext, type DaemonFn, type DaemonResult, type DaemonSpec } from "./daemons.ts";
+export { type Index, type IndexEntries, type IndexEntry, type Indexes, type IndexFn } from "./indexes.ts";
 export {
   adopt,
   type Adopted,
@@ -27,6 +29,9 @@ export {
 export { type KindName, kinds } from "./kinds.ts";
 export { type DiffItem, type HandlerOutcome, type HandlerState } from "./handler_state.ts";
 export {
+  type BackgroundRun,
+  type BackgroundTasks,
+  type CacheObserver,
   type ClusterConnection,
   type EventSink,
   type EventSubject,

@@ -11,6 +11,8 @@ export interface ShardTarget extends EngageTarget {
   pause(name: string): void;
   /** Reconciles in an engaged cluster again, queueing everything cached. */
   resume(name: string): void;
+  /** Settles once the background tasks (daemons) stopped in `name` by its last disengage or pause ended (bounded). */
+  backgroundStopped?(name: string): Promise<void>;
 }
 
 /**

@@ -379,12 +379,14 @@ export class ShardCoordinator implements EngageTarget {
 
   /**
    * Stops reconciling, then frees the fence so the next owner takes it at once. The stop is synchronous (see
-   * `Engagements.stopReconciling`): the fence is freed right after it, while the cluster's watches still wind down.
+   * `Engagements.stopReconciling`): the fence is freed right after it, while the cluster's watches still wind down,
+   * once its daemons ended (each is waited for up to its grace period), so they never run on two replicas at once.
    */
   async #release(cluster: string, why: string): Promise<void> {
     const h = this.#table.held(cluster);
     this.#engagements.stopReconciling(cluster);
     this.#table.drop(cluster);
+    await this.#engagements.target?.backgroundStopped?.(cluster);
     if (h) await this.#fences.free(cluster, h.lease, why);
   }
 
