@@ -220,6 +220,12 @@ Deno.test("The Website example on prod, staging and dev: children adopted, the i
         } Deployment patches, ` +
         `${statusWrites("site").length + statusWrites("held").length} status writes, ${rejected.length} rejected)`,
     );
+    // The hub lists and watches the owned kinds only through the adopt label: it never caches unrelated objects.
+    const collections = CHILDREN.map(([g, p]) => childPath(ns.name, g, p));
+    const lists = proxies.flatMap((p) => p.seen((r) => r.method === "GET" && collections.includes(r.path)));
+    assert.ok(lists.length >= CLUSTERS.length * CHILDREN.length, `the owned kinds are watched: ${lists.length} lists`);
+    const selector = "labelSelector=operator-hub.dev%2Fparent-resource%3Dwebsites.examples.operator-hub.dev";
+    assert.deepEqual(lists.filter((r) => !r.query.includes(selector)).map((r) => `${r.path}${r.query}`), []);
     assert.deepEqual(rejected.map((r) => `${r.method} ${r.path} ${r.status}`), [], "no rejected write");
     assert.equal(
       statusWrites("site").length,
