@@ -107,6 +107,7 @@ export {
   type LeaseSettings,
   type OperatorHealth,
   type ProviderHealth,
+  type RegistrationCondition,
   type RegistrationProblem,
 } from "./src/hub/mod.ts";
 export {

@@ -47,7 +47,7 @@ export interface HubShardView {
 
 /** Where an engaged cluster came from; echoed into its health entry. */
 export interface ClusterRegistration {
-  /** `flag` (--clusters at start), `folder` (a kubeconfig file) or `secret` (a labelled Secret). */
+  /** `flag` (--clusters at start), `folder` (a kubeconfig file), `secret` (a labelled Secret), `cluster-profile` or `cluster-api`. */
   provider: string;
   /** ISO-8601. */
   registeredAt: string;
@@ -57,9 +57,13 @@ export interface ClusterRegistration {
 
 /** A provider's condition for one cluster, as /status shows it (no credentials: type, status, reason, message). */
 export interface RegistrationCondition {
+  /** The condition's type, e.g. `ControlPlaneHealthy`. */
   type: string;
+  /** `True`, `False` or `Unknown`. */
   status: string;
+  /** The condition's machine-readable reason, when set. */
   reason?: string;
+  /** The condition's human-readable message, when set. */
   message?: string;
 }
 
