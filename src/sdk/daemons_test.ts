@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { type ReconcileScope, type StoredObject, TaskSet } from "../runtime/mod.ts";
 import { Logger, VirtualClock } from "../util/mod.ts";
 import { Daemons, type DaemonSpec, resolveDaemons } from "./daemons.ts";
-import type { HandlerContext } from "./handlers.ts";
+import { defineHandlers, type HandlerContext } from "./handlers.ts";
 import { OperatorDefinitionError } from "./define_operator.ts";
 
 const request = { cluster: "prod", namespace: "ns", name: "a" };
@@ -143,4 +143,54 @@ Deno.test("resolveDaemons() settles ids and refuses a non-function, a negative d
   assert.throws(() => resolveDaemons({ fn: 1 as never }), OperatorDefinitionError);
   assert.throws(() => resolveDaemons({ fn: () => {}, graceMs: -1 }), /graceMs must be a number/);
   assert.throws(() => resolveDaemons([{ id: "x", fn: () => {} }, { id: "x", fn: () => {} }]), /share the id "x"/);
+});
+
+Deno.test("defineHandlers() wires daemons, indexes and timers to the cluster's background tasks: a handoff stops them, and they start again when it comes back", async () => {
+  const clock = new VirtualClock();
+  const logger = new Logger({ level: "error", write: () => {} });
+  const object: StoredObject = {
+    metadata: { name: "a", namespace: "ns", uid: "u1" },
+    spec: { team: "t" },
+    status: { handlers: { create: { c: { done: true } } } },
+  };
+  let daemonRuns = 0;
+  const seen: unknown[] = [];
+  const op = defineHandlers({
+    name: "x",
+    resource: { group: "demo.operator", version: "v1", kind: "Uuid", plural: "uuid" },
+    create: function c() {},
+    indexes: { byTeam: (o) => ({ [String((o.spec as { team: string }).team)]: o.metadata.name }) },
+    timers: { intervalMs: 1000, fn: ({ indexes }) => void seen.push(indexes.byTeam.get("t")) },
+    daemons: { fn: async ({ sleep }) => void (daemonRuns++, await sleep(1e9)) },
+  });
+  const tasks: TaskSet = new TaskSet({ scopeFor: (_k, signal) => scope(signal), clock, logger });
+  const scope = (signal: AbortSignal) =>
+    ({
+      client: { cached: () => object },
+      events: { record: () => Promise.resolve() },
+      cluster: () => undefined,
+      clusters: () => ["prod"],
+      signal,
+      logger,
+      background: tasks,
+      reconcileId: "r",
+    }) as unknown as ReconcileScope;
+  op.cacheObserver!.changed("prod", "ns/a", object);
+  assert.equal(op.needsReconcile!(object), true, "its daemon and timers are due");
+  await op.reconciler.reconcile(request, scope(new AbortController().signal));
+  assert.deepEqual(seen, [["a"]], "the timer read the index");
+  assert.equal(daemonRuns, 1);
+  assert.equal(op.needsReconcile!(object), false, "daemon and timers running: nothing due");
+  // The cluster is handed to another replica: its background tasks close.
+  const closing = tasks.close();
+  await clock.advance(0);
+  await closing;
+  op.cacheObserver!.forget("prod");
+  assert.equal(op.needsReconcile!(object), true, "both are due again when this replica reconciles the cluster again");
+  tasks.open();
+  op.cacheObserver!.changed("prod", "ns/a", object);
+  await op.reconciler.reconcile(request, scope(new AbortController().signal));
+  assert.equal(daemonRuns, 2);
+  assert.deepEqual(seen, [["a"], ["a"]], "the timer fired again at once");
+  await tasks.close().then(() => clock.advance(0));
 });

@@ -176,11 +176,28 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
       const uid = timerRuns.get(key)?.uid;
       if (uid) timerKeys.delete(uid);
       timerRuns.delete(key);
+      await scope.background?.stop(timerTask(request));
       return undefined;
     }
     let runs = timerRuns.get(key);
     if (!runs || runs.uid !== obj.metadata.uid) timerRuns.set(key, runs = { uid: obj.metadata.uid, last: new Map() });
-    if (obj.metadata.uid) timerKeys.add(obj.metadata.uid);
+    const uid = obj.metadata.uid;
+    if (uid && !timerKeys.has(uid)) {
+      timerKeys.add(uid);
+      // Where this replica stops reconciling the cluster (a shard handoff, a pause, lost leadership), the object's
+      // timers are forgotten, so they start again when it reconciles there again (daemons.ts's background tasks).
+      scope.background?.start(
+        timerTask(request),
+        (task) =>
+          new Promise<void>((resolve) =>
+            task.signal.addEventListener("abort", () => {
+              if (timerRuns.get(key)?.uid === uid) timerRuns.delete(key);
+              timerKeys.delete(uid);
+              resolve();
+            }, { once: true })
+          ),
+      );
+    }
     let next = Infinity;
     const statusOut: Record<string, unknown> = {};
     for (const t of timers) {
@@ -335,4 +352,9 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
     }
     verified.add(cluster);
   }
+}
+
+/** The background task that forgets an object's timers when reconciling its cluster stops here. */
+function timerTask(request: Request): string {
+  return `timers@${request.namespace}/${request.name}`;
 }
