@@ -22,6 +22,15 @@
  */
 
 export {
+  type AdmissionContext,
+  AdmissionError,
+  type AdmissionLabelSelector,
+  type AdmissionOperation,
+  type AdmissionRequest,
+  type AdmissionSpec,
+  type AdmissionUserInfo,
+  type AdmissionVerdict,
+  type AdmissionWebhook,
   adopt,
   type Adopted,
   type AdoptOptions,
@@ -57,9 +66,13 @@ export {
   type IndexFn,
   isConflict,
   isNotFound,
+  jsonPatch,
+  type JsonPatchOperation,
   type KindName,
   kinds,
   type ListOptions,
+  type MutateFn,
+  type MutateHandlers,
   type NewObject,
   type ObjectMeta,
   type ObjectRef,
@@ -88,6 +101,8 @@ export {
   TerminalError,
   type TimerSpec,
   trimObject,
+  type ValidateFn,
+  type ValidateHandlers,
   type Verb,
   type WatchedResource,
 } from "./src/sdk/mod.ts";

@@ -10,3 +10,4 @@ export * from "./retry.ts";
 export * from "./health_state.ts";
 export * from "./background_tasks.ts";
 export * from "./cache_observer.ts";
+export * from "./admission.ts";

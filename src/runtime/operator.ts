@@ -1,6 +1,7 @@
 // The contract between the hub and an operator it hosts: which resource, what it does with it, how to reconcile.
 
 import type { PermissionCheck, ResourceType } from "../kube/mod.ts";
+import type { AdmissionWebhook } from "./admission.ts";
 import type { CacheObserver } from "./cache_observer.ts";
 import type { Reconciler, Request } from "./reconciler.ts";
 import type { Verb } from "./resource_client.ts";
@@ -101,6 +102,11 @@ export interface Operator<T extends StoredObject = StoredObject> {
   readonly reconciler: Reconciler<T>;
   /** Told of every change of its cache in every engaged cluster (what `defineHandlers`' indexes are built from). */
   readonly cacheObserver?: CacheObserver;
+  /**
+   * Its admission webhooks (`validate` and `mutate` on defineOperator and defineHandlers): served by a hub run with
+   * `--webhook-bind-address`, installed in every engaged cluster it owns.
+   */
+  readonly webhooks?: readonly AdmissionWebhook[];
 }
 
 /**

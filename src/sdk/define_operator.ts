@@ -2,6 +2,7 @@
 
 import type { ResourceType } from "../kube/mod.ts";
 import { type OwnedResource, ownedWatch } from "./adopt.ts";
+import { admissionWebhooks, type MutateHandlers, type ValidateHandlers } from "./admission.ts";
 import type {
   Operator,
   Projection,
@@ -85,6 +86,45 @@ export interface OperatorDefinition<T extends StoredObject = StoredObject> {
   project?: Projection;
   /** False when a reconcile of the cached object would certainly do nothing, so it is not queued. */
   needsReconcile?: (object: T) => boolean;
+  /**
+   * Validating admission handlers (Kopf's `@kopf.on.validate`, controller-runtime's Validator): each is one webhook
+   * of the operator's ValidatingWebhookConfiguration, which a hub run with `--webhook-bind-address` serves and installs
+   * in every engaged cluster. Return to allow, throw `AdmissionError` to refuse, `ctx.warn()` to warn. See
+   * {@link AdmissionSpec} for the options and their defaults (failurePolicy Ignore: a hub that is down never blocks
+   * writes).
+   *
+   * @example
+   * ```ts
+   * import { AdmissionError, defineOperator } from "../../mod.ts";
+   * export const op = defineOperator({
+   *   name: "site",
+   *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+   *   validate: ({ spec }) => {
+   *     if (typeof spec.image !== "string" || spec.image === "") throw new AdmissionError("spec.image is required");
+   *   },
+   *   async reconcile() {},
+   * });
+   * ```
+   */
+  validate?: ValidateHandlers<T>;
+  /**
+   * Mutating admission handlers (Kopf's `@kopf.on.mutate`, controller-runtime's Defaulter): change `ctx.object` in
+   * place (or return the object to store); the hub answers the difference as a JSON Patch. Same options as `validate`.
+   *
+   * @example
+   * ```ts
+   * import { defineOperator } from "../../mod.ts";
+   * export const op = defineOperator({
+   *   name: "site",
+   *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+   *   mutate: ({ spec, name }) => {
+   *     spec.content ??= `Welcome to ${name}`;
+   *   },
+   *   async reconcile() {},
+   * });
+   * ```
+   */
+  mutate?: MutateHandlers<T>;
   /**
    * Brings one object to its desired state, reading current state only (level-based). Throwing means
    * a retry with backoff (a TerminalError: no retry); `{ requeueAfterMs }` looks again later.
@@ -170,9 +210,11 @@ export function defineOperator<T extends StoredObject = StoredObject>(definition
   if (typeof d.reconcile !== "function") {
     throw new OperatorDefinitionError(`operator ${d.name}: reconcile must be a function`);
   }
+  const webhooks = admissionWebhooks(d.name, { validate: d.validate, mutate: d.mutate });
   return {
     name: d.name,
     resource: { ...r },
+    ...(webhooks.length ? { webhooks } : {}),
     resourceClusters: d.resourceClusters,
     verbs: [...(d.verbs ?? [])],
     events: d.events ?? false,

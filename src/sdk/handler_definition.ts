@@ -6,6 +6,7 @@ import type { OwnedResource } from "./adopt.ts";
 import type { HandlerContext } from "./handler_context.ts";
 import type { DaemonSpec } from "./daemons.ts";
 import type { IndexFn } from "./indexes.ts";
+import type { MutateHandlers, ValidateHandlers } from "./admission.ts";
 
 /**
  * A handler: returns nothing, or status fields that are written in the same request as its done-mark.
@@ -95,6 +96,40 @@ export interface HandlersDefinition<T extends StoredObject = StoredObject> {
    * ```
    */
   reconcile?: Handlers<T>;
+  /**
+   * Kopf's `@kopf.on.validate`: admission handlers that refuse (throw `AdmissionError`), warn (`ctx.warn`) or allow an
+   * object before it is stored, served by a hub run with `--webhook-bind-address` (see OperatorDefinition.validate).
+   *
+   * @example
+   * ```ts
+   * import { AdmissionError, defineHandlers } from "../../mod.ts";
+   * export const op = defineHandlers({
+   *   name: "site",
+   *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+   *   validate: { operations: ["CREATE", "UPDATE"], fn: ({ spec }) => {
+   *     if (!spec.image) throw new AdmissionError("spec.image is required", 422);
+   *   } },
+   * });
+   * ```
+   */
+  validate?: ValidateHandlers<T>;
+  /**
+   * Kopf's `@kopf.on.mutate`: admission handlers that change the object before it is stored (defaults); the hub
+   * answers the change as a JSON Patch (see OperatorDefinition.mutate).
+   *
+   * @example
+   * ```ts
+   * import { defineHandlers } from "../../mod.ts";
+   * export const op = defineHandlers({
+   *   name: "site",
+   *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+   *   mutate: function defaults({ spec, name }) {
+   *     spec.content ??= `Welcome to ${name}`;
+   *   },
+   * });
+   * ```
+   */
+  mutate?: MutateHandlers<T>;
   /** Verbs the handlers use through `client` besides those the handlers need themselves. */
   verbs?: Verb[];
   /** Other resources the handlers reach through `clientFor`, in this cluster or any engaged one, with their verbs. */

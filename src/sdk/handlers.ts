@@ -121,6 +121,8 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
     uses: d.uses,
     owns: d.owns,
     watches: d.watches,
+    validate: d.validate,
+    mutate: d.mutate,
     // Declared even without delete handlers: an older definition of the operator may have added it.
     finalizers: [FINALIZER],
     project: keepHandlerFields,

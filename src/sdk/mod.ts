@@ -12,6 +12,16 @@ export {
   TemporaryError,
   type TimerSpec,
 } from "./handlers.ts";
+export {
+  type AdmissionContext,
+  AdmissionError,
+  type AdmissionSpec,
+  type MutateFn,
+  type MutateHandlers,
+  type ValidateFn,
+  type ValidateHandlers,
+} from "./admission.ts";
+export { jsonPatch } from "./json_patch.ts";
 export { loadOperatorFiles, OperatorFileError } from "./operator_files.ts";
 export { type DaemonContext, type DaemonFn, type DaemonResult, type DaemonSpec } from "./daemons.ts";
 export { type Index, type IndexEntries, type IndexEntry, type Indexes, type IndexFn } from "./indexes.ts";
@@ -29,6 +39,12 @@ export {
 export { type KindName, kinds } from "./kinds.ts";
 export { type DiffItem, type HandlerOutcome, type HandlerState } from "./handler_state.ts";
 export {
+  type AdmissionLabelSelector,
+  type AdmissionOperation,
+  type AdmissionRequest,
+  type AdmissionUserInfo,
+  type AdmissionVerdict,
+  type AdmissionWebhook,
   type BackgroundRun,
   type BackgroundTasks,
   type CacheObserver,
@@ -37,6 +53,7 @@ export {
   type EventSubject,
   type HealthState,
   ignoreNotFound,
+  type JsonPatchOperation,
   type ListOptions,
   type NewObject,
   type ObjectMeta,
