@@ -1,6 +1,7 @@
 // The per-operator slots of one engaged cluster (watch, cache, pre-flight) and the health entry built from them.
 
 import type { ResourceInfo } from "../kube/mod.ts";
+import type { QueuePriority } from "../queue/mod.ts";
 import type { Operator, ReconcileTarget, Store, Watcher, WatchPhase, WatchSnapshot } from "../runtime/mod.ts";
 import { worstState } from "../runtime/mod.ts";
 import type { ClusterHealth, OperatorHealth } from "./cluster_health.ts";
@@ -9,7 +10,7 @@ import type { ClusterHealth, OperatorHealth } from "./cluster_health.ts";
 export interface Informer {
   readonly store: Store;
   readonly watchers: Watcher[];
-  readonly listeners: Set<(keys: string[]) => void>;
+  readonly listeners: Set<(keys: string[], priority: QueuePriority) => void>;
   running?: Promise<void>;
 }
 
@@ -32,8 +33,8 @@ export interface Slot {
   readonly info: ResourceInfo;
   readonly target: ReconcileTarget;
   preflight: Preflight | null;
-  /** Passes changed keys on, minus objects the operator says need nothing. */
-  readonly changed: (keys: string[]) => void;
+  /** Passes changed keys on at `priority`, minus objects the operator says need nothing. */
+  readonly changed: (keys: string[], priority: QueuePriority) => void;
 }
 
 /** What a health entry needs besides the slots: the time, and the shared queue's depths. */

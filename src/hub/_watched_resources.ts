@@ -1,6 +1,7 @@
 // The watches of one cluster: one per namespace watched, and an operator's other watched resources mapped to requests.
 
 import { type KubeClient, resourcePath, type ResourceType } from "../kube/mod.ts";
+import type { QueuePriority } from "../queue/mod.ts";
 import {
   objectMeta,
   type Operator,
@@ -30,7 +31,7 @@ export interface WatchContext {
 export function scopedWatchers(
   type: ResourceType,
   store: Store,
-  onChange: (keys: string[]) => void,
+  onChange: (keys: string[], priority: QueuePriority) => void,
   ctx: WatchContext,
   labelSelector?: string,
 ): Watcher[] {
@@ -57,8 +58,8 @@ export function scopedWatchers(
 export interface OtherWatchesOptions {
   /** The operator's own cached objects in any engaged cluster ([] for one not engaged). */
   cached(cluster: string): StoredObject[];
-  /** Queues the operator's objects `requests` name, each in its own cluster. */
-  queue(requests: readonly Request[]): void;
+  /** Queues the operator's objects `requests` name, each in its own cluster, at `priority` (see FairWorkQueue). */
+  queue(requests: readonly Request[], priority: QueuePriority): void;
 }
 
 /** The watches of an operator's other resources in one cluster (see watchOtherResources). */
@@ -98,7 +99,13 @@ export function watchOtherResources(
     const store = new Store(w.project ?? metadataOnly);
     const map = requestMapper(w, store, op.name, ctx, options.cached);
     const scoped = w.namespaces ? { ...ctx, namespaces: w.namespaces } : ctx;
-    const started = scopedWatchers(w.type, store, (keys) => options.queue(map(keys)), scoped, w.labelSelector);
+    const started = scopedWatchers(
+      w.type,
+      store,
+      (keys, priority) => options.queue(map(keys), priority),
+      scoped,
+      w.labelSelector,
+    );
     watchers.push(...started);
     runs.push(...started.map((watcher) => watcher.start(signal)));
   }
@@ -170,7 +177,7 @@ class PerObjectWatches {
         namespace: ref.namespace,
         client: this.#ctx.client,
         store,
-        onChange: (keys) => this.#options.queue(map(keys)),
+        onChange: (keys, priority) => this.#options.queue(map(keys), priority),
         clock: this.#ctx.clock,
         logger: this.#ctx.log.child({ resource: plural, namespace: ref.namespace, name: ref.name }),
         idleTimeoutMs: this.#ctx.idleTimeoutMs,

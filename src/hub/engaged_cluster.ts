@@ -10,7 +10,7 @@ import {
   type ResourceType,
   rulesReview,
 } from "../kube/mod.ts";
-import type { TokenBucket } from "../queue/mod.ts";
+import type { QueuePriority, TokenBucket } from "../queue/mod.ts";
 import {
   type ApiClient,
   type ClusterConnection,
@@ -44,8 +44,11 @@ export interface EngagedClusterOptions {
   namespaces: readonly string[];
   /** Permissions checked in every operator's pre-flight besides its own (e.g. the leader-election Lease's). */
   extraPermissions?: readonly PermissionCheck[];
-  /** Called with cache keys (`namespace/name`) of one operator whose objects changed and need a reconcile. */
-  onChange(cluster: string, operator: string, keys: string[]): void;
+  /**
+   * Called with cache keys (`namespace/name`) of one operator whose objects changed and need a reconcile: at `live`
+   * priority for watch events, at `low` for what a list, a relist or a resync found (see FairWorkQueue).
+   */
+  onChange(cluster: string, operator: string, keys: string[], priority: QueuePriority): void;
   /** Another engaged cluster, for reconcilers that reach across clusters. */
   lookup(cluster: string): EngagedCluster | undefined;
   /** The names of every engaged cluster, for a reconcile's `clusters()`. */
@@ -144,9 +147,9 @@ export class EngagedCluster {
     return this.#slots.get(operator)?.target;
   }
 
-  /** Every cached key of every operator that passed pre-flight, filtered by its pre-check, handed to `onChange`. */
+  /** Every cached key of every operator that passed pre-flight, filtered by its pre-check, handed to `onChange` (low). */
   requeueAll(): void {
-    for (const slot of this.#slots.values()) if (!slot.preflight) slot.changed([...slot.informer.store.keys()]);
+    for (const slot of this.#slots.values()) if (!slot.preflight) slot.changed([...slot.informer.store.keys()], "low");
   }
 
   /** This cluster as `operator`'s reconciles see it from another cluster: clients for what it declared. */
@@ -274,14 +277,14 @@ export class EngagedCluster {
     const store = informer.store;
     const needs = op.needsReconcile as ((o: unknown) => boolean) | undefined;
     const changed = needs
-      ? (keys: string[]) => {
+      ? (keys: string[], priority: QueuePriority) => {
         const wanted = keys.filter((k) => {
           const obj = store.get(k);
           return obj === undefined || needs(obj);
         });
-        if (wanted.length) this.#o.onChange(this.name, op.name, wanted);
+        if (wanted.length) this.#o.onChange(this.name, op.name, wanted, priority);
       }
-      : (keys: string[]) => this.#o.onChange(this.name, op.name, keys);
+      : (keys: string[], priority: QueuePriority) => this.#o.onChange(this.name, op.name, keys, priority);
     const log = this.#log.child({ operator: op.name });
     const clusters = () => this.#o.clusterNames?.() ?? [this.name];
     const tasks: TaskSet = new TaskSet({
@@ -346,12 +349,12 @@ export class EngagedCluster {
     slot.preflight = null;
     if (informer.running) {
       // Joining a watch that already runs: everything cached so far is new to this operator.
-      if (informer.store.size) slot.changed([...informer.store.keys()]);
+      if (informer.store.size) slot.changed([...informer.store.keys()], "low");
       this.#watchOthers(slot, signal);
       return;
     }
-    const fanOut = (keys: string[]) => {
-      for (const listener of informer.listeners) listener(keys);
+    const fanOut = (keys: string[], priority: QueuePriority) => {
+      for (const listener of informer.listeners) listener(keys, priority);
     };
     informer.watchers.push(...scopedWatchers(slot.operator.resource, informer.store, fanOut, this.#watchContext()));
     informer.running = Promise.all(informer.watchers.map((w) => w.start(signal))).then(() => {});
@@ -364,15 +367,15 @@ export class EngagedCluster {
     if (!op.onEngage) return;
     try {
       const requests = op.onEngage(this.name, (cluster) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? []);
-      this.#queueRequests(op.name, requests);
+      this.#queueRequests(op.name, requests, "low");
     } catch (err) {
       // An operator's mistake costs only the early requeue, never the cluster's watches.
       this.#log.error("onEngage failed", { operator: op.name, error: err });
     }
   }
 
-  #queueRequests(operator: string, requests: readonly Request[]): void {
-    for (const [cluster, keys] of keysByCluster(requests)) this.#o.onChange(cluster, operator, keys);
+  #queueRequests(operator: string, requests: readonly Request[], priority: QueuePriority): void {
+    for (const [cluster, keys] of keysByCluster(requests)) this.#o.onChange(cluster, operator, keys, priority);
   }
 
   /** The operator's other watched resources: each change is mapped to its own objects, queued in their cluster. */
@@ -380,7 +383,7 @@ export class EngagedCluster {
     const op = slot.operator;
     const { watchers, runs, refresh } = watchOtherResources(op, this.#watchContext(), {
       cached: (cluster) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? [],
-      queue: (requests) => this.#queueRequests(op.name, requests),
+      queue: (requests, priority) => this.#queueRequests(op.name, requests, priority),
     }, signal);
     // Per-object watches follow the operator's own objects here (a Mirror naming its source); the array is live.
     slot.others = watchers;

@@ -309,8 +309,8 @@ export class Hub {
       namespaces: this.#o.namespaces ?? [],
       extraPermissions: this.#o.leaderElection?.cluster === name ? leasePermissions(this.#o.leaderElection) : [],
       // A standby keeps its caches current but queues nothing; on taking over it queues every key.
-      onChange: (cluster, operator, keys) => {
-        if (this.#leads(cluster)) this.#controller.enqueue(cluster, operator, keys);
+      onChange: (cluster, operator, keys, priority) => {
+        if (this.#leads(cluster)) this.#controller.enqueue(cluster, operator, keys, priority);
       },
       lookup: (other) => this.#clusters.get(other)?.cluster,
       clusterNames: () => [...this.#clusters.keys()],

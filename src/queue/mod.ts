@@ -12,4 +12,10 @@ export {
   TokenBucket,
   type TokenBucketOptions,
 } from "./rate_limiter.ts";
-export { type ClusterQueueStats, FairWorkQueue, type WorkQueueHooks, type WorkQueueOptions } from "./work_queue.ts";
+export {
+  type ClusterQueueStats,
+  FairWorkQueue,
+  type QueuePriority,
+  type WorkQueueHooks,
+  type WorkQueueOptions,
+} from "./work_queue.ts";

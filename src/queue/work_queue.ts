@@ -1,12 +1,14 @@
 // The shared work queue: client-go workqueue semantics for `cluster/operator/namespace/name` keys, fair across clusters.
 
-import { type Clock, SystemClock, type Timer } from "../util/clock.ts";
+import { type Clock, SystemClock } from "../util/clock.ts";
 import { Fifo } from "./_fifo.ts";
-import { Heap } from "./_heap.ts";
+import { DelayedAdds } from "./_delayed_adds.ts";
+import { type Entry, Lane, type QueuePriority } from "./_lane.ts";
 import { clusterOf } from "./key.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate_limiter.ts";
 
 export { makeKey, splitKey } from "./key.ts";
+export type { QueuePriority } from "./_lane.ts";
 
 /**
  * Callbacks for metrics, given the key (its parts name the cluster and the operator). They run
@@ -34,39 +36,28 @@ export interface WorkQueueOptions {
 
 /** Cheap per-cluster numbers, for health and metrics. */
 export interface ClusterQueueStats {
-  /** Keys waiting to be handed out. */
+  /** Keys waiting to be handed out, in both lanes. */
   queued: number;
+  /** Of those, the keys waiting in the low-priority lane (from a list, a relist or a resync). */
+  queuedLow: number;
   /** Keys handed out and not yet `done`. */
   processing: number;
   /** Keys waiting for a delayed add. */
   delayed: number;
   /** Keys with rate-limiter state (added rate-limited and not forgotten). */
   retrying: number;
-  /** How long the key next in line has waited since it was added; 0 when nothing is queued. */
+  /** How long the longest-waiting queued key has waited since it was added; 0 when nothing is queued. */
   oldestWaitingMs: number;
-}
-
-interface Delayed {
-  key: string;
-  at: number;
-  seq: number;
 }
 
 /** Everything the queue holds for one cluster. Replaced by a fresh object after `removeCluster`. */
 interface ClusterState {
   readonly name: string;
-  readonly fifo: Fifo<string>;
-  /** In the round-robin ring. */
-  inRing: boolean;
-  /** Hand-outs left in the current turn. */
-  credit: number;
+  readonly live: Lane;
+  readonly low: Lane;
   processing: number;
   removed: boolean;
-  /** Latest delayed entry per key; older heap entries for the same key are stale. */
-  readonly delayed: Map<string, Delayed>;
-  readonly heap: Heap<Delayed>;
-  timer: Timer | undefined;
-  timerAt: number;
+  readonly delayed: DelayedAdds;
   /** Keys with rate-limiter state, so `removeCluster` can forget them. */
   readonly limited: Set<string>;
 }
@@ -77,19 +68,30 @@ interface Waiter {
   onAbort: (() => void) | undefined;
 }
 
+/** A key handed out and not yet done: its entry, and the cluster state that counted it. */
+interface Processing {
+  readonly entry: Entry;
+  readonly cluster: ClusterState;
+}
+
 /**
- * A work queue with client-go semantics and fairness across clusters.
+ * A work queue with client-go semantics, two priority lanes, and fairness across clusters.
  *
  * Guarantees:
  * - A key is never handed out twice at once: from `get` until `done` it is processing, and adds of it
  *   only mark it dirty; it is queued again once `done` is called.
  * - Adding a key that is already queued does nothing, so a burst of events for one object costs one
- *   reconcile.
- * - Within a cluster, keys are handed out in the order they were queued.
- * - Across clusters, turns are round-robin, one key per cluster per turn.
- *   A cluster that becomes non-empty joins the end of the round, so its key is
- *   handed out within as many `get`s as there are clusters with queued keys, however many keys the
- *   others have.
+ *   reconcile; except that a `live` add of a key waiting at `low` priority promotes it (the higher priority wins,
+ *   as in controller-runtime's priority queue), keeping the time it was first added.
+ * - Live keys first: a `low` key (from an initial list, a relist or a resync) is handed out only while no cluster
+ *   has a `live` key queued, so 10,000 relisted objects never delay a live change in any cluster.
+ * - Within a cluster and a lane, keys are handed out in the order they were queued.
+ * - Across clusters, turns are round-robin in each lane, one key per cluster per turn.
+ *   A cluster that becomes non-empty in a lane joins the end of that lane's round, so its key is
+ *   handed out within as many `get`s as there are clusters with keys queued in that lane (and, for a low key,
+ *   once no live key is queued), however many keys the others have.
+ * - A delayed or rate-limited add keeps the priority the key was handed out with when it is called while the key
+ *   is processing (a retry of a relisted object stays behind live changes), unless a priority is given.
  * - `get` waiters are served first come, first served.
  * - Delayed adds use one clock timer per cluster (armed for that cluster's earliest due key), so
  *   30,000 delayed keys cost one timer, and `removeCluster` / `shutDown` leave no timer behind.
@@ -99,6 +101,8 @@ interface Waiter {
  * - Every key starts with `cluster/` (queue keys are `cluster/operator/namespace/name`); `add` throws InvalidKeyError otherwise.
  * - Whoever receives a key from `get` calls `done(key)` exactly once, even when processing fails;
  *   otherwise the key is never handed out again.
+ * - Live keys arrive slower than workers take them: a cluster whose live changes alone exceed the hub's capacity
+ *   keeps low keys waiting (they are never lost, and are handed out once the live lane empties).
  * - After `shutDown()` nothing is handed out any more: `get` resolves `undefined` and adds are
  *   ignored. Keys still queued are not drained (unlike client-go's Get, which drains first).
  */
@@ -107,16 +111,18 @@ export class FairWorkQueue {
   readonly #limiter: RateLimiter;
   readonly #hooks: WorkQueueHooks;
   readonly #clusters = new Map<string, ClusterState>();
-  /** Clusters with queued keys, in turn order; the head is the cluster being served. */
-  readonly #ring = new Fifo<ClusterState>();
-  /** Queued keys, and processing keys added again, with the time they were added. */
-  readonly #dirty = new Map<string, number>();
-  /** Keys handed out and not yet done, with the cluster state that counted them. */
-  readonly #processing = new Map<string, ClusterState>();
+  /** Clusters with live keys queued, in turn order; the head is the cluster being served. */
+  readonly #liveRing = new Fifo<ClusterState>();
+  /** Clusters with low keys queued, in turn order. */
+  readonly #lowRing = new Fifo<ClusterState>();
+  /** Queued keys, and processing keys added again, with when they were added and their priority. */
+  readonly #dirty = new Map<string, Entry>();
+  /** Keys handed out and not yet done. */
+  readonly #processing = new Map<string, Processing>();
   /** Insertion-ordered, so the first entry is the longest waiting `get`. */
   readonly #waiters = new Set<Waiter>();
   #queued = 0;
-  #seq = 0;
+  #queuedLive = 0;
   #shuttingDown = false;
 
   constructor(options: WorkQueueOptions = {}) {
@@ -125,14 +131,23 @@ export class FairWorkQueue {
     this.#hooks = options.hooks ?? {};
   }
 
-  /** Marks `key` as needing work. Does nothing if it is already queued or after `shutDown()`. */
-  add(key: string): void {
+  /**
+   * Marks `key` as needing work, at `priority` (default `live`). Does nothing if it is already queued at that
+   * priority or higher, or after `shutDown()`; a `live` add of a key queued `low` promotes it.
+   */
+  add(key: string, priority: QueuePriority = "live"): void {
     const cluster = clusterOf(key);
-    if (this.#shuttingDown || this.#dirty.has(key)) return;
-    this.#dirty.set(key, this.#clock.now());
+    if (this.#shuttingDown) return;
+    const queued = this.#dirty.get(key);
+    if (queued) {
+      if (priority === "live" && queued.priority === "low") this.#promote(key, queued);
+      return;
+    }
+    const entry: Entry = { key, at: this.#clock.now(), priority };
+    this.#dirty.set(key, entry);
     this.#hooks.added?.(key);
     if (this.#processing.has(key)) return; // queued again by done()
-    this.#push(this.#state(cluster), key);
+    this.#push(this.#state(cluster), entry);
   }
 
   /**
@@ -161,45 +176,48 @@ export class FairWorkQueue {
     return this.#next();
   }
 
-  /** Ends processing of `key`. If it was added meanwhile, it is queued again. */
+  /** The priority `key` was handed out with while it is processing; undefined when it is not processing. */
+  priorityOf(key: string): QueuePriority | undefined {
+    return this.#processing.get(key)?.entry.priority;
+  }
+
+  /** Ends processing of `key`. If it was added meanwhile, it is queued again (at the priority it was added with). */
   done(key: string): void {
     const counted = this.#processing.get(key);
     if (!counted) return;
     this.#processing.delete(key);
-    counted.processing--;
-    if (this.#shuttingDown || !this.#dirty.has(key)) return;
-    this.#push(this.#state(clusterOf(key)), key);
+    counted.cluster.processing--;
+    const again = this.#dirty.get(key);
+    if (this.#shuttingDown || !again) return;
+    this.#push(this.#state(clusterOf(key)), again);
   }
 
   /**
-   * Adds `key` after `ms` milliseconds. When the key is already waiting for a delayed add, the
-   * earlier due time wins. `ms <= 0` adds at once. Ignored after `shutDown()`.
+   * Adds `key` after `ms` milliseconds, at `priority` (default: the priority it was handed out with while it is
+   * processing, else `live`). When the key is already waiting for a delayed add, the earlier due time and the
+   * higher priority win. `ms <= 0` adds at once. Ignored after `shutDown()`.
    */
-  addAfter(key: string, ms: number): void {
+  addAfter(key: string, ms: number, priority?: QueuePriority): void {
     const cluster = clusterOf(key);
     if (!Number.isFinite(ms)) {
       throw new RangeError(`cannot add ${JSON.stringify(key)} after a delay: delay must be finite, got ${ms} ms`);
     }
     if (this.#shuttingDown) return;
-    if (ms <= 0) return this.add(key);
-    const c = this.#state(cluster);
-    const at = this.#clock.now() + ms;
-    const existing = c.delayed.get(key);
-    if (existing && existing.at <= at) return;
-    const entry: Delayed = { key, at, seq: this.#seq++ };
-    c.delayed.set(key, entry);
-    c.heap.push(entry);
-    if (c.heap.length > 2 * c.delayed.size + 64) c.heap.rebuild([...c.delayed.values()]);
-    this.#arm(c);
+    const p = priority ?? this.priorityOf(key) ?? "live";
+    if (ms <= 0) return this.add(key, p);
+    this.#state(cluster).delayed.schedule(key, ms, p);
   }
 
-  /** Adds `key` after the delay the rate limiter gives it, counting one more retry. */
-  addRateLimited(key: string): void {
+  /**
+   * Adds `key` after the delay the rate limiter gives it, counting one more retry; at `priority` (default: the
+   * priority it was handed out with while it is processing, else `live`).
+   */
+  addRateLimited(key: string, priority?: QueuePriority): void {
     const cluster = clusterOf(key);
     if (this.#shuttingDown) return;
     this.#state(cluster).limited.add(key);
     this.#hooks.retried?.(key);
-    this.addAfter(key, this.#limiter.when(key));
+    this.addAfter(key, this.#limiter.when(key), priority);
   }
 
   /** Clears the rate limiter's memory of `key`; call it when processing succeeded. */
@@ -213,28 +231,31 @@ export class FairWorkQueue {
     return this.#limiter.retries(key);
   }
 
-  /** Number of keys queued (not processing, not delayed) across all clusters. */
+  /** Number of keys queued (not processing, not delayed) across all clusters, in both lanes. */
   len(): number {
     return this.#queued;
   }
 
-  /** Number of keys queued for `cluster`. */
+  /** Number of keys queued for `cluster`, in both lanes. */
   lenFor(cluster: string): number {
-    return this.#clusters.get(cluster)?.fifo.length ?? 0;
+    const c = this.#clusters.get(cluster);
+    return c ? c.live.length + c.low.length : 0;
   }
 
-  /** How long the key next in line for `cluster` has waited; 0 when none is queued. */
+  /** How long the longest-waiting queued key of `cluster` (the head of either lane) has waited; 0 when none is queued. */
   oldestWaitingMs(cluster: string): number {
-    const head = this.#clusters.get(cluster)?.fifo.peek();
-    const at = head === undefined ? undefined : this.#dirty.get(head);
-    return at === undefined ? 0 : Math.max(0, this.#clock.now() - at);
+    const c = this.#clusters.get(cluster);
+    if (!c) return 0;
+    const at = Math.min(c.live.peek()?.at ?? Infinity, c.low.peek()?.at ?? Infinity);
+    return at === Infinity ? 0 : Math.max(0, this.#clock.now() - at);
   }
 
   /** Queue numbers for one cluster; all zero for an unknown cluster. */
   stats(cluster: string): ClusterQueueStats {
     const c = this.#clusters.get(cluster);
     return {
-      queued: c?.fifo.length ?? 0,
+      queued: this.lenFor(cluster),
+      queuedLow: c?.low.length ?? 0,
       processing: c?.processing ?? 0,
       delayed: c?.delayed.size ?? 0,
       retrying: c?.limited.size ?? 0,
@@ -254,32 +275,28 @@ export class FairWorkQueue {
     if (!c) return;
     c.removed = true;
     this.#clusters.delete(cluster);
-    c.timer?.cancel();
-    c.timer = undefined;
     c.delayed.clear();
-    c.heap.rebuild([]);
-    for (const key of c.fifo) this.#dirty.delete(key);
-    this.#queued -= c.fifo.length;
-    c.fifo.clear();
+    for (const lane of [c.live, c.low]) {
+      for (const e of lane) this.#dirty.delete(e.key);
+      this.#queued -= lane.length;
+    }
+    this.#queuedLive -= c.live.length;
+    c.live.clear();
+    c.low.clear();
     for (const key of this.#processing.keys()) {
       if (clusterOf(key) === cluster) this.#dirty.delete(key);
     }
     for (const key of c.limited) this.#limiter.forget(key);
     c.limited.clear();
     this.#limiter.forgetCluster?.(cluster);
-    // The ring drops the stale state lazily, in #next.
+    // The rings drop the stale state lazily, in #next.
   }
 
   /** Stops the queue: cancels every timer and resolves every waiting `get` with `undefined`. Idempotent. */
   shutDown(): void {
     if (this.#shuttingDown) return;
     this.#shuttingDown = true;
-    for (const c of this.#clusters.values()) {
-      c.timer?.cancel();
-      c.timer = undefined;
-      c.delayed.clear();
-      c.heap.rebuild([]);
-    }
+    for (const c of this.#clusters.values()) c.delayed.clear();
     const waiters = [...this.#waiters];
     this.#waiters.clear();
     for (const w of waiters) this.#settle(w, undefined);
@@ -290,15 +307,11 @@ export class FairWorkQueue {
     if (!c) {
       c = {
         name: cluster,
-        fifo: new Fifo(),
-        inRing: false,
-        credit: 0,
+        live: new Lane("live"),
+        low: new Lane("low"),
         processing: 0,
         removed: false,
-        delayed: new Map(),
-        heap: new Heap((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq)),
-        timer: undefined,
-        timerAt: Infinity,
+        delayed: new DelayedAdds(this.#clock, (key, priority) => this.add(key, priority)),
         limited: new Set(),
       };
       this.#clusters.set(cluster, c);
@@ -306,13 +319,24 @@ export class FairWorkQueue {
     return c;
   }
 
-  #push(c: ClusterState, key: string): void {
-    c.fifo.push(key);
+  /** Moves a queued low key to the live lane (or, while it is processing, makes done() queue it live). */
+  #promote(key: string, entry: Entry): void {
+    entry.priority = "live";
+    if (this.#processing.has(key)) return;
+    const c = this.#state(clusterOf(key));
+    c.low.left();
+    this.#queued--;
+    this.#push(c, entry);
+  }
+
+  #push(c: ClusterState, entry: Entry): void {
+    const lane = entry.priority === "live" ? c.live : c.low;
+    lane.push(entry);
     this.#queued++;
-    if (!c.inRing) {
-      c.inRing = true;
-      c.credit = 1;
-      this.#ring.push(c);
+    if (lane === c.live) this.#queuedLive++;
+    if (!lane.inRing) {
+      lane.inRing = true;
+      (lane === c.live ? this.#liveRing : this.#lowRing).push(c);
     }
     while (this.#waiters.size > 0 && this.#queued > 0) {
       const waiter = this.#waiters.values().next().value as Waiter;
@@ -321,69 +345,34 @@ export class FairWorkQueue {
     }
   }
 
-  /** Takes the next key in turn order and marks it processing. Only call when `#queued > 0`. */
+  /** Takes the next key in turn order (live lane first) and marks it processing. Only call when `#queued > 0`. */
   #next(): string {
+    const live = this.#queuedLive > 0;
+    const ring = live ? this.#liveRing : this.#lowRing;
     for (;;) {
-      const c = this.#ring.peek() as ClusterState;
-      if (c.removed || c.fifo.length === 0) {
-        this.#ring.shift();
-        c.inRing = false;
+      const c = ring.peek() as ClusterState;
+      const lane = live ? c.live : c.low;
+      if (c.removed || lane.length === 0) {
+        ring.shift();
+        lane.inRing = false;
         continue;
       }
-      const key = c.fifo.shift() as string;
+      const entry = lane.shift() as Entry;
       this.#queued--;
-      if (c.fifo.length === 0) {
-        this.#ring.shift();
-        c.inRing = false;
-      } else if (--c.credit <= 0) {
-        this.#ring.shift();
-        c.credit = 1;
-        this.#ring.push(c);
-      }
-      const addedAt = this.#dirty.get(key) as number;
-      this.#dirty.delete(key);
-      this.#processing.set(key, c);
+      if (live) this.#queuedLive--;
+      ring.shift();
+      if (lane.length === 0) lane.inRing = false;
+      else ring.push(c);
+      this.#dirty.delete(entry.key);
+      this.#processing.set(entry.key, { entry, cluster: c });
       c.processing++;
-      this.#hooks.handedOut?.(key, this.#clock.now() - addedAt);
-      return key;
+      this.#hooks.handedOut?.(entry.key, this.#clock.now() - entry.at);
+      return entry.key;
     }
   }
 
   #settle(waiter: Waiter, key: string | undefined): void {
     if (waiter.onAbort) waiter.signal?.removeEventListener("abort", waiter.onAbort);
     waiter.resolve(key);
-  }
-
-  /** Makes sure the cluster's timer fires by its earliest valid due time, and only when there is one. */
-  #arm(c: ClusterState): void {
-    let top = c.heap.peek();
-    while (top && c.delayed.get(top.key) !== top) {
-      c.heap.pop();
-      top = c.heap.peek();
-    }
-    if (!top) {
-      c.timer?.cancel();
-      c.timer = undefined;
-      c.timerAt = Infinity;
-      return;
-    }
-    if (c.timer && c.timerAt <= top.at) return;
-    c.timer?.cancel();
-    c.timerAt = top.at;
-    c.timer = this.#clock.setTimer(top.at - this.#clock.now(), () => this.#fire(c));
-  }
-
-  #fire(c: ClusterState): void {
-    c.timer = undefined;
-    c.timerAt = Infinity;
-    if (c.removed || this.#shuttingDown) return;
-    const now = this.#clock.now();
-    for (let top = c.heap.peek(); top && top.at <= now; top = c.heap.peek()) {
-      c.heap.pop();
-      if (c.delayed.get(top.key) !== top) continue;
-      c.delayed.delete(top.key);
-      this.add(top.key);
-    }
-    this.#arm(c);
   }
 }

@@ -60,7 +60,14 @@ Deno.test("FairWorkQueue.done() does not queue a key that was not added again", 
   queue.done("prod/op/ns/a");
   queue.done("prod/op/ns/never-seen");
   assert.equal(queue.len(), 0);
-  assert.deepEqual(queue.stats("prod"), { queued: 0, processing: 0, delayed: 0, retrying: 0, oldestWaitingMs: 0 });
+  assert.deepEqual(queue.stats("prod"), {
+    queued: 0,
+    queuedLow: 0,
+    processing: 0,
+    delayed: 0,
+    retrying: 0,
+    oldestWaitingMs: 0,
+  });
 });
 
 Deno.test("FairWorkQueue.get() waits until a key is added", async () => {
@@ -313,7 +320,14 @@ Deno.test("FairWorkQueue.removeCluster() drops that cluster's keys, timers and l
   assert.equal(queue.len(), 1);
   assert.equal(limiter.retries("prod/op/ns/r"), 0);
   assert.equal(limiter.retries("dev/op/ns/r"), 1);
-  assert.deepEqual(queue.stats("prod"), { queued: 0, processing: 0, delayed: 0, retrying: 0, oldestWaitingMs: 0 });
+  assert.deepEqual(queue.stats("prod"), {
+    queued: 0,
+    queuedLow: 0,
+    processing: 0,
+    delayed: 0,
+    retrying: 0,
+    oldestWaitingMs: 0,
+  });
 
   await clock.advance(3_000);
   assert.deepEqual(drain(queue).sort(), ["dev/op/ns/a", "dev/op/ns/b", "dev/op/ns/r"]);
@@ -321,7 +335,14 @@ Deno.test("FairWorkQueue.removeCluster() drops that cluster's keys, timers and l
   queue.removeCluster("dev");
   queue.removeCluster("unknown");
   assert.equal(clock.pending, 0);
-  assert.deepEqual(queue.stats("dev"), { queued: 0, processing: 0, delayed: 0, retrying: 0, oldestWaitingMs: 0 });
+  assert.deepEqual(queue.stats("dev"), {
+    queued: 0,
+    queuedLow: 0,
+    processing: 0,
+    delayed: 0,
+    retrying: 0,
+    oldestWaitingMs: 0,
+  });
 });
 
 Deno.test("FairWorkQueue.removeCluster() does not queue a processing key again on done()", async () => {
@@ -398,7 +419,14 @@ Deno.test("FairWorkQueue.oldestWaitingMs() and stats() report per-cluster number
   assert.equal(queue.oldestWaitingMs("prod"), 150);
   assert.equal(queue.oldestWaitingMs("dev"), 0);
   queue.tryGet();
-  assert.deepEqual(queue.stats("prod"), { queued: 1, processing: 1, delayed: 1, retrying: 0, oldestWaitingMs: 50 });
+  assert.deepEqual(queue.stats("prod"), {
+    queued: 1,
+    queuedLow: 0,
+    processing: 1,
+    delayed: 1,
+    retrying: 0,
+    oldestWaitingMs: 50,
+  });
   assert.equal(queue.lenFor("prod"), 1);
   queue.shutDown();
 });

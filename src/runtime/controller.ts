@@ -1,6 +1,6 @@
 // The controller loop: workers take fair keys from the shared queue, spend the global budget, and reconcile.
 
-import { type FairWorkQueue, makeKey, splitKey, type TokenBucket } from "../queue/mod.ts";
+import { type FairWorkQueue, makeKey, type QueuePriority, splitKey, type TokenBucket } from "../queue/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
 import type { BackgroundTasks } from "./background_tasks.ts";
 import { type ClusterConnection, type EventSink, type Reconciler, TerminalError } from "./reconciler.ts";
@@ -98,14 +98,18 @@ export class Controller {
     this.#spawn?.(n);
   }
 
-  /** Queues `namespace/name` (or `name`) cache keys of one operator in one cluster. */
-  enqueue(cluster: string, operator: string, keys: Iterable<string>): void {
+  /**
+   * Queues `namespace/name` (or `name`) cache keys of one operator in one cluster, at `priority` (default `live`;
+   * `low` for keys from a list, a relist or a resync: see FairWorkQueue).
+   */
+  enqueue(cluster: string, operator: string, keys: Iterable<string>, priority: QueuePriority = "live"): void {
     for (const k of keys) {
       const slash = k.indexOf("/");
       this.#o.queue.add(
         slash < 0
           ? makeKey(cluster, operator, "", k)
           : makeKey(cluster, operator, k.slice(0, slash), k.slice(slash + 1)),
+        priority,
       );
     }
   }

@@ -201,3 +201,34 @@ Deno.test("Controller.setConcurrency() starts more workers at once and, lowered,
   await t.done;
   assert.equal(t.outcomes.length, 9);
 });
+
+Deno.test("Controller reconciles live keys before listed ones, and a listed key's retry waits behind live ones", async () => {
+  const order: string[] = [];
+  let failed = false;
+  // Each reconcile takes 10 ms on the virtual clock; one worker.
+  const t = setup(async (req) => {
+    order.push(`${req.cluster}/${req.name}@${t.clock.now()}`);
+    await t.clock.sleep(10);
+    if (req.name === "l0" && req.cluster === "a" && !failed) {
+      failed = true;
+      throw new Error("transient");
+    }
+  }, { concurrency: 1 });
+  t.controller.enqueue("a", "op", ["ns/l0", "ns/l1", "ns/l2"], "low");
+  t.controller.enqueue("b", "op", ["ns/l0"], "low");
+  t.controller.enqueue("b", "op", ["ns/live"]);
+  await t.clock.advance(22);
+  t.controller.enqueue("a", "op", ["ns/live"]);
+  await t.clock.advance(1000);
+  assert.deepEqual(order, [
+    "a/l0@0", // taken at once: nothing else was queued yet; fails, its retry is due at 15 ms, at low priority
+    "b/live@10", // live before the four low keys queued earlier
+    "a/l1@20", // then the low lane, round-robin (a, then b)
+    "a/live@30", // queued at 22 ms: ahead of b/l0
+    "b/l0@40",
+    "a/l2@50",
+    "a/l0@60", // the retry went to the back of a's low lane
+  ]);
+  t.stop.abort();
+  await t.done;
+});

@@ -2,6 +2,7 @@
 // and aborts silent streams with an inactivity watchdog.
 
 import { failureStateOf, httpStatusOf, retryAfterMsOf, type WatchEvent } from "../kube/mod.ts";
+import type { QueuePriority } from "../queue/mod.ts";
 import { Backoff, type BackoffOptions, type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
 import type { WatchPhase } from "./health_state.ts";
 import type { Store } from "./store.ts";
@@ -68,8 +69,11 @@ export interface WatcherOptions {
   store: Store;
   /** Set when `path` lists one namespace, so a relist only forgets objects of that namespace. */
   namespace?: string;
-  /** Called with the store keys that changed. */
-  onChange(keys: string[]): void;
+  /**
+   * Called with the store keys that changed: at priority `low` for what a list found (the first list, a relist after
+   * a 410 or a reconnect), at `live` for watch events, so a relist of many objects waits behind live changes.
+   */
+  onChange(keys: string[], priority: QueuePriority): void;
   /**
    * Called after every complete list, before `onChange` of the keys it changed: the store then holds the cluster's
    * objects, even when the list was empty or changed nothing (so `onChange` alone would never say so).
@@ -229,7 +233,7 @@ export class Watcher {
     this.#snap.phase = "watching"; // the server just answered; the watch request follows at once
     this.#o.logger?.info("listed", { objects: store.size, changed: changed.length, resourceVersion });
     this.#o.onSynced?.();
-    if (changed.length) this.#o.onChange(changed);
+    if (changed.length) this.#o.onChange(changed, "low");
   }
 
   async #watchOnce(signal: AbortSignal): Promise<void> {
@@ -295,7 +299,7 @@ export class Watcher {
         const rv = ev.object?.metadata?.resourceVersion;
         if (rv) this.#snap.resourceVersion = rv;
         if (batch.length) {
-          this.#o.onChange(batch);
+          this.#o.onChange(batch, "live");
           batch = [];
         }
       }

@@ -66,11 +66,16 @@ function setup(steps: Step[], idleTimeoutMs = 90_000) {
   const client = new ScriptedClient(steps, clock);
   const store = new Store();
   const changes: string[] = [];
+  /** Each changed key with the priority it was reported at. */
+  const priorities: string[] = [];
   const watcher = new Watcher({
     path: "/apis/g/v1/things",
     client,
     store,
-    onChange: (keys) => changes.push(...keys),
+    onChange: (keys, priority) => {
+      changes.push(...keys);
+      priorities.push(...keys.map((k) => `${k}@${priority}`));
+    },
     onSynced: () => changes.push(`(synced with ${store.size})`),
     clock,
     idleTimeoutMs,
@@ -78,10 +83,10 @@ function setup(steps: Step[], idleTimeoutMs = 90_000) {
   });
   const stop = new AbortController();
   const done = watcher.start(stop.signal);
-  return { clock, client, store, changes, watcher, stop, done };
+  return { clock, client, store, changes, priorities, watcher, stop, done };
 }
 
-Deno.test("Watcher lists, then watches from the list's resourceVersion", async () => {
+Deno.test("Watcher lists, then watches from the list's resourceVersion; listed keys are low priority, watched live", async () => {
   const t = setup([{ list: { items: [obj("a", "5")], rv: "10" } }, {
     watch: [{ type: "ADDED", object: obj("b", "11") }],
     hang: true,
@@ -89,6 +94,7 @@ Deno.test("Watcher lists, then watches from the list's resourceVersion", async (
   await t.clock.advance(10);
   assert.deepEqual(t.client.calls, ["list", "watch@10"]);
   assert.deepEqual(t.changes, ["(synced with 1)", "ns/a", "ns/b"]);
+  assert.deepEqual(t.priorities, ["ns/a@low", "ns/b@live"]);
   const s = t.watcher.snapshot();
   assert.equal(s.phase, "watching");
   assert.equal(s.synced, true);
@@ -108,6 +114,7 @@ Deno.test("Watcher relists after an in-stream 410 ERROR event and reports the de
   assert.deepEqual(t.client.calls, ["list", "watch@10", "list", "watch@20"]);
   assert.equal(t.store.get("ns/b"), undefined);
   assert.deepEqual(t.changes, ["(synced with 2)", "ns/a", "ns/b", "(synced with 1)", "ns/b"]);
+  assert.deepEqual(t.priorities, ["ns/a@low", "ns/b@low", "ns/b@low"], "a relist's changes wait behind live ones");
   t.stop.abort();
   await t.done;
 });
