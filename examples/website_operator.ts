@@ -1,10 +1,14 @@
 // A Website owns a Deployment, a Service and a ConfigMap: created (adopted) by a level-based handler, so a child
 // deleted by hand comes back; the Deployment follows spec.image; the controller manager deletes them with the Website.
+// Admission (with --webhook-bind-address): a Website whose image is `:latest` is refused, one without a tag is
+// admitted with a warning, and a missing spec.content is filled in before the Website is stored.
 //
 //   kubectl apply -f examples/website_crd.yaml   # in each cluster
 //   deno task run --clusters prod,staging,dev --operators none examples/website_operator.ts
+//   deno task run --clusters prod,staging,dev --operators none --webhook-bind-address 127.0.0.1:9443 \
+//     examples/website_operator.ts                # with its admission webhooks
 
-import { defineHandlers, type HandlerContext, ignoreNotFound, kinds, type NewObject } from "../mod.ts";
+import { AdmissionError, defineHandlers, type HandlerContext, ignoreNotFound, kinds, type NewObject } from "../mod.ts";
 
 const children = ({ name, spec }: HandlerContext) => [
   { type: kinds.ConfigMap, object: { metadata: { name }, data: { "index.html": String(spec.content ?? "") } } },
@@ -32,6 +36,17 @@ export const website = defineHandlers({
       const client = ctx.clientFor(type);
       if (!(await client.get(child.metadata).catch(ignoreNotFound))) await client.create(child);
     }
+  },
+  // Refuses a Website that cannot run a pinned image; warns about an image without a tag.
+  validate: function image({ spec, warn }) {
+    const image = spec.image;
+    if (typeof image !== "string" || image.trim() === "") throw new AdmissionError("spec.image must name an image");
+    if (image.endsWith(":latest")) throw new AdmissionError(`spec.image ${image}: pin a version instead of :latest`);
+    if (!/[:@]/.test(image.split("/").pop()!)) warn(`spec.image ${image} has no tag: pin a version`);
+  },
+  // Fills the page served when the Website gives none.
+  mutate: function defaults({ spec, name }) {
+    spec.content ??= `<h1>${name}</h1>`;
   },
   update: {
     field: "spec.image",

@@ -2,6 +2,8 @@
 
 import { type ClusterAccess, ConfigError, KubeClient } from "./kube/mod.ts";
 import { FlagError, parseFlags } from "./flags.ts";
+import { removeConfigurations } from "./hub/admission/mod.ts";
+import { DNS_LABEL } from "./flag_values.ts";
 import { cleanupLine, type CleanupResult, cleanupTargets, removeFinalizers } from "./hub/mod.ts";
 import {
   type ClusterRegistry,
@@ -18,11 +20,13 @@ const HELP = `Removes the hub's finalizers from every object of every selected c
 hub that is gone (run it after stopping the hub, before uninstalling it; the Helm chart's pre-delete hook does).
 
 Usage: operator-hub cleanup --clusters a,b|all [--kubeconfig FILE] [--cluster-dir DIR]
-                            [--cluster-secrets NAMESPACE] [--namespace NS] [FILE.ts...]
+                            [--cluster-secrets NAMESPACE] [--namespace NS] [--webhook-name NAME] [FILE.ts...]
 
 The cluster flags are the hub's (see operator-hub --help). The finalizers removed are every built-in operator's
 (operator-hub.dev/handlers, operator-hub.dev/mirror-copies) and those the operator files given declare; other
-finalizers are never touched. Prints one line per cluster, e.g. "prod: removed 3 finalizers from 3 objects".
+finalizers are never touched. It also deletes the admission webhook configurations the hub installed (those labelled
+operator-hub.dev/webhook-hub=NAME, --webhook-name, default "default"). Prints one line per cluster, e.g.
+"prod: removed 3 finalizers from 3 objects", and "prod: removed 2 webhook configurations" when there were any.
 Exit codes: 0 every cluster cleaned; 1 a cluster could not be (unreachable, forbidden, not registered); 2 usage.`;
 
 /** How long the cluster sources (folder, Secrets) may take to be read, and one cluster's cleanup. */
@@ -35,6 +39,16 @@ export async function cleanupMain(argv: string[], print: (line: string) => void 
     print(HELP);
     return 0;
   }
+  // --webhook-name alone (no --webhook-bind-address): which hub's configurations to delete.
+  let webhookName = "default";
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const m = argv[i].match(/^--webhook-name(?:=(.*))?$/);
+    if (!m) rest.push(argv[i]);
+    else webhookName = m[1] ?? argv[++i] ?? "";
+  }
+  if (!DNS_LABEL.test(webhookName)) return usage(`invalid --webhook-name "${webhookName}": a DNS label`);
+  argv = rest;
   let flags;
   try {
     flags = parseFlags(argv);
@@ -98,23 +112,32 @@ export async function cleanupMain(argv: string[], print: (line: string) => void 
     throw err;
   }
   const targets = cleanupTargets(operators, [FINALIZER]);
+  const webhooks = new Map<string, number>();
   const results = await Promise.all([...found.served].map(async ([name, access]): Promise<CleanupResult> => {
     const client = new KubeClient(access, {
       userAgent: "operator-hub/cleanup",
       logger: logger.child({ cluster: name }),
     });
     try {
-      return await removeFinalizers(client, targets, {
-        namespaces: flags.namespaces,
-        signal: AbortSignal.timeout(CLUSTER_TIMEOUT_MS),
-      });
+      const signal = AbortSignal.timeout(CLUSTER_TIMEOUT_MS);
+      const result = await removeFinalizers(client, targets, { namespaces: flags.namespaces, signal });
+      try {
+        webhooks.set(name, await removeConfigurations(client, webhookName, signal));
+      } catch (err) {
+        return { ...result, error: result.error ?? `webhook configurations: ${errorText(err)}` };
+      }
+      return result;
     } catch (err) {
       return { cluster: name, objects: 0, finalizers: 0, error: errorText(err) };
     } finally {
       client.close();
     }
   }));
-  for (const r of results.sort((a, b) => a.cluster.localeCompare(b.cluster))) print(cleanupLine(r));
+  for (const r of results.sort((a, b) => a.cluster.localeCompare(b.cluster))) {
+    print(cleanupLine(r));
+    const n = webhooks.get(r.cluster) ?? 0;
+    if (n) print(`${r.cluster}: removed ${n} webhook configuration${n === 1 ? "" : "s"}`);
+  }
   for (const [name, problem] of [...found.held].sort()) print(`${name}: not cleaned: ${problem}`);
   return results.every((r) => !r.error) && found.held.size === 0 ? 0 : 1;
 }

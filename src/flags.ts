@@ -30,6 +30,7 @@ import {
   parseMetricsServing,
 } from "./metrics_serving_flags.ts";
 import { parseShardFlags, SHARD_OPTIONS, ShardFlagError, type ShardFlags } from "./shard_flags.ts";
+import { parseWebhookFlags, WEBHOOK_OPTIONS, type WebhookFlags } from "./webhook_flags.ts";
 import { LOG_LEVELS, type LogFormat, type LogLevel } from "./util/mod.ts";
 
 // The names importers use, from where they live now.
@@ -83,6 +84,8 @@ export interface HubFlags {
   credentialPolicy: CredentialPolicy;
   /** `--metrics-bind-address` and friends (src/metrics_serving_flags.ts); undefined without it. */
   metricsServing?: MetricsServingFlags;
+  /** `--webhook-bind-address` and friends (src/webhook_flags.ts); undefined without it (admission off). */
+  webhook?: WebhookFlags;
   /** Positional arguments: operator files (`kopf run app.py`), each a module whose exported operators are hosted. */
   files: string[];
   /** `--standalone` (Kopf's): accepted and ignored, since the hub never peers with other hubs unless asked. */
@@ -116,6 +119,7 @@ export const HUB_OPTIONS = {
   operators: { type: "string", multiple: true },
   ...LEADER_ELECTION_OPTIONS,
   ...METRICS_SERVING_OPTIONS,
+  ...WEBHOOK_OPTIONS,
   ...SHARD_OPTIONS,
   ...LIMIT_OPTIONS,
   ...CREDENTIAL_OPTIONS,
@@ -257,6 +261,7 @@ export function parseFlags(argv: string[]): HubFlags {
     leaderElection,
     shard,
     metricsServing: parseMetricsServing(values),
+    webhook: parseWebhookFlags(values),
     files: positionals,
     standalone: values.standalone === true,
   };

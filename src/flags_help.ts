@@ -10,6 +10,7 @@ import { limitsHelp } from "./limit_flags.ts";
 import { livenessHelp } from "./liveness_flag.ts";
 import { metricsServingHelp } from "./metrics_serving_flags.ts";
 import { shardHelp } from "./shard_flags.ts";
+import { webhookHelp } from "./webhook_flags.ts";
 import { LOG_LEVELS } from "./util/mod.ts";
 
 export function helpText(): string {
@@ -69,6 +70,8 @@ export function helpText(): string {
     ...livenessHelp(),
     "",
     ...metricsServingHelp(),
+    "",
+    ...webhookHelp(),
     "",
     "Logs and events:",
     `  --log-level LEVEL          ${LOG_LEVELS.join("|")} (default info)`,

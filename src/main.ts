@@ -4,6 +4,7 @@
 import "./_npm_env.ts";
 import { Hub, type HubLeaderElection, type Operator } from "../mod.ts";
 import { cleanupMain } from "./cleanup_cli.ts";
+import { type Admission, admissionPermissions, setUpAdmission } from "./admission_setup.ts";
 import { FlagError, helpText, type MetricsServingFlags, parseFlags } from "./flags.ts";
 import {
   cleaningOnRemove,
@@ -93,6 +94,9 @@ export async function main(argv: string[], options: { operators?: readonly Opera
           host: `${flags.metricsServing.hostname}:${flags.metricsServing.port}`,
         }]
         : []),
+      ...(flags.webhook
+        ? [{ what: "the --webhook-bind-address", host: `${flags.webhook.hostname}:${flags.webhook.port}` }]
+        : []),
     ]);
     requireTlsFiles(flags.metricsServing);
     home = selected.length > 0 || flags.homeCluster !== undefined
@@ -131,19 +135,22 @@ export async function main(argv: string[], options: { operators?: readonly Opera
     logger.info("the mirror operator does not run: no home cluster yet (pass --home-cluster or select a cluster)");
   }
   let hub: Hub;
+  let hosted: Operator[];
   try {
+    hosted = [
+      ...builtIns.map((name) =>
+        BUILT_IN_OPERATORS[name]({
+          homeCluster: home?.name ?? "",
+          mirrorOrphanOnUnreachableAfterMs: flags.mirrorOrphanOnUnreachableAfterMs,
+          mirrorNamespaces: flags.mirrorNamespaces,
+        })
+      ),
+      ...(options.operators ?? []),
+      ...fileOperators,
+    ];
     hub = new Hub({
-      operators: [
-        ...builtIns.map((name) =>
-          BUILT_IN_OPERATORS[name]({
-            homeCluster: home?.name ?? "",
-            mirrorOrphanOnUnreachableAfterMs: flags.mirrorOrphanOnUnreachableAfterMs,
-            mirrorNamespaces: flags.mirrorNamespaces,
-          })
-        ),
-        ...(options.operators ?? []),
-        ...fileOperators,
-      ],
+      operators: hosted,
+      clusterPermissions: admissionPermissions(flags.webhook),
       namespaces: flags.namespaces,
       limits: flags.limits,
       eventLevel: flags.eventLevel,
@@ -241,6 +248,26 @@ export async function main(argv: string[], options: { operators?: readonly Opera
       return usageError(errorText(err));
     }
   }
+  let admission: Admission | undefined;
+  if (flags.webhook) {
+    try {
+      admission = await setUpAdmission(flags.webhook, {
+        hub,
+        operators: hosted,
+        namespaces: flags.namespaces,
+        home,
+        requestTimeoutMs: hub.limits.requestTimeoutMs,
+        http2: flags.http2,
+        logger,
+      });
+      servers.push(admission.run(stop.signal));
+    } catch (err) {
+      stop.abort();
+      reviewClient?.close();
+      if (err instanceof ConfigError) return usageError(err.message);
+      throw err;
+    }
+  }
   const server = Promise.all(servers).finally(() => reviewClient?.close());
 
   logger.info("operator-hub starting", {
@@ -267,23 +294,22 @@ export async function main(argv: string[], options: { operators?: readonly Opera
     logger.info("sharding across replicas", { identity: shards.identity, homeCluster: home!.name });
   }
   // only now: a bad --liveness above exits before anything is engaged
-  registered.registry.connect(
-    flags.cleanupOnRemove
-      ? cleaningOnRemove(shards ?? hub, {
-        // Every built-in operator's finalizers and the files' and embedder's: whatever this hub may have added.
-        operators: [
-          ...Object.values(BUILT_IN_OPERATORS).map((make) => make({ homeCluster: home?.name ?? "" })),
-          ...(options.operators ?? []),
-          ...fileOperators,
-        ],
-        also: [FINALIZER],
-        namespaces: flags.namespaces,
-        requestTimeoutMs: hub.limits.requestTimeoutMs,
-        http2: flags.http2,
-        logger,
-      })
-      : shards ?? hub,
-  );
+  const target = flags.cleanupOnRemove
+    ? cleaningOnRemove(shards ?? hub, {
+      // Every built-in operator's finalizers and the files' and embedder's: whatever this hub may have added.
+      operators: [
+        ...Object.values(BUILT_IN_OPERATORS).map((make) => make({ homeCluster: home?.name ?? "" })),
+        ...(options.operators ?? []),
+        ...fileOperators,
+      ],
+      also: [FINALIZER],
+      namespaces: flags.namespaces,
+      requestTimeoutMs: hub.limits.requestTimeoutMs,
+      http2: flags.http2,
+      logger,
+    })
+    : shards ?? hub;
+  registered.registry.connect(admission ? admission.target(target) : target);
   await Promise.all([
     hub.start(stop.signal),
     shards?.start(stop.signal),

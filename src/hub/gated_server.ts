@@ -14,6 +14,11 @@ export interface GatedServerOptions extends ConnectionGateOptions {
   onListen?(addr: { hostname: string; port: number }): void;
   /** Answers a handler that threw. */
   onError?(err: unknown): Response | Promise<Response>;
+  /**
+   * Answer 421 to a Host header that is not a loopback name (DNS rebinding). Default: when `hostname` is a loopback
+   * address. A server behind another public socket (the admission port's TLS front) follows that socket's address.
+   */
+  hostGuard?: boolean;
 }
 
 /** The part of Deno.HttpServer the hub's ports use, for a server behind a gate. */
@@ -46,7 +51,7 @@ export function serveGated(
   handler: (req: Request) => Response | Promise<Response>,
 ): GatedServer {
   const fromGate = new Set<number>();
-  const guardHost = isLoopbackBind(options.hostname);
+  const guardHost = options.hostGuard ?? isLoopbackBind(options.hostname);
   const inner = Deno.serve({
     hostname: "127.0.0.1",
     port: 0,

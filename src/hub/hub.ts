@@ -1,6 +1,6 @@
 // The Hub: hosts several operators, engages and disengages clusters at runtime, and drives one shared, fair controller.
 
-import type { ClusterAccess, FetchLike } from "../kube/mod.ts";
+import type { ClusterAccess, FetchLike, PermissionCheck } from "../kube/mod.ts";
 import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../queue/mod.ts";
 import { Controller, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
 import { type Clock, type Logger, Semaphore, SystemClock } from "../util/mod.ts";
@@ -40,6 +40,11 @@ export interface HubOptions {
   /** Offer HTTP/2 to the API servers instead of HTTP/1.1 keep-alive (`--http2`). Default false. */
   http2?: boolean;
   /**
+   * Checked in every operator's pre-flight in every cluster besides its own (e.g. the webhook installer's RBAC).
+   * @ignore
+   */
+  clusterPermissions?: readonly PermissionCheck[];
+  /**
    * The transport of every cluster client, for in-process tests (see KubeClientOptions.fetch).
    * @ignore
    */
@@ -51,6 +56,14 @@ export interface HubOptions {
   clock?: Clock;
   /** Where the hub logs, one structured line per event. */
   logger: Logger;
+}
+
+/** Told of clusters engaged and disengaged in a Hub (e.g. the webhook installer). */
+export interface ClusterObserver {
+  /** `name` was engaged (launched) with `access`. */
+  engaged(name: string, access: ClusterAccess): void;
+  /** `name` was disengaged (its work is stopping). */
+  disengaged(name: string): void;
 }
 
 interface Engaged {
@@ -110,6 +123,8 @@ export class Hub {
   #shard: HubShardView | undefined;
   #running: AbortSignal | undefined;
   #providers: (() => Record<string, ProviderHealth>) | undefined;
+  #admission: (() => Record<string, unknown>) | undefined;
+  readonly #observers: ClusterObserver[] = [];
   /** Per cluster: its background tasks stopping now (see `backgroundStopped`). */
   readonly #backgroundStops = new Map<string, Promise<void>>();
   /** Bounds the clusters in pre-flight at once (see HubLimits.preflightConcurrency). */
@@ -221,6 +236,7 @@ export class Hub {
     const e = this.#clusters.get(name);
     if (!e) return;
     this.#clusters.delete(name);
+    for (const o of this.#observers) o.disengaged(name);
     this.#scale();
     this.#stopBackground(e.cluster);
     e.abort.abort();
@@ -241,6 +257,22 @@ export class Hub {
   hold(name: string, problem: RegistrationProblem | undefined): void {
     if (problem) this.#problems.set(name, problem);
     else this.#problems.delete(name);
+  }
+
+  /**
+   * Adds the `admission` section to health (the webhook installer's state): `read` is asked each time.
+   * @ignore
+   */
+  showAdmission(read: () => Record<string, unknown>): void {
+    this.#admission = read;
+  }
+
+  /**
+   * Tells `observer` of every cluster engaged here from now on (at launch) and of every disengage.
+   * @ignore
+   */
+  observeClusters(observer: ClusterObserver): void {
+    this.#observers.push(observer);
   }
 
   /** Adds the `providers` section to health: `read` is asked each time health is built. */
@@ -307,7 +339,10 @@ export class Hub {
     const cluster = new EngagedCluster(name, access, {
       operators: [...this.#operators.values()],
       namespaces: this.#o.namespaces ?? [],
-      extraPermissions: this.#o.leaderElection?.cluster === name ? leasePermissions(this.#o.leaderElection) : [],
+      extraPermissions: [
+        ...(this.#o.leaderElection?.cluster === name ? leasePermissions(this.#o.leaderElection) : []),
+        ...(this.#o.clusterPermissions ?? []),
+      ],
       // A standby keeps its caches current but queues nothing; on taking over it queues every key.
       onChange: (cluster, operator, keys, priority) => {
         if (this.#leads(cluster)) this.#controller.enqueue(cluster, operator, keys, priority);
@@ -330,6 +365,7 @@ export class Hub {
       this.#o.logger.error("engaged cluster stopped unexpectedly", { cluster: name, error: err });
     }).finally(() => parent.removeEventListener("abort", onParent));
     this.#clusters.set(name, { cluster, abort, done });
+    for (const o of this.#observers) o.engaged(name, access);
     this.#pause.engaged(name);
     this.#scale();
     this.#o.logger.info("cluster engaged", { cluster: name, server: access.server });
@@ -438,6 +474,7 @@ export class Hub {
       ...(this.#lease ? { leaderElection: this.#lease.snapshot() } : {}),
       ...(providers ? { providers } : {}),
       ...(shard ? { shard } : {}),
+      ...(this.#admission ? { admission: this.#admission() } : {}),
     };
   }
 }

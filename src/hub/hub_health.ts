@@ -27,6 +27,8 @@ export interface HubHealth {
   providers?: Record<string, ProviderHealth>;
   /** Present with --shard: this replica, its peers, its share, and every registered cluster's owner. */
   shard?: HubShardStatus;
+  /** Present with --webhook-bind-address: the admission port and, per cluster, its webhook configurations' state. */
+  admission?: Record<string, unknown>;
 }
 
 /** The `shard` section of /status, as the shard coordinator reports it (src/hub/shards). */

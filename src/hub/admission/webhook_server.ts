@@ -1,0 +1,229 @@
+// The admission port (--webhook-bind-address): AdmissionReview v1 over TLS, behind the connection gate, for every
+// webhook of every operator and every cluster whose apiserver calls.
+
+import type client from "prom-client";
+import type { AdmissionWebhook, Operator } from "../../runtime/mod.ts";
+import { errorText, type Logger, oneLine, redact } from "../../util/mod.ts";
+import type { ConnectionLimits } from "../connection_gate.ts";
+import { type GatedServer, serveGated } from "../gated_server.ts";
+import { isLoopbackBind } from "../host_guard.ts";
+import {
+  MAX_REVIEW_BYTES,
+  parseReview,
+  parseWebhookPath,
+  readBoundedBody,
+  ReviewInputError,
+  reviewResponse,
+} from "./admission_review.ts";
+import { TlsFront } from "./tls_front.ts";
+import type { WebhookCertificates } from "./webhook_certs.ts";
+import { WebhookMetrics } from "./webhook_metrics.ts";
+
+/** How the admission port listens and what it serves. */
+export interface WebhookServerOptions {
+  hostname: string;
+  port: number;
+  certificates: WebhookCertificates;
+  /** The operators whose webhooks are served (those without webhooks are ignored). */
+  operators: readonly Operator[];
+  /** Where the webhook series and the gate's shed counter are registered. */
+  registry: client.Registry;
+  logger: Logger;
+  /** The gate's limits (defaults: connection_gate.ts). */
+  limits?: ConnectionLimits;
+  /** The largest AdmissionReview body read. Default MAX_REVIEW_BYTES (4 MiB). */
+  maxBodyBytes?: number;
+}
+
+/** Thrown when the admission port cannot be bound or its first certificate is refused. */
+export class WebhookServerError extends Error {
+  override name = "WebhookServerError";
+}
+
+/**
+ * Serves `POST /admission/OPERATOR/validating|mutating/ID/CLUSTER`.
+ *
+ * Guarantees:
+ * - the port is bound in the constructor (a port in use or a refused certificate throws WebhookServerError at once);
+ * - every request passes the connection gate (header deadline, connection cap, one request per connection) behind a
+ *   TLS front whose socket never closes, so a new certificate from `certificates` is served from the next connection
+ *   on without a refused connection (tls_front.ts);
+ * - the body is untrusted: more than `maxBodyBytes` is refused with 413 before it is all read, anything but an
+ *   admission.k8s.io/v1 AdmissionReview with a uid and a known operation with 400, a wrong method with 405, a
+ *   content type other than JSON with 415, an unknown webhook with 404; each with one line naming the problem, never
+ *   echoing the body; the apiserver then applies the webhook's failurePolicy;
+ * - a handler that throws anything but an AdmissionError, or outlives its webhook's timeoutSeconds, gets 500 (504):
+ *   the apiserver applies failurePolicy; the error is logged with the webhook and cluster, never the request body;
+ * - every answer is counted in `controller_runtime_webhook_requests_total{webhook,code,cluster}` and timed in
+ *   `controller_runtime_webhook_latency_seconds{webhook,cluster}`.
+ *
+ * Assumptions: the cluster in the path is who the installer told to call it; anyone who can reach the port can claim
+ * any cluster, which gets them a verdict and nothing else (handlers decide, they hold no credentials of the caller).
+ */
+export class WebhookServer {
+  readonly #o: WebhookServerOptions;
+  readonly #front: TlsFront;
+  readonly #webhooks = new Map<string, AdmissionWebhook>();
+  readonly #metrics: WebhookMetrics;
+  #inner: GatedServer;
+  readonly #draining = new Set<Promise<void>>();
+  /** Ends the wait of each retired server (at stop). */
+  readonly #retire: (() => void)[] = [];
+
+  constructor(options: WebhookServerOptions) {
+    this.#o = options;
+    for (const op of options.operators) {
+      for (const w of op.webhooks ?? []) this.#webhooks.set(`${op.name}/${w.type}/${w.id}`, w);
+    }
+    this.#metrics = new WebhookMetrics(options.registry);
+    this.#inner = this.#bindInner();
+    try {
+      this.#front = new TlsFront(
+        { hostname: options.hostname, port: options.port, ...options.limits },
+        () => this.#inner.addr.port,
+      );
+    } catch (err) {
+      void this.#inner.shutdown();
+      throw new WebhookServerError(`cannot serve --webhook-bind-address: ${errorText(err)}`, { cause: err });
+    }
+    options.certificates.onChange(() => this.#rotate());
+  }
+
+  /** The public address (its actual port when 0 was asked for). */
+  get addr(): Deno.NetAddr {
+    return this.#front.addr;
+  }
+
+  /** The names of the webhooks served, `operator/type/id`. */
+  get webhooks(): string[] {
+    return [...this.#webhooks.keys()];
+  }
+
+  /** Serves until `signal` aborts; settles once every socket is closed. */
+  async start(signal: AbortSignal): Promise<void> {
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    this.#front.close();
+    for (const end of this.#retire.splice(0)) end();
+    const grace = setTimeout(() => this.#front.abort(), 2_000);
+    await Promise.all([this.#front.finished, this.#inner.shutdown(), ...this.#draining]);
+    clearTimeout(grace);
+  }
+
+  /** A new certificate: a new server behind the front takes new connections; the old one finishes its own. */
+  #rotate(): void {
+    let next: GatedServer;
+    try {
+      next = this.#bindInner();
+    } catch (err) {
+      this.#o.logger.warn("new webhook certificate refused; still serving the previous one", {
+        error: errorText(err),
+      });
+      return;
+    }
+    const old = this.#inner;
+    this.#inner = next;
+    // The old server gets no new connection from now on, but some may be in their TLS handshake there: closing it now
+    // would cut them (gate.close() drops connections still sending their heads). It closes after the header
+    // deadline, by which each of them has been answered or dropped by the gate anyway.
+    const drained: Promise<void> = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.#o.limits?.headerTimeoutMs ?? 10_000);
+      this.#retire.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    }).then(() => old.shutdown()).finally(() => this.#draining.delete(drained));
+    this.#draining.add(drained);
+    this.#o.logger.info("webhook certificate rotated", { port: this.#front.addr.port });
+  }
+
+  #bindInner(): GatedServer {
+    const tls = this.#o.certificates.current();
+    try {
+      return serveGated({
+        ...this.#o.limits,
+        hostname: "127.0.0.1",
+        port: 0,
+        tls: { cert: tls.cert, key: tls.key },
+        hostGuard: isLoopbackBind(this.#o.hostname),
+        metrics: { registry: this.#o.registry, portName: "webhook" },
+        onError: (err) => {
+          this.#o.logger.warn("admission request failed", { error: errorText(err) });
+          return new Response("Internal Server Error\n", { status: 500 });
+        },
+      }, (req) => this.#handle(req));
+    } catch (err) {
+      throw new WebhookServerError(`cannot serve admission over HTTPS: ${errorText(err)}`, { cause: err });
+    }
+  }
+
+  async #handle(req: Request): Promise<Response> {
+    const started = performance.now();
+    const route = parseWebhookPath(new URL(req.url).pathname);
+    const name = route ? `${route.operator}/${route.type}/${route.id}` : "unknown";
+    const webhook = route ? this.#webhooks.get(name) : undefined;
+    const cluster = route?.cluster ?? "unknown";
+    const answer = (status: number, body: string | Record<string, unknown>) => {
+      // An unknown path is counted once under "unknown", never under a name an attacker chose.
+      this.#metrics.observe(webhook ? name : "unknown", webhook ? cluster : "unknown", status, elapsed(started));
+      return typeof body === "string"
+        ? new Response(`${body}\n`, { status, headers: { "content-type": "text/plain" } })
+        : Response.json(body, { status });
+    };
+    if (req.method !== "POST") return answer(405, "method not allowed: an apiserver POSTs an AdmissionReview");
+    if (!route || !webhook) return answer(404, "no such webhook: the path names an operator, webhook and cluster");
+    const type = req.headers.get("content-type") ?? "";
+    if (!/^application\/json\b/i.test(type)) return answer(415, "content-type must be application/json");
+    const log = this.#o.logger.child({ cluster, webhook: name });
+    this.#metrics.inFlight.inc({ webhook: name });
+    try {
+      const body = await readBoundedBody(req, this.#o.maxBodyBytes ?? MAX_REVIEW_BYTES);
+      const request = parseReview(body, cluster);
+      request.logger = log.child({ namespace: request.namespace, name: request.name });
+      const abort = new AbortController();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => {
+          abort.abort();
+          resolve("timeout");
+        }, webhook.timeoutSeconds * 1000);
+      });
+      try {
+        const verdict = await Promise.race([webhook.review(request, abort.signal), timedOut]);
+        if (verdict === "timeout") {
+          log.warn("admission handler outlived its timeout", { timeoutSeconds: webhook.timeoutSeconds });
+          return answer(504, "the handler did not answer within timeoutSeconds");
+        }
+        log.debug("admission reviewed", {
+          namespace: request.namespace,
+          name: request.name,
+          operation: request.operation,
+          allowed: verdict.allowed,
+          patched: (verdict.patch?.length ?? 0) > 0,
+        });
+        return answer(200, reviewResponse(request.uid, verdict));
+      } catch (err) {
+        log.error("admission handler failed; the apiserver applies the failurePolicy", {
+          namespace: request.namespace,
+          name: request.name,
+          error: redact(oneLine(errorText(err))),
+        });
+        return answer(500, "the handler failed to decide (see the hub's log)");
+      } finally {
+        clearTimeout(timer);
+      }
+    } catch (err) {
+      if (!(err instanceof ReviewInputError)) throw err;
+      log.warn("admission request refused", { status: err.status, error: err.message });
+      return answer(err.status, err.message);
+    } finally {
+      this.#metrics.inFlight.dec({ webhook: name });
+    }
+  }
+}
+
+function elapsed(started: number): number {
+  return (performance.now() - started) / 1000;
+}
