@@ -11,6 +11,7 @@ import type { BenchCluster, OkWatch } from "./_cluster.ts";
 import { BenchHub, sleep } from "./_hub.ts";
 import {
   type Config,
+  type HubExtras,
   load1,
   log,
   objectNames,
@@ -36,6 +37,8 @@ export interface BacklogRun {
   /** Operator CPU from spawn until drained and quiet (start-up included). */
   cpuMs?: number;
   peakRssMb?: number;
+  /** RSS once drained and quiet, MB. */
+  rssMb?: number;
   writesPerObject: number;
   /** Seconds `kubectl apply` took to make the backlog (all clusters in parallel). */
   kubectlSeconds: number;
@@ -62,7 +65,12 @@ export interface BacklogOptions {
   kind: OperatorKind | "ceiling";
   empty?: boolean;
   concurrency?: number;
+  /** The kube-rs peer's binary (kind `peer`). */
   peerBinary?: string;
+  /** The controller-runtime peer's binary (kind `go_peer`). */
+  goPeerBinary?: string;
+  /** More namespaces and flags for the hub (the background phase). */
+  hubExtras?: HubExtras;
 }
 
 export async function backlogRun(
@@ -89,7 +97,8 @@ export async function backlogRun(
         startedAt = performance.now();
         ceiling = drainDirect(cl, ns, opts.concurrency ?? cfg.concurrency);
       } else {
-        op = startOperator(opts.kind, cfg, names, ns, opts.peerBinary, cl[0].statusSubresource);
+        const bin = opts.kind === "go_peer" ? opts.goPeerBinary : opts.peerBinary;
+        op = startOperator(opts.kind, cfg, names, ns, bin, cl[0].statusSubresource, opts.hubExtras);
         startedAt = op.spawnedAt;
       }
       let missing = 0;
@@ -127,7 +136,9 @@ export async function backlogRun(
       if (seen.length) run.firstSeconds = (Math.min(...seen) - startedAt) / 1000;
       if (op) {
         run.cpuMs = op.cpuMs();
-        run.peakRssMb = op.memory().peak;
+        const m = op.memory();
+        run.peakRssMb = m.peak;
+        run.rssMb = m.rss;
       }
       return run;
     } finally {

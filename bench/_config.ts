@@ -22,6 +22,10 @@ const USAGE = `Usage: deno task bench [options]
   --backlog-objects N     objects per cluster in the backlog phase, made by kubectl apply (default 500)
   --ceiling-concurrency L the ceiling's concurrency levels, best wins (default 16,64,256)
   --shapes a,b            CRD shapes of the backlog and kubectl phases: status,seed (default both)
+  --background C,S,D      background phase: ConfigMaps, Secrets (4 KiB each) and Deployments per cluster
+                          (default 3000,1000,200; 300,100,20 with --quick)
+  --clusters-operators O  clusters phase: uuid (--operators uuid), default (the hub's default operators) or
+                          both (default both)
   --hub-arg FLAG          extra flag for the hub, repeatable, e.g. --hub-arg=--qps=2000
   --hub-deno-flag FLAG    extra flag for the hub's \`deno run\`, repeatable, e.g. --hub-deno-flag=--cpu-prof
   --out FILE              JSON output (default bench/last.json; the SVG goes beside it)
@@ -45,6 +49,8 @@ export function parseConfig(argv: string[]): Config {
       "backlog-objects": { type: "string" },
       "ceiling-concurrency": { type: "string" },
       shapes: { type: "string" },
+      background: { type: "string" },
+      "clusters-operators": { type: "string" },
       phases: { type: "string" },
       "hub-arg": { type: "string", multiple: true },
       "hub-deno-flag": { type: "string", multiple: true },
@@ -90,6 +96,20 @@ export function parseConfig(argv: string[]): Config {
     }
     shapes.push(sh as Shape);
   }
+  let background: Config["background"];
+  if (values.background !== undefined) {
+    const b = values.background.split(",").map((x) => Number(x.trim()));
+    if (b.length !== 3 || b.some((x) => !Number.isInteger(x) || x < 0)) {
+      console.error(`bench: invalid --background "${values.background}": three whole numbers C,S,D`);
+      Deno.exit(2);
+    }
+    background = { configMaps: b[0], secrets: b[1], deployments: b[2], bytes: 4096 };
+  }
+  const clustersOperators = values["clusters-operators"] ?? "both";
+  if (!["uuid", "default", "both"].includes(clustersOperators)) {
+    console.error(`bench: invalid --clusters-operators "${clustersOperators}": choose uuid, default or both`);
+    Deno.exit(2);
+  }
   const out = resolve(values.out ?? `${ROOT}bench/last.json`);
   return {
     clusters: int("clusters", 3),
@@ -111,5 +131,7 @@ export function parseConfig(argv: string[]): Config {
     shapes,
     // The hub's own default (it scales with the clusters) unless --concurrency is given.
     hubDefaultConcurrency: values.concurrency === undefined,
+    background,
+    clustersOperators: clustersOperators as Config["clustersOperators"],
   };
 }

@@ -20,6 +20,7 @@ export const PHASES = [
   "mirror",
   "shards",
   "profiles",
+  "background",
 ] as const;
 export type Phase = typeof PHASES[number];
 
@@ -48,6 +49,10 @@ export interface Config {
   hubEntry?: string;
   /** Leaves the hub's --concurrency at its own default instead of passing `concurrency` (bench/ab.ts). */
   hubDefaultConcurrency?: boolean;
+  /** Objects per cluster of the background phase (`--background`); default 3000,1000,200 (a tenth with --quick). */
+  background?: { configMaps: number; secrets: number; deployments: number; bytes: number };
+  /** The clusters phase's --operators: `uuid` (default) or the hub's default operators too (`--clusters-operators`). */
+  clustersOperators?: "uuid" | "default" | "both";
 }
 
 /** The Uuid CRD's shape: with the status subresource (crds/uuid.yaml), or the seed article's (no subresource). */
@@ -123,14 +128,27 @@ export async function snapshot(cl: BenchCluster[], hub?: BenchHub): Promise<Snap
   };
 }
 
-/** The hub under test on `names`, watching `ns`, with the run's --concurrency, extra flags and Deno flags. */
-export function startBenchHub(cfg: Config, names: string[], ns: string): BenchHub {
-  const args = [...(cfg.hubDefaultConcurrency ? [] : ["--concurrency", String(cfg.concurrency)]), ...cfg.hubArgs];
-  return BenchHub.start(names, [ns], args, cfg.denoFlags, {}, cfg.hubEntry);
+/** What a phase adds to the hub's command line: more watched namespaces, more flags (after the run's own). */
+export interface HubExtras {
+  namespaces?: string[];
+  args?: string[];
 }
 
-/** An operator under test (the hub, or the kube-rs peer), seen from outside. */
-export type OperatorKind = "hub" | "peer";
+/** The hub under test on `names`, watching `ns`, with the run's --concurrency, extra flags and Deno flags. */
+export function startBenchHub(cfg: Config, names: string[], ns: string, extras: HubExtras = {}): BenchHub {
+  const args = [
+    ...(cfg.hubDefaultConcurrency ? [] : ["--concurrency", String(cfg.concurrency)]),
+    ...cfg.hubArgs,
+    ...(extras.args ?? []),
+  ];
+  return BenchHub.start(names, [ns, ...(extras.namespaces ?? [])], args, cfg.denoFlags, {}, cfg.hubEntry);
+}
+
+/**
+ * An operator under test, seen from outside: the hub, the kube-rs peer (`peer`, bench/_peer.ts) or the
+ * controller-runtime peer (`go_peer`, bench/_peer_go.ts).
+ */
+export type OperatorKind = "hub" | "peer" | "go_peer";
 export interface RunningOperator {
   readonly spawnedAt: number;
   waitReady(timeoutMs?: number): Promise<number>;
@@ -139,7 +157,7 @@ export interface RunningOperator {
   stop(): Promise<void>;
 }
 
-/** Starts the hub or the peer on `names`, watching `ns`. */
+/** Starts the hub or a peer (`peerBinary`: that peer's binary) on `names`, watching `ns`. */
 export function startOperator(
   kind: OperatorKind,
   cfg: Config,
@@ -147,9 +165,10 @@ export function startOperator(
   ns: string,
   peerBinary: string | undefined,
   statusSubresource: boolean,
+  hubExtras: HubExtras = {},
 ): RunningOperator {
-  if (kind === "hub") return startBenchHub(cfg, names, ns);
-  if (!peerBinary) throw new Error("the kube-rs peer was not built");
+  if (kind === "hub") return startBenchHub(cfg, names, ns, hubExtras);
+  if (!peerBinary) throw new Error(`the ${kind === "peer" ? "kube-rs" : "controller-runtime"} peer was not built`);
   return PeerProcess.start(peerBinary, names, ns, statusSubresource);
 }
 

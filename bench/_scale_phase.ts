@@ -6,7 +6,8 @@ import { sleep } from "./_hub.ts";
 import { figure, json, shapeOf } from "./_report.ts";
 import { type Config, load1, log, objectNames, startBenchHub, withNamespace } from "./_run.ts";
 import { round, summarize } from "./_stats.ts";
-import type { PhaseContext } from "./_user_phases.ts";
+import { goPeerBinary, type PhaseContext } from "./_user_phases.ts";
+import { PeerProcess } from "./_peer.ts";
 
 /** Memory and start-up rows, `rss_mb_at_10k_per_cluster`, `rss_mb_first_start_peak` and the other scale keys. */
 export async function scalePhase(ctx: PhaseContext): Promise<void> {
@@ -64,6 +65,83 @@ export async function scalePhase(ctx: PhaseContext): Promise<void> {
     target: "≤ 100",
     met: res.firstStart.peakRssMb <= 100,
     digits: 1,
+  });
+  const goBin = goPeerBinary(ctx);
+  if (!goBin) return;
+  // The controller-runtime peer on the same S per cluster in a namespace of its own: its first start writing them
+  // all, then one restart onto finished objects. peer_controller_runtime_rss_ratio_10k is first start over first start.
+  const go = await goScaleRun(cfg, names, cl, goBin);
+  const ratio = res.firstStart.peakRssMb / go.firstStartPeakRssMb;
+  const restartPeak = summarize(res.runs.map((r) => r.peakRssMb)).median;
+  out.peer_controller_runtime_rss_ratio_10k = round(ratio, 3);
+  out.peer_controller_runtime_rss_ratio_10k_restart = round(restartPeak / go.restartPeakRssMb, 3);
+  out.peer_controller_runtime_scale = go;
+  figures.peer_controller_runtime_rss_ratio_10k = figures.rss_mb_first_start_peak;
+  rows.push({
+    key: "peer_controller_runtime_rss_ratio_10k",
+    label:
+      `peer_controller_runtime_rss_ratio_10k (first-start peak RSS, hub ${round(res.firstStart.peakRssMb, 1)} MB ` +
+      `over controller-runtime peer ${round(go.firstStartPeakRssMb, 1)} MB, ${label})`,
+    s: summarize([ratio]),
+    unit: "",
+    target: "≤ 1.0",
+    met: ratio <= 1,
+    digits: 2,
+  });
+}
+
+interface GoScaleResult {
+  createSeconds: number;
+  firstStartSeconds: number;
+  firstStartPeakRssMb: number;
+  restartReadySeconds: number;
+  restartPeakRssMb: number;
+  restartRssMb: number;
+}
+
+async function goScaleRun(cfg: Config, names: string[], cl: BenchCluster[], bin: string): Promise<GoScaleResult> {
+  const S = cfg.scaleObjects;
+  return await withNamespace(cl, "scale-go-peer", async (ns) => {
+    const t0 = performance.now();
+    await Promise.all(cl.map((c) => c.createMany(ns, objectNames("s-", S), 32)));
+    const createSeconds = (performance.now() - t0) / 1000;
+    const watches: OkWatch[] = await Promise.all(cl.map((c) => c.watchOk(ns)));
+    let first: { seconds: number; peak: number };
+    const peer = PeerProcess.start(bin, names, ns, cl[0].statusSubresource);
+    try {
+      await Promise.all(watches.map((w) => w.waitCount(S, 600_000)));
+      const seconds = (performance.now() - peer.spawnedAt) / 1000;
+      await sleep(500);
+      first = { seconds, peak: peer.memory().peak };
+      log(
+        `scale: controller-runtime peer first start wrote ${S * cl.length} UUIDs in ${round(seconds, 1)} s, ` +
+          `peak RSS ${round(first.peak, 1)} MB`,
+      );
+    } finally {
+      await peer.stop();
+      await Promise.all(watches.map((w) => w.stop()));
+    }
+    await sleep(1000);
+    const again = PeerProcess.start(bin, names, ns, cl[0].statusSubresource);
+    try {
+      const ready = await again.waitReady();
+      await sleep(1500);
+      const m = again.memory();
+      log(
+        `scale: controller-runtime peer restart synced in ${round(ready, 2)} s, RSS ${round(m.rss, 1)} MB, ` +
+          `peak ${round(m.peak, 1)} MB`,
+      );
+      return {
+        createSeconds,
+        firstStartSeconds: first.seconds,
+        firstStartPeakRssMb: first.peak,
+        restartReadySeconds: ready,
+        restartPeakRssMb: m.peak,
+        restartRssMb: m.rss,
+      };
+    } finally {
+      await again.stop();
+    }
   });
 }
 

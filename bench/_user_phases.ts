@@ -32,6 +32,10 @@ export interface Comparison {
   peerWritesPerObject: Summary;
   hubPeakRssMb: Summary;
   peerPeakRssMb: Summary;
+  /** The controller-runtime peer (backlog phase only; NaN without it). */
+  goPeerCpuMsPerObject?: Summary;
+  goPeerSeconds?: Summary;
+  goPeerPeakRssMb?: Summary;
 }
 
 /** What the phases share with main(): inputs, and where results go. */
@@ -40,6 +44,8 @@ export interface PhaseContext {
   names: string[];
   cl: BenchCluster[];
   peer: PeerBuild | undefined;
+  /** The controller-runtime peer, built when the peer or background phase is on. */
+  goPeer?: PeerBuild;
   disturbed: Disturbance[];
   rows: Row[];
   out: Record<string, unknown>;
@@ -52,10 +58,22 @@ export function peerBinary(ctx: PhaseContext): string | undefined {
   return ctx.peer?.ok ? ctx.peer.binary : undefined;
 }
 
+/** The controller-runtime peer's binary when it was built. */
+export function goPeerBinary(ctx: PhaseContext): string | undefined {
+  return ctx.goPeer?.ok ? ctx.goPeer.binary : undefined;
+}
+
 const ORDERS: ("hub" | "peer" | "ceiling")[][] = [
   ["hub", "peer", "ceiling"],
   ["peer", "ceiling", "hub"],
   ["ceiling", "hub", "peer"],
+];
+
+/** The backlog phase's rotation, with the controller-runtime peer. */
+const BACKLOG_ORDERS: ("hub" | "peer" | "go_peer" | "ceiling")[][] = [
+  ["hub", "peer", "go_peer", "ceiling"],
+  ["peer", "go_peer", "ceiling", "hub"],
+  ["go_peer", "ceiling", "hub", "peer"],
 ];
 
 /** Runs `fn` on every shape of --shapes, restoring the shape the clusters had before. */
@@ -85,20 +103,22 @@ const NONE: Summary = { median: NaN, min: NaN, max: NaN, samples: [] };
 export async function backlogPhase(ctx: PhaseContext): Promise<void> {
   const { cfg, names, cl } = ctx;
   const bin = peerBinary(ctx);
+  const goBin = goPeerBinary(ctx);
+  const built = (kind: "hub" | "peer" | "go_peer") => kind === "hub" || (kind === "peer" ? !!bin : !!goBin);
   await onEachShape(ctx, async (shape) => {
-    const runs: Record<"hub" | "peer", BacklogRun[]> = { hub: [], peer: [] };
-    const empty: Record<"hub" | "peer", BacklogRun[]> = { hub: [], peer: [] };
+    const runs: Record<"hub" | "peer" | "go_peer", BacklogRun[]> = { hub: [], peer: [], go_peer: [] };
+    const empty: Record<"hub" | "peer" | "go_peer", BacklogRun[]> = { hub: [], peer: [], go_peer: [] };
     const ceil: BacklogRun[] = [];
     for (let r = 0; r < cfg.reps; r++) {
-      for (const kind of ["hub", "peer"] as const) {
-        if (kind === "peer" && !bin) continue;
-        const e = await backlogRun(cfg, names, cl, { kind, empty: true, peerBinary: bin });
+      for (const kind of ["hub", "peer", "go_peer"] as const) {
+        if (!built(kind)) continue;
+        const e = await backlogRun(cfg, names, cl, { kind, empty: true, peerBinary: bin, goPeerBinary: goBin });
         empty[kind].push(e);
         log(
           `backlog ${shape} rep ${r + 1} empty ${kind}: ready ${round(e.seconds, 2)} s, CPU ${round(e.cpuMs!, 0)} ms`,
         );
       }
-      for (const kind of ORDERS[r % ORDERS.length]) {
+      for (const kind of BACKLOG_ORDERS[r % BACKLOG_ORDERS.length]) {
         if (kind === "ceiling") {
           const levels: BacklogRun[] = [];
           for (const concurrency of cfg.ceilingConcurrencies) {
@@ -113,8 +133,8 @@ export async function backlogPhase(ctx: PhaseContext): Promise<void> {
           );
           continue;
         }
-        if (kind === "peer" && !bin) continue;
-        const run = await backlogRun(cfg, names, cl, { kind, peerBinary: bin });
+        if (!built(kind)) continue;
+        const run = await backlogRun(cfg, names, cl, { kind, peerBinary: bin, goPeerBinary: goBin });
         runs[kind].push(run);
         log(
           `backlog ${shape} rep ${r + 1} ${kind}: ${run.objects} objects (kubectl apply ${
@@ -127,11 +147,11 @@ export async function backlogPhase(ctx: PhaseContext): Promise<void> {
         );
       }
     }
-    const netCpu = (kind: "hub" | "peer") => {
+    const netCpu = (kind: "hub" | "peer" | "go_peer") => {
       const base = summarize(empty[kind].map((e) => e.cpuMs!)).median;
       return runs[kind].map((r) => (r.cpuMs! - base) / r.objects);
     };
-    const hubCpu = netCpu("hub"), peerCpu = netCpu("peer");
+    const hubCpu = netCpu("hub"), peerCpu = netCpu("peer"), goCpu = netCpu("go_peer");
     const c: Comparison = {
       phase: "backlog",
       shape,
@@ -148,6 +168,9 @@ export async function backlogPhase(ctx: PhaseContext): Promise<void> {
       peerWritesPerObject: bin ? summarize(runs.peer.map((r) => r.writesPerObject)) : NONE,
       hubPeakRssMb: summarize(runs.hub.map((r) => r.peakRssMb!)),
       peerPeakRssMb: bin ? summarize(runs.peer.map((r) => r.peakRssMb!)) : NONE,
+      goPeerCpuMsPerObject: goBin ? summarize(goCpu) : NONE,
+      goPeerSeconds: goBin ? summarize(runs.go_peer.map((r) => r.seconds)) : NONE,
+      goPeerPeakRssMb: goBin ? summarize(runs.go_peer.map((r) => r.peakRssMb!)) : NONE,
     };
     ctx.comparisons.push(c);
     const info = figure({
@@ -156,7 +179,7 @@ export async function backlogPhase(ctx: PhaseContext): Promise<void> {
       shape,
       startup: true,
       ceiling: c.ceilingWon,
-      runs: [...runs.hub, ...runs.peer, ...ceil],
+      runs: [...runs.hub, ...runs.peer, ...runs.go_peer, ...ceil],
     });
     const put = (key: string, s: Summary, digits = 3) => {
       ctx.out[key] = json(s, digits);
@@ -180,13 +203,31 @@ export async function backlogPhase(ctx: PhaseContext): Promise<void> {
     put(`peer_kube_rs_drain_ratio_${shape}`, c.peerRateRatio);
     put(`peer_kube_rs_cpu_ratio_${shape}`, c.peerCpuRatio);
     put(`peer_kube_rs_rss_mb_backlog_${shape}`, c.peerPeakRssMb, 1);
-    ctx.out[`backlog_runs_${shape}`] = { hub: runs.hub, peer: runs.peer, empty, ceiling: ceil };
+    // The controller-runtime peer: per repetition, the hub's peak RSS over the Go peer's (≤ 1.0 is the goal).
+    const goRss = goBin ? summarize(runs.hub.map((h, i) => h.peakRssMb! / runs.go_peer[i].peakRssMb!)) : NONE;
+    const goDrain = goBin ? summarize(runs.hub.map((h, i) => runs.go_peer[i].seconds / h.seconds)) : NONE;
+    const goCpuRatio = goBin ? summarize(hubCpu.map((h, i) => h / goCpu[i])) : NONE;
+    put(`peer_controller_runtime_rss_ratio_backlog_${shape}`, goRss);
+    put(`peer_controller_runtime_rss_mb_backlog_${shape}`, c.goPeerPeakRssMb!, 1);
+    put(`peer_controller_runtime_backlog_cpu_ms_per_object_${shape}`, c.goPeerCpuMsPerObject!, 4);
+    put(`peer_controller_runtime_backlog_seconds_${shape}`, c.goPeerSeconds!);
+    put(`peer_controller_runtime_drain_ratio_${shape}`, goDrain);
+    put(`peer_controller_runtime_cpu_ratio_${shape}`, goCpuRatio);
+    if (goBin) {
+      put(
+        `peer_controller_runtime_backlog_seconds_to_first_ok_${shape}`,
+        summarize(runs.go_peer.map((r) => r.firstSeconds ?? NaN)),
+      );
+    }
+    ctx.out[`backlog_runs_${shape}`] = { hub: runs.hub, peer: runs.peer, go_peer: runs.go_peer, empty, ceiling: ceil };
     // The contract's headline keys are the seed article's CRD (the issue's scenario), else the status shape.
     if (shape === "seed" || !ctx.cfg.shapes.includes("seed")) {
       put("backlog_seconds_to_drain", c.hubSeconds);
       put("peer_kube_rs_drain_ratio", c.peerRateRatio);
       put("peer_kube_rs_cpu_ratio", c.peerCpuRatio);
       put("rss_mb_backlog_1500", c.hubPeakRssMb, 1);
+      put("peer_controller_runtime_rss_ratio_backlog", goRss);
+      put("backlog_seconds_to_first_ok", summarize(runs.hub.map((r) => r.firstSeconds ?? NaN)));
     }
     const label = `backlog, ${shape} CRD, ${names.length} × ${cfg.backlogObjects} by kubectl apply`;
     ctx.rows.push(
@@ -238,6 +279,14 @@ export async function backlogPhase(ctx: PhaseContext): Promise<void> {
         target: "≤ 70",
         met: meets(c.hubPeakRssMb.median, (v) => v <= 70),
         digits: 1,
+      },
+      {
+        key: `peer_controller_runtime_rss_ratio_backlog_${shape}`,
+        label: `${label}: peak RSS, hub over controller-runtime peer`,
+        s: goRss,
+        unit: "",
+        target: "≤ 1.0",
+        met: meets(goRss.median, (v) => v <= 1),
       },
     );
   });
@@ -365,8 +414,8 @@ export function comparisonTable(comparisons: Comparison[]): string {
   const v = (s: Summary, d = 2) => Number.isFinite(s.median) ? `${round(s.median, d)}` : "n/a";
   const lines = [
     "| phase | CRD | hub CPU ms/object | peer CPU ms/object | hub s | peer s | ceiling s (won at) | ratio to ceiling | " +
-    "rate hub/peer | CPU hub/peer | writes/object hub, peer | peak RSS MB hub, peer |",
-    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "rate hub/peer | CPU hub/peer | writes/object hub, peer | peak RSS MB hub, peer | Go peer CPU ms/object, s, peak RSS MB |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   ];
   for (const c of comparisons) {
     lines.push(
@@ -376,7 +425,9 @@ export function comparisonTable(comparisons: Comparison[]): string {
         v(c.ratioToCeiling)
       } | ${v(c.peerRateRatio)} | ${v(c.peerCpuRatio)} | ${v(c.hubWritesPerObject, 3)}, ${
         v(c.peerWritesPerObject, 3)
-      } | ${v(c.hubPeakRssMb, 1)}, ${v(c.peerPeakRssMb, 1)} |`,
+      } | ${v(c.hubPeakRssMb, 1)}, ${v(c.peerPeakRssMb, 1)} | ${
+        c.goPeerSeconds ? `${v(c.goPeerCpuMsPerObject!, 3)}, ${v(c.goPeerSeconds)}, ${v(c.goPeerPeakRssMb!, 1)}` : ""
+      } |`,
     );
   }
   return lines.join("\n");

@@ -23,7 +23,11 @@
 // - profiles (bench/_cluster_profiles_phase.ts): 1,000 ClusterProfiles in prod, each reached through the tests' exec
 //   plugin: hub spawn → every profile `watching` (cluster_profiles_1000_watching_s).
 // - peer: the kube-rs peer (bench/peers/kube_rs, built with cargo on first use) runs beside the hub in the
-//   backlog, kubectl and idle phases, alternating with it in the same run; the hub-over-peer ratios.
+//   backlog, kubectl and idle phases, alternating with it in the same run; the hub-over-peer ratios. The
+//   controller-runtime peer (bench/peers/controller_runtime, built with go on first use) runs in the backlog and scale
+//   phases (peer_controller_runtime_rss_ratio_backlog, peer_controller_runtime_rss_ratio_10k).
+// - background (bench/_background_phase.ts): each cluster filled with ConfigMaps, Secrets and Deployments no operator
+//   needs, then the backlog; the hub (default operators, and Uuid only) and both peers (background_rss_growth_mb).
 // The ceiling is measured at several concurrency levels (--ceiling-concurrency); the best one wins.
 //
 // Assumptions: the local clusters may be shared with tests running at the same time, so every phase
@@ -39,6 +43,8 @@ import { ensureClusters } from "./_ensure_clusters.ts";
 import { fairnessPhase } from "./_fairness_phase.ts";
 import { idlePhase } from "./_idle_phase.ts";
 import { buildPeer, type PeerBuild } from "./_peer.ts";
+import { buildGoPeer } from "./_peer_go.ts";
+import { backgroundPhase } from "./_background_phase.ts";
 import { machine } from "./_proc.ts";
 import { type FigureInfo, json, markdown, type Row } from "./_report.ts";
 import { log } from "./_run.ts";
@@ -99,20 +105,27 @@ async function main(): Promise<void> {
   out.comparisons = comparisons;
   // The peer is built before any phase runs, so a build failure is known (and reported) up front.
   let peer: PeerBuild | undefined;
-  if (cfg.phases.has("peer")) {
+  let goPeer: PeerBuild | undefined;
+  if (cfg.phases.has("peer") || cfg.phases.has("background")) {
     peer = await buildPeer(log);
     if (peer.ok) log(`peer: built in ${round(peer.buildSeconds, 1)} s`);
     else log(`peer: NOT BUILT, its figures are n/a: ${peer.error}`);
     out.peer_kube_rs = peer.ok
       ? { built: true, build_seconds: round(peer.buildSeconds, 1), binary: peer.binary }
       : { built: false, error: peer.error };
+    goPeer = await buildGoPeer(log);
+    if (goPeer.ok) log(`go peer: ready in ${round(goPeer.buildSeconds, 1)} s`);
+    else log(`go peer: NOT BUILT, its figures are n/a: ${goPeer.error}`);
+    out.peer_controller_runtime = goPeer.ok
+      ? { built: true, build_seconds: round(goPeer.buildSeconds, 1), binary: goPeer.binary }
+      : { built: false, error: goPeer.error };
   }
   // The JSON so far, after every phase: a long run that dies late still leaves what it measured.
   const flush = async () => {
     await Deno.mkdir(dirname(cfg.out), { recursive: true });
     await Deno.writeTextFile(cfg.out, JSON.stringify({ ...out, partial: true }, null, 2) + "\n");
   };
-  const ctx: PhaseContext = { cfg, names, cl, peer, disturbed, rows, out, figures, comparisons };
+  const ctx: PhaseContext = { cfg, names, cl, peer, goPeer, disturbed, rows, out, figures, comparisons };
 
   try {
     if (cfg.phases.has("throughput")) svg = await throughputPhase(ctx, host, startedAt);
@@ -131,6 +144,8 @@ async function main(): Promise<void> {
     if (cfg.phases.has("profiles")) await clusterProfilesPhase(ctx);
     if (cfg.phases.has("mirror")) await mirrorPhase(ctx);
     if (cfg.phases.has("shards")) await shardsPhase(ctx);
+    await flush();
+    if (cfg.phases.has("background")) await backgroundPhase(ctx);
   } finally {
     cl.forEach((c) => c.close());
   }
