@@ -12,7 +12,7 @@ import { log } from "./_run.ts";
 import { round, summarize } from "./_stats.ts";
 import type { PhaseContext } from "./_user_phases.ts";
 import { cpuMs, memoryMb } from "./_proc.ts";
-import { ensureTenantNamespaces, type Tenant, tenantKubeconfig, tenants } from "./_tenants.ts";
+import { ensureTenantNamespaces, removeTenantNamespaces, type Tenant, tenantKubeconfig, tenants } from "./_tenants.ts";
 
 /** What one hub run over `n` clusters measured. */
 export interface ClustersRun {
@@ -162,15 +162,31 @@ async function uuidLatency(t: Tenant): Promise<number> {
   }
 }
 
-/** Makes sure `n` tenant namespaces exist on `apiservers`; returns the tenants. */
-export async function prepareTenants(n: number, apiservers: string[], log?: (l: string) => void): Promise<Tenant[]> {
+/** Tenants whose namespaces exist, and the removal of the ones this run made. */
+export interface TenantSet {
+  list: Tenant[];
+  /** Deletes the namespaces prepareTenants made (those that existed before are someone else's and stay). */
+  remove(): Promise<void>;
+}
+
+/** Makes sure `n` tenant namespaces exist on `apiservers`; returns the tenants. Call `remove()` when done. */
+export async function prepareTenants(n: number, apiservers: string[], log?: (l: string) => void): Promise<TenantSet> {
   const list = tenants(n, apiservers);
   const t0 = performance.now();
   const made = await ensureTenantNamespaces(list);
   log?.(
-    `clusters: ${n} tenant namespaces ready (${made} created in ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+    `clusters: ${n} tenant namespaces ready (${made.length} created in ${
+      ((performance.now() - t0) / 1000).toFixed(1)
+    } s)`,
   );
-  return list;
+  return {
+    list,
+    remove: async () => {
+      const t1 = performance.now();
+      await removeTenantNamespaces(made);
+      log?.(`clusters: ${made.length} tenant namespaces deleted in ${((performance.now() - t1) / 1000).toFixed(1)} s`);
+    },
+  };
 }
 
 /** What `bench/idle_watches.ts` printed for one mode. */
@@ -205,21 +221,94 @@ async function floorRun(n: number, mode: string): Promise<FloorRun> {
 
 /**
  * The phase: a 3-cluster hub (baseline), 1,000 clusters (ready, RSS, idle CPU, a Uuid's latency in #1,000), 5,000
- * clusters (ready), and the bare script's floor at 1,000 watches. Writes the issue's five keys into `ctx.out`.
+ * clusters (ready), and the bare script's floor at 1,000 watches, with `--operators uuid`; then the baseline and 1,000
+ * clusters again with the hub's default operators (`--clusters-operators`). Writes the issue's keys into `ctx.out`.
+ * The tenant namespaces it made are deleted at the end, also when it fails.
  */
 export async function clustersPhase(ctx: PhaseContext): Promise<void> {
   const [mid, big] = ctx.cfg.quick ? [300, 1000] : [1000, 5000];
-  const all = await prepareTenants(big, ctx.names, log);
+  const which = ctx.cfg.clustersOperators ?? "both";
+  const set = await prepareTenants(which === "default" ? mid : big, ctx.names, log);
+  try {
+    let uuidReady: number | undefined;
+    if (which !== "default") uuidReady = await uuidOnlyClusters(ctx, set.list, mid, big);
+    if (which !== "uuid") await defaultOperatorsClusters(ctx, set.list, mid, uuidReady);
+  } finally {
+    await set.remove();
+  }
+}
+
+/** The 3-cluster baseline and `mid` clusters, settled, idle CPU measured, a Uuid's latency in the last one. */
+async function baseAndMid(all: Tenant[], mid: number, operators?: null): Promise<[ClustersRun, ClustersRun]> {
   // V8's memory reducer shrinks the heap one to two minutes after the start-up burst: RSS is read after it.
-  const base = await clustersRun(all, 3, { log, settleMs: 30_000, stableMs: 30_000 });
+  const base = await clustersRun(all, 3, { log, settleMs: 30_000, stableMs: 30_000, operators });
   // Idle CPU over a minute once that is over (its GCs take seconds of CPU on a busy machine, once).
-  const at1000 = await clustersRun(all, mid, {
+  const at = await clustersRun(all, mid, {
     log,
     settleMs: 150_000,
     stableMs: 30_000,
     idleMs: 60_000,
     latency: true,
+    operators,
   });
+  return [base, at];
+}
+
+/** The hub with its default operators (Uuid and Mirror): the `_default_operators` keys; returns nothing. */
+async function defaultOperatorsClusters(
+  ctx: PhaseContext,
+  all: Tenant[],
+  mid: number,
+  uuidReady: number | undefined,
+): Promise<void> {
+  log("clusters: the hub's default operators");
+  const [base, at] = await baseAndMid(all, mid, null);
+  const perCluster = (at.rssMib - base.rssMib) / (mid - 3);
+  ctx.out.clusters_1000_ready_s_default_operators = round(at.readySeconds, 2);
+  ctx.out.rss_mib_per_idle_cluster_default_operators = round(perCluster, 4);
+  ctx.out.idle_cpu_pct_1000_default_operators = round(at.idleCpuPct!, 3);
+  ctx.out.clusters_default_operators = {
+    sizes: [3, mid],
+    runs: [base, at],
+    uuid_latency_in_last_cluster_s: round(at.uuidLatencySeconds!, 3),
+    load_average_1m: round(Deno.loadavg()[0], 2),
+  };
+  const one = (v: number) => summarize([v]);
+  ctx.rows.push(
+    {
+      key: "clusters_1000_ready_s_default_operators",
+      label: `clusters ready, default operators (${mid} namespaced clusters, spawn → /readyz)` +
+        (uuidReady !== undefined ? `; Uuid only: ${round(uuidReady, 2)} s` : ""),
+      s: one(at.readySeconds),
+      unit: "s",
+      target: uuidReady !== undefined ? `≤ Uuid only (${round(uuidReady, 2)})` : undefined,
+      met: uuidReady !== undefined ? at.readySeconds <= uuidReady : undefined,
+      digits: 2,
+    },
+    {
+      key: "rss_mib_per_idle_cluster_default_operators",
+      label: `rss_mib_per_idle_cluster_default_operators ((RSS at ${mid} − RSS at 3) / ${mid - 3})`,
+      s: one(perCluster),
+      unit: "MiB",
+      target: "≤ 0.2",
+      met: perCluster <= 0.2,
+      digits: 4,
+    },
+    {
+      key: "idle_cpu_pct_1000_default_operators",
+      label: `idle_cpu_pct_1000_default_operators (hub CPU over 60 s idle, ${mid} clusters)`,
+      s: one(at.idleCpuPct!),
+      unit: "% core",
+      target: "≤ 0.3",
+      met: at.idleCpuPct! <= 0.3,
+      digits: 3,
+    },
+  );
+}
+
+/** The `--operators uuid` part (issue 19's keys); returns the `mid` clusters' ready seconds. */
+async function uuidOnlyClusters(ctx: PhaseContext, all: Tenant[], mid: number, big: number): Promise<number> {
+  const [base, at1000] = await baseAndMid(all, mid);
   const at5000 = await clustersRun(all, big, { log, settleMs: 10_000, readyTimeoutMs: 600_000 });
   const floors = [await floorRun(mid, "tls"), await floorRun(mid, "fetch")];
   for (const f of floors) log(`clusters: bare ${f.mode}: ${f.deno_idle_watch_mib_per_cluster} MiB per idle watch`);
@@ -292,4 +381,5 @@ export async function clustersPhase(ctx: PhaseContext): Promise<void> {
       digits: 3,
     },
   );
+  return at1000.readySeconds;
 }

@@ -196,7 +196,8 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
   for (const t of list) await apis.get(t.apiserver)!.deleteAllUuids(t.namespace).catch(() => {});
 
   // Coordination cost at 1,000 idle clusters, and the moved fraction when a fourth replica joins there.
-  const idle = await prepareTenants(1000, apiservers, log);
+  const idleSet = await prepareTenants(1000, apiservers, log);
+  const idle = idleSet.list;
   const idleFile = `${dir}/idle.yaml`;
   await Deno.writeTextFile(idleFile, tenantKubeconfig(idle));
   const idleNames = idle.map((t) => t.context);
@@ -234,6 +235,7 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
     await many.stopAll();
     await idleLeases.stop();
     await deleteGroupLeases(idle[0].apiserver, idle[0].namespace, idleGroup);
+    await idleSet.remove();
     for (const api of apis.values()) api.close();
     await Deno.remove(dir, { recursive: true });
   }

@@ -22,10 +22,13 @@ export function tenants(n: number, apiservers: string[]): Tenant[] {
   });
 }
 
-/** Creates the tenants' namespaces that do not exist yet (`concurrency` at a time per apiserver); returns the count made. */
-export async function ensureTenantNamespaces(list: Tenant[], concurrency = 16): Promise<number> {
+/**
+ * Creates the tenants' namespaces that do not exist yet (`concurrency` at a time per apiserver); returns the tenants
+ * whose namespace it made (what the caller removes with removeTenantNamespaces when it is done).
+ */
+export async function ensureTenantNamespaces(list: Tenant[], concurrency = 16): Promise<Tenant[]> {
   const byServer = Map.groupBy(list, (t) => t.apiserver);
-  let made = 0;
+  const made: Tenant[] = [];
   await Promise.all([...byServer].map(async ([server, ts]) => {
     const api = new ClusterApi(localEndpoint(server));
     try {
@@ -45,7 +48,7 @@ export async function ensureTenantNamespaces(list: Tenant[], concurrency = 16): 
               kind: "Namespace",
               metadata: { name: t.namespace, labels: { [TENANT_LABEL]: "true" } },
             });
-            made++;
+            made.push(t);
           } catch (err) {
             if (!(err instanceof ClusterApiError) || err.status !== 409) throw err;
           }
@@ -81,4 +84,28 @@ export function tenantKubeconfig(list: Tenant[]): string {
       },
     })),
   });
+}
+
+/** Deletes the tenants' namespaces (`concurrency` at a time per apiserver; one already gone is fine). */
+export async function removeTenantNamespaces(list: Tenant[], concurrency = 16): Promise<void> {
+  const byServer = Map.groupBy(list, (t) => t.apiserver);
+  await Promise.all([...byServer].map(async ([server, ts]) => {
+    const api = new ClusterApi(localEndpoint(server));
+    try {
+      let next = 0;
+      const worker = async () => {
+        while (next < ts.length) {
+          const t = ts[next++];
+          try {
+            await api.request("DELETE", `/api/v1/namespaces/${t.namespace}`);
+          } catch (err) {
+            if (!(err instanceof ClusterApiError) || err.status !== 404) throw err;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: concurrency }, worker));
+    } finally {
+      api.close();
+    }
+  }));
 }

@@ -85,63 +85,68 @@ async function main(): Promise<void> {
   if (values.help) return console.log(USAGE);
   const n = Number(values.n), reps = Number(values.reps);
   const names = requireClusters().names;
-  const all = await prepareTenants(n, names, log);
-  const variants = [["A", values.a], ...(values.b ? [["B", values.b]] : [])] as [string, string][];
-  const operators = values.operators === "default" ? null : values.operators.split(",");
-  const results: Record<string, unknown[]> = {};
-  for (let r = 0; r < reps; r++) {
-    const order = r % 2 ? [...variants].reverse() : variants;
-    for (const [label, entry] of order) {
-      const pids = apiserverPids();
-      const before = await counters(names);
-      const server0 = cpuMsOf(pids);
-      const load = load1();
-      let serverMs = 0, after: ServerCounters | undefined, sockets = 0;
-      let hubPid = 0;
-      const run = await clustersRun(all, n, {
-        entry,
-        operators,
-        settleMs: Number(values["settle-s"]) * 1000,
-        idleMs: Number(values["idle-s"]) * 1000,
-        denoFlags: values["deno-flag"],
-        log,
-        onReady: async () => {
-          serverMs = cpuMsOf(pids) - server0;
-          after = await counters(names);
-          sockets = hubPid ? socketsOf(hubPid) : 0;
-        },
-        onSpawn: (pid) => (hubPid = pid),
-      });
-      const perCluster: Record<string, number> = {};
-      let total = 0;
-      for (const [k, v] of after!.requests) {
-        const d = v - (before.requests.get(k) ?? 0);
-        if (d <= 0) continue;
-        perCluster[k] = Math.round(d / n * 100) / 100;
-        total += d;
+  const set = await prepareTenants(n, names, log);
+  const all = set.list;
+  try {
+    const variants = [["A", values.a], ...(values.b ? [["B", values.b]] : [])] as [string, string][];
+    const operators = values.operators === "default" ? null : values.operators.split(",");
+    const results: Record<string, unknown[]> = {};
+    for (let r = 0; r < reps; r++) {
+      const order = r % 2 ? [...variants].reverse() : variants;
+      for (const [label, entry] of order) {
+        const pids = apiserverPids();
+        const before = await counters(names);
+        const server0 = cpuMsOf(pids);
+        const load = load1();
+        let serverMs = 0, after: ServerCounters | undefined, sockets = 0;
+        let hubPid = 0;
+        const run = await clustersRun(all, n, {
+          entry,
+          operators,
+          settleMs: Number(values["settle-s"]) * 1000,
+          idleMs: Number(values["idle-s"]) * 1000,
+          denoFlags: values["deno-flag"],
+          log,
+          onReady: async () => {
+            serverMs = cpuMsOf(pids) - server0;
+            after = await counters(names);
+            sockets = hubPid ? socketsOf(hubPid) : 0;
+          },
+          onSpawn: (pid) => (hubPid = pid),
+        });
+        const perCluster: Record<string, number> = {};
+        let total = 0;
+        for (const [k, v] of after!.requests) {
+          const d = v - (before.requests.get(k) ?? 0);
+          if (d <= 0) continue;
+          perCluster[k] = Math.round(d / n * 100) / 100;
+          total += d;
+        }
+        const watches: Record<string, number> = {};
+        for (const [k, v] of after!.watches) {
+          const d = v - (before.watches.get(k) ?? 0);
+          if (d > 0) watches[k] = d;
+        }
+        const row = {
+          variant: label,
+          entry,
+          load1: load,
+          readySeconds: Math.round(run.readySeconds * 100) / 100,
+          hubStartupCpuS: Math.round(run.startupCpuMs! / 10) / 100,
+          apiserversCpuS: Math.round(serverMs / 10) / 100,
+          requestsPerCluster: Math.round(total / n * 100) / 100,
+          requestsPerClusterByKind: perCluster,
+          watchesOpened: watches,
+          hubSockets: sockets,
+          rssMib: values["settle-s"] !== "0" ? Math.round(run.rssMib * 10) / 10 : undefined,
+          idleCpuPct: run.idleCpuPct,
+        };
+        console.log(JSON.stringify(row));
+        (results[label] ??= []).push(row);
       }
-      const watches: Record<string, number> = {};
-      for (const [k, v] of after!.watches) {
-        const d = v - (before.watches.get(k) ?? 0);
-        if (d > 0) watches[k] = d;
-      }
-      const row = {
-        variant: label,
-        entry,
-        load1: load,
-        readySeconds: Math.round(run.readySeconds * 100) / 100,
-        hubStartupCpuS: Math.round(run.startupCpuMs! / 10) / 100,
-        apiserversCpuS: Math.round(serverMs / 10) / 100,
-        requestsPerCluster: Math.round(total / n * 100) / 100,
-        requestsPerClusterByKind: perCluster,
-        watchesOpened: watches,
-        hubSockets: sockets,
-        rssMib: values["settle-s"] !== "0" ? Math.round(run.rssMib * 10) / 10 : undefined,
-        idleCpuPct: run.idleCpuPct,
-      };
-      console.log(JSON.stringify(row));
-      (results[label] ??= []).push(row);
     }
+  } finally {
+    await set.remove();
   }
 }
 

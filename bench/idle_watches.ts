@@ -12,7 +12,7 @@
 
 import { parseArgs } from "node:util";
 import { localEndpoint } from "../tests/support/cluster_api.ts";
-import { ensureTenantNamespaces, tenants } from "./_tenants.ts";
+import { ensureTenantNamespaces, removeTenantNamespaces, tenants } from "./_tenants.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -33,7 +33,8 @@ if (!["tls", "fetch", "fetch-shared"].includes(mode)) {
 }
 const servers = ["prod", "staging", "dev"];
 const list = tenants(n, servers);
-await ensureTenantNamespaces(list);
+// Namespaces made here are removed at the end; those a caller made (the clusters phase) stay for it to remove.
+const made = await ensureTenantNamespaces(list);
 const eps = new Map(servers.map((s) => [s, localEndpoint(s)]));
 const rssMib = () => Number(/^VmRSS:\s+(\d+)/m.exec(Deno.readTextFileSync("/proc/self/status"))![1]) / 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -109,4 +110,5 @@ const result = {
   deno_idle_watch_mib_per_cluster: Math.round(perWatch * 10000) / 10000,
 };
 console.log(values.json ? JSON.stringify(result) : Object.entries(result).map(([k, v]) => `${k}: ${v}`).join("\n"));
+await removeTenantNamespaces(made);
 Deno.exit(0);
