@@ -141,8 +141,10 @@ export class SelfMadeCertificates implements WebhookCertificates {
     cert.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
     cert.serialNumber = serial();
     const lifetime = this.#o.servingLifetimeMs ?? 30 * 24 * 3600_000;
+    // X.509 times have whole seconds: the one written is the one renewed against (a short lifetime loses up to 1 s).
+    const notAfter = Math.floor((now + lifetime) / 1000) * 1000;
     cert.validity.notBefore = new Date(now - 5 * 60_000);
-    cert.validity.notAfter = new Date(now + lifetime);
+    cert.validity.notAfter = new Date(notAfter);
     cert.setSubject([{ name: "commonName", value: "operator-hub webhook" }]);
     cert.setIssuer(this.#ca.cert.subject.attributes);
     const dns = [...new Set(["localhost", ...(this.#o.dnsNames ?? [])])];
@@ -158,7 +160,7 @@ export class SelfMadeCertificates implements WebhookCertificates {
     ]);
     cert.sign(this.#ca.key, forge.md.sha256.create());
     this.#pair = { cert: forge.pki.certificateToPem(cert), key: forge.pki.privateKeyToPem(key) };
-    this.#notAfter = now + lifetime;
+    this.#notAfter = notAfter;
   }
 }
 
