@@ -21,6 +21,7 @@ export const PHASES = [
   "shards",
   "profiles",
   "background",
+  "admission",
 ] as const;
 export type Phase = typeof PHASES[number];
 

@@ -20,6 +20,8 @@
 //   both copies p50/p99 with 1 Mirror and with 500, writes per change per target, a 100-change storm on one source.
 // - shards (bench/_shards_phase.ts): three --shard replicas on 30 namespaced clusters: takeover after kill -9 and
 //   SIGTERM, clusters moved when a fourth joins, fence violations, Lease writes per second at 30 and 1,000 clusters.
+// - admission (bench/_admission_phase.ts): the Website example's webhooks for prod, staging and dev; admission p50 and
+//   p99 from the apiservers' own apiserver_admission_webhook_admission_duration_seconds (admission_p50_ms, _p99_ms).
 // - profiles (bench/_cluster_profiles_phase.ts): 1,000 ClusterProfiles in prod, each reached through the tests' exec
 //   plugin: hub spawn → every profile `watching` (cluster_profiles_1000_watching_s).
 // - peer: the kube-rs peer (bench/peers/kube_rs, built with cargo on first use) runs beside the hub in the
@@ -54,6 +56,7 @@ import { mirrorPhase } from "./_mirror.ts";
 import { backlogPhase, type Comparison, comparisonTable, kubectlPhase, type PhaseContext } from "./_user_phases.ts";
 import { clustersPhase } from "./_clusters_phase.ts";
 import { clusterProfilesPhase } from "./_cluster_profiles_phase.ts";
+import { admissionPhase } from "./_admission_phase.ts";
 import { shardsPhase } from "./_shards_phase.ts";
 import type { Disturbance } from "./_throughput.ts";
 import { throughputPhase } from "./_throughput_phase.ts";
@@ -142,6 +145,7 @@ async function main(): Promise<void> {
     await flush();
     if (cfg.phases.has("clusters")) await clustersPhase(ctx);
     if (cfg.phases.has("profiles")) await clusterProfilesPhase(ctx);
+    if (cfg.phases.has("admission")) await admissionPhase(ctx);
     if (cfg.phases.has("mirror")) await mirrorPhase(ctx);
     if (cfg.phases.has("shards")) await shardsPhase(ctx);
     await flush();
