@@ -6,7 +6,7 @@ import { waitFor } from "../../tests/support/cluster_api.ts";
 import { KUBECONFIG_PATH } from "../../tests/kube/clusters.ts";
 import { inLocalNamespace } from "../../tests/support/local_client.ts";
 import { type ClusterAccess, loadContexts, type ResourceType } from "../kube/mod.ts";
-import { TokenBucket } from "../queue/mod.ts";
+import { type QueuePriority, TokenBucket } from "../queue/mod.ts";
 import type { Operator, StoredObject } from "../runtime/mod.ts";
 import { silentLogger } from "../util/mod.ts";
 import { EngagedCluster } from "./engaged_cluster.ts";
@@ -31,7 +31,7 @@ function operator(name: string, resource: ResourceType, over: Partial<Operator> 
 
 interface Run {
   cluster: EngagedCluster;
-  changes: { operator: string; keys: string[] }[];
+  changes: { operator: string; keys: string[]; priority: QueuePriority }[];
   /** Aborts the cluster and waits until `start` settled. */
   stop(): Promise<void>;
 }
@@ -42,7 +42,7 @@ async function engage(ns: string, operators: Operator[]): Promise<Run> {
   const cluster = new EngagedCluster("prod", access, {
     operators,
     namespaces: [ns],
-    onChange: (_cluster, operator, keys) => changes.push({ operator, keys }),
+    onChange: (_cluster, operator, keys, priority) => changes.push({ operator, keys, priority }),
     lookup: () => undefined,
     apiBudget: new TokenBucket(1_000, 1_000),
     logger: silentLogger(),
@@ -75,13 +75,16 @@ Deno.test("EngagedCluster watches each operator's resource; a missing CRD marks 
         HANG_GUARD_MS,
       );
       assert.equal(health(run.cluster).state, "missing-crd", "the cluster's state is its worst operator's");
-      assert.ok(run.changes.some((c) => c.operator === "maps" && c.keys.includes(`${ns}/before`)));
+      assert.ok(
+        run.changes.some((c) => c.operator === "maps" && c.keys.includes(`${ns}/before`) && c.priority === "low"),
+        "what the first list found waits behind live changes",
+      );
       await client.request("POST", `/api/v1/namespaces/${ns}/configmaps`, {
         body: { metadata: { name: "after", namespace: ns } },
       });
       await waitFor(
-        () => run.changes.some((c) => c.operator === "maps" && c.keys.includes(`${ns}/after`)),
-        "the new ConfigMap handed to onChange",
+        () => run.changes.some((c) => c.operator === "maps" && c.keys.includes(`${ns}/after`) && c.priority === "live"),
+        "the new ConfigMap handed to onChange, live",
         HANG_GUARD_MS,
       );
       assert.deepEqual(run.cluster.cachedObjects("nope"), []);
