@@ -1,5 +1,10 @@
 // Admission for the hub's HTTP ports: a connection cap and a header-read deadline in front of Deno.serve.
 
+import { bodyLength, ClientInput, type KeepAliveLimits, oneRequestOnly } from "./request_framing.ts";
+
+export { endsHead, oneRequestOnly } from "./request_framing.ts";
+export type { KeepAliveLimits };
+
 /** How long and how many: the limits of a gated port. */
 export interface ConnectionLimits {
   /** A connection (TLS handshake included) must deliver its whole request head within this. Default 10 s. */
@@ -20,6 +25,8 @@ export interface ConnectionGateOptions extends ConnectionLimits {
   tls?: { cert: string; key: string };
   /** Called each time the gate closes a connection on its own, with the reason (e.g. to count it in /metrics). */
   onShed?(reason: ShedReason): void;
+  /** Serve several requests per connection within these limits; absent: one request per connection. */
+  keepAlive?: KeepAliveLimits;
 }
 
 /** Why the gate closed a connection before the server behind answered it. */
@@ -38,6 +45,8 @@ export interface ConnectionGateStats {
   oversized: number;
   /** Handed on to the server behind the gate. */
   handedOn: number;
+  /** Kept-alive connections closed after `idleTimeoutMs` without a next request (or at `close()`), all answered. */
+  idleClosed: number;
 }
 
 /** Thrown when the gate cannot bind its address. */
@@ -49,12 +58,19 @@ export class ConnectionGateError extends Error {
  * Opens the connection behind the gate for one accepted client, once its request head has arrived; `release` is
  * called once that connection is closed.
  */
-export type Upstream = () => Promise<{ conn: Deno.Conn; release(): void }>;
+export type Upstream = () => Promise<UpstreamConnection>;
 
-const END_CRLF = [13, 10, 13, 10];
-const END_LF = [10, 10];
-const CLOSE_CRLF = new TextEncoder().encode("connection: close\r\n");
-const CLOSE_LF = new TextEncoder().encode("connection: close\n");
+/** The connection behind the gate for one client. */
+export interface UpstreamConnection {
+  conn: Deno.Conn;
+  release(): void;
+  /**
+   * With keep-alive: how many of this connection's requests the server has answered, so the gate closes an idle
+   * connection only between requests. Without it, bytes coming back after a request count as its answer.
+   */
+  answered?(): number;
+}
+
 const TOO_LARGE_BODY = "request head too large: send a shorter request line and fewer or shorter headers\n";
 const TOO_LARGE = new TextEncoder().encode(
   "HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain\r\nconnection: close\r\n" +
@@ -74,11 +90,19 @@ const TOO_LARGE = new TextEncoder().encode(
  *   long;
  * - `close()` stops accepting at once, closes connections still sending their heads, and lets handed-on ones finish
  *   (each within its lifetime); `abort()` closes them too; `finished` settles once every connection is closed.
- * - one request per connection: the head handed on says `connection: close` (added after the request line, which
- *   wins over any keep-alive the client asked for), so the server behind closes after its answer and every request
- *   is subject to the header deadline.
+ * - without `keepAlive`, one request per connection: the head handed on says `connection: close` (added after the
+ *   request line, which wins over any keep-alive the client asked for), so the server behind closes after its answer
+ *   and every request is subject to the header deadline;
+ * - with `keepAlive`, a connection serves up to `maxRequests` requests, each head whole within `headerTimeoutMs` of
+ *   its first byte (the first one's of the accept); the gate finds where each request ends from its head
+ *   (`content-length`) and hands on the last one with `connection: close`: the `maxRequests`-th, one that starts at a
+ *   third of `lifetimeMs` or later (so it has two thirds of the lifetime to be answered), one after `close()`, and one
+ *   whose end the head does not tell (chunked, upgrade, HTTP/1.0; request_framing.ts). A connection whose requests
+ *   are all answered is closed after `idleTimeoutMs` without a next one, and at `close()`; one still being answered
+ *   is closed once answered. Kept-alive connections count against `maxConnections` and are never evicted.
  * Assumptions: HTTP/1.x only (no ALPN offered); the server behind honours a request's `connection: close`, as
- * Deno.serve does.
+ *   Deno.serve does; with keep-alive, it keeps its connection to the gate open between requests and writes each answer
+ *   at once (small bodies), so `answered()` and the bytes seen coming back mean the answer is with the client.
  */
 export class ConnectionGate {
   readonly addr: Deno.NetAddr;
@@ -101,7 +125,11 @@ export class ConnectionGate {
     timedOut: 0,
     oversized: 0,
     handedOn: 0,
+    idleClosed: 0,
   };
+  readonly #keepAlive: Required<KeepAliveLimits> | undefined;
+  /** Kept-alive connections waiting for their next request: each checks, when called, whether to close now. */
+  readonly #idleWaiters = new Set<() => void>();
   #closed = false;
 
   /** Binds now (throwing ConnectionGateError naming the address) and starts accepting. */
@@ -110,6 +138,10 @@ export class ConnectionGate {
     this.#maxConnections = positive(options.maxConnections ?? 256, "maxConnections");
     this.#lifetimeMs = positive(options.lifetimeMs ?? 60_000, "lifetimeMs");
     this.#maxHeaderBytes = positive(options.maxHeaderBytes ?? 16 * 1024, "maxHeaderBytes");
+    this.#keepAlive = options.keepAlive && {
+      maxRequests: positive(options.keepAlive.maxRequests ?? 100, "keepAlive.maxRequests"),
+      idleTimeoutMs: positive(options.keepAlive.idleTimeoutMs ?? 15_000, "keepAlive.idleTimeoutMs"),
+    };
     this.#upstream = upstream;
     this.#onShed = options.onShed ?? (() => {});
     const { hostname, port, tls } = options;
@@ -141,6 +173,7 @@ export class ConnectionGate {
       this.#listener.close();
     } catch { /* already closed */ }
     for (const conn of this.#waiting) closeQuietly(conn);
+    for (const check of [...this.#idleWaiters]) check();
   }
 
   /** Closes every connection now, handed on or not (the end of a grace period after `close()`). */
@@ -191,15 +224,17 @@ export class ConnectionGate {
 
   async #serve(conn: Deno.Conn): Promise<void> {
     this.#waiting.add(conn);
-    let reason: "timedOut" | undefined;
+    const acceptedAt = Date.now();
+    const state = { timedOut: false };
     const headTimer = setTimeout(() => {
-      reason = "timedOut";
+      state.timedOut = true;
       closeQuietly(conn);
     }, this.#headerTimeoutMs);
     const lifeTimer = setTimeout(() => closeQuietly(conn), this.#lifetimeMs);
-    let upstream: { conn: Deno.Conn; release(): void } | undefined;
+    const input = new ClientInput(conn);
+    let upstream: UpstreamConnection | undefined;
     try {
-      const head = await this.#readHead(conn);
+      const head = await input.head(this.#maxHeaderBytes);
       clearTimeout(headTimer);
       if (head === "oversized") {
         this.#shed("oversized");
@@ -210,18 +245,20 @@ export class ConnectionGate {
       this.#handedOn.add(conn);
       this.#stats.handedOn++;
       upstream = await this.#upstream();
-      await writeAll(upstream.conn, oneRequestOnly(head));
       const inner = upstream.conn;
-      // The client's end of input does not end the exchange (the answer may still be on its way); its connection
-      // failing or being closed here (lifetime, abort) does, by closing the server's side too.
-      void copy(conn, inner).then((eof) => eof || closeQuietly(inner));
-      await copy(inner, conn);
+      if (!this.#keepAlive) {
+        await writeAll(inner, oneRequestOnly(head));
+        await this.#passRest(input, conn, inner);
+        await copy(inner, conn);
+        return;
+      }
+      await this.#keepServing(conn, input, head, upstream, acceptedAt, state);
     } catch {
       // A client or the server behind went away: nothing to report beyond closing both ends.
     } finally {
       clearTimeout(headTimer);
       clearTimeout(lifeTimer);
-      if (reason) this.#shed("timedOut");
+      if (state.timedOut) this.#shed("timedOut");
       this.#waiting.delete(conn);
       this.#handedOn.delete(conn);
       closeQuietly(conn);
@@ -232,59 +269,116 @@ export class ConnectionGate {
     }
   }
 
-  /** Reads until the empty line that ends a request head; null when the client left first. */
-  async #readHead(conn: Deno.Conn): Promise<Uint8Array | "oversized" | null> {
-    let head = new Uint8Array(0);
-    const buf = new Uint8Array(4096);
-    for (;;) {
-      const n = await conn.read(buf);
-      if (n === null) return null;
-      const next = new Uint8Array(head.length + n);
-      next.set(head);
-      next.set(buf.subarray(0, n), head.length);
-      const from = Math.max(0, head.length - 3);
+  /** The last request's rest: what is buffered, then the client's bytes, until it ends or fails. */
+  async #passRest(input: ClientInput, conn: Deno.Conn, inner: Deno.Conn): Promise<void> {
+    if (input.buffered) await writeAll(inner, input.take());
+    // The client's end of input does not end the exchange (the answer may still be on its way); its connection
+    // failing or being closed here (lifetime, abort) does, by closing the server's side too.
+    void copy(conn, inner).then((eof) => eof || closeQuietly(inner));
+  }
+
+  /**
+   * Keep-alive: hands on `head` and each later request of the connection, each head read whole within the header
+   * timeout of its first byte, until the last one, which goes with `connection: close`.
+   */
+  async #keepServing(
+    conn: Deno.Conn,
+    input: ClientInput,
+    first: Uint8Array,
+    upstream: UpstreamConnection,
+    acceptedAt: number,
+    state: { timedOut: boolean },
+  ): Promise<void> {
+    const inner = upstream.conn;
+    const limits = this.#keepAlive!;
+    let forwarded = 0;
+    /** When answer bytes last came back; 0 while the last request handed on has had none. */
+    let answeredAt = 0;
+    // The server's answers; its end ends the exchange.
+    const answers = copy(inner, conn, () => answeredAt = Date.now()).then(() => closeQuietly(conn));
+    // Between requests (the server answered every request handed on, and bytes came back since): for how long.
+    const idleFor = () =>
+      answeredAt && (upstream.answered?.() ?? forwarded) >= forwarded ? Date.now() - answeredAt : undefined;
+    let head = first;
+    for (let served = 1;; served++) {
+      const length = bodyLength(head);
+      // The last request is handed on before a third of the lifetime, so it has two thirds to be answered.
+      const last = length === undefined || served >= limits.maxRequests || this.#closed ||
+        Date.now() - acceptedAt >= this.#lifetimeMs / 3;
+      if (last) {
+        await writeAll(inner, oneRequestOnly(head));
+        await this.#passRest(input, conn, inner);
+        break;
+      }
+      await writeAll(inner, head);
+      forwarded++;
+      answeredAt = 0;
+      await input.pipe(length, (bytes) => writeAll(inner, bytes));
+      const next = await this.#nextHead(conn, input, idleFor, state);
+      if (next === null || next === "oversized") {
+        if (next === "oversized") this.#shed("oversized");
+        closeQuietly(inner);
+        break;
+      }
       head = next;
-      if (endsHead(head, from)) return head;
-      if (head.length > this.#maxHeaderBytes) return "oversized";
+    }
+    await answers;
+  }
+
+  /**
+   * The connection's next head: waits for its first byte, closing the connection once idle for `idleTimeoutMs` since
+   * its last answer (at once when the gate closes), then reads it within the header timeout; null when the client left or was closed.
+   */
+  async #nextHead(
+    conn: Deno.Conn,
+    input: ClientInput,
+    idleFor: () => number | undefined,
+    state: { timedOut: boolean },
+  ): Promise<Uint8Array | "oversized" | null> {
+    if (!input.buffered) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const limit = this.#keepAlive!.idleTimeoutMs;
+      // Closes once idle for the limit (at once after close()); until answered, looks again every 50 ms.
+      const check = () => {
+        const idle = idleFor();
+        clearTimeout(timer);
+        if (idle !== undefined && (this.#closed || idle >= limit)) {
+          this.#stats.idleClosed++;
+          closeQuietly(conn);
+        } else timer = setTimeout(check, idle === undefined || this.#closed ? 50 : limit - idle);
+      };
+      check();
+      this.#idleWaiters.add(check);
+      try {
+        if (!(await input.fill())) return null;
+      } catch {
+        return null;
+      } finally {
+        clearTimeout(timer);
+        this.#idleWaiters.delete(check);
+      }
+    }
+    const headTimer = setTimeout(() => {
+      state.timedOut = true;
+      closeQuietly(conn);
+    }, this.#headerTimeoutMs);
+    try {
+      return await input.head(this.#maxHeaderBytes);
+    } finally {
+      clearTimeout(headTimer);
     }
   }
 }
 
-/** The head with `connection: close` inserted after its request line (a line without an end is left alone). */
-export function oneRequestOnly(head: Uint8Array): Uint8Array {
-  const eol = head.indexOf(10);
-  if (eol < 0) return head;
-  const line = head[eol - 1] === 13 ? CLOSE_CRLF : CLOSE_LF;
-  const out = new Uint8Array(head.length + line.length);
-  out.set(head.subarray(0, eol + 1));
-  out.set(line, eol + 1);
-  out.set(head.subarray(eol + 1), eol + 1 + line.length);
-  return out;
-}
-
-/** Whether `bytes` holds an empty line (CRLF CRLF, or LF LF as lenient parsers accept) at or after `from`. */
-export function endsHead(bytes: Uint8Array, from = 0): boolean {
-  for (let i = from; i < bytes.length; i++) {
-    if (bytes[i] !== 10 && bytes[i] !== 13) continue;
-    if (matches(bytes, i, END_CRLF) || matches(bytes, i, END_LF)) return true;
-  }
-  return false;
-}
-
-function matches(bytes: Uint8Array, at: number, pattern: number[]): boolean {
-  if (at + pattern.length > bytes.length) return false;
-  for (let j = 0; j < pattern.length; j++) if (bytes[at + j] !== pattern[j]) return false;
-  return true;
-}
-
-/** Copies until `from` ends (true) or either side fails (false); never rejects. */
-async function copy(from: Deno.Conn, to: Deno.Conn): Promise<boolean> {
+/** Copies until `from` ends (true) or either side fails (false), calling `onData` after each write; never rejects. */
+async function copy(from: Deno.Conn, to: Deno.Conn, onData?: () => void): Promise<boolean> {
   const buf = new Uint8Array(16 * 1024);
   try {
     for (;;) {
       const n = await from.read(buf);
       if (n === null) return true;
       await writeAll(to, buf.subarray(0, n));
+      onData?.();
     }
   } catch {
     return false; // one side closed: the exchange is over

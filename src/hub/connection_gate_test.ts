@@ -1,6 +1,7 @@
 // Tests of the connection gate over real loopback sockets, with a plain TCP server standing behind it.
 import assert from "node:assert/strict";
 import { ConnectionGate, type ConnectionGateOptions, endsHead, oneRequestOnly } from "./connection_gate.ts";
+import { serveGated } from "./gated_server.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -179,4 +180,148 @@ Deno.test("oneRequestOnly() puts connection: close right after the request line,
   const r = (s: string) => dec.decode(oneRequestOnly(enc.encode(s)));
   assert.equal(r("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), "GET / HTTP/1.1\r\nconnection: close\r\nHost: x\r\n\r\n");
   assert.equal(r("GET / HTTP/1.1\nHost: x\n\n"), "GET / HTTP/1.1\nconnection: close\nHost: x\n\n");
+});
+
+// Keep-alive, with Deno.serve behind the gate (serveGated): what the admission port runs.
+
+/** A gated server whose handler answers `n:BODY` (after `delayMs`), counting its calls. */
+function keptAlive(options: Partial<ConnectionGateOptions>, delayMs = 0) {
+  const bodies: string[] = [];
+  const server = serveGated(
+    { hostname: "127.0.0.1", port: 0, keepAlive: {}, ...options },
+    async (req) => {
+      const body = await req.text();
+      bodies.push(body);
+      if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+      return new Response(`${bodies.length}:${body}`);
+    },
+  );
+  return { server, bodies, connect: () => Deno.connect({ hostname: "127.0.0.1", port: server.addr.port }) };
+}
+
+const post = (body: string, extra = "") =>
+  `POST /x HTTP/1.1\r\nHost: localhost\r\ncontent-length: ${body.length}\r\n${extra}\r\n${body}`;
+
+/** Reads until `pattern` is in what arrived; fails on a close first or after `guardMs`. */
+async function readUntil(conn: Deno.Conn, pattern: RegExp, guardMs = 5_000): Promise<string> {
+  let out = "";
+  const buf = new Uint8Array(4096);
+  const deadline = Date.now() + guardMs;
+  while (!pattern.test(out)) {
+    const n = await Promise.race([
+      conn.read(buf),
+      new Promise<"late">((r) => setTimeout(() => r("late"), Math.max(0, deadline - Date.now()))),
+    ]);
+    if (n === "late") throw new Error(`hang guard: ${pattern} not in ${JSON.stringify(out)}`);
+    if (n === null) throw new Error(`closed before ${pattern}: ${JSON.stringify(out)}`);
+    out += dec.decode(buf.subarray(0, n));
+  }
+  return out;
+}
+
+Deno.test("ConnectionGate with keepAlive serves several requests on one connection, pipelined bodies included, and closes after maxRequests", async () => {
+  const { server, bodies, connect } = keptAlive({ keepAlive: { maxRequests: 3 } });
+  const conn = await connect();
+  try {
+    await conn.write(enc.encode(post("one")));
+    assert.match(await readUntil(conn, /1:one$/), /^HTTP\/1\.1 200 OK/);
+    // Two at once: the gate splits them at the content-length.
+    await conn.write(enc.encode(post("two") + post("three")));
+    const rest = await readToClose(conn);
+    assert.match(rest, /2:two[\s\S]*3:three$/);
+    assert.match(rest.slice(rest.indexOf("3:three") - 200), /connection: close/i, "the third answer closes");
+    assert.deepEqual(bodies, ["one", "two", "three"]);
+    assert.equal(server.stats.handedOn, 1, "one connection handed on for three requests");
+    assert.equal(server.stats.accepted, 1);
+  } finally {
+    conn.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("ConnectionGate with keepAlive closes an idle connection after idleTimeoutMs, never one whose answer is pending", async () => {
+  const { server, connect } = keptAlive({ keepAlive: { idleTimeoutMs: 100 } }, 400);
+  const conn = await connect();
+  try {
+    const t0 = Date.now();
+    await conn.write(enc.encode(post("slow")));
+    // The handler takes 400 ms, four idle timeouts: the answer still arrives, then the connection closes.
+    const got = await readToClose(conn);
+    assert.match(got, /1:slow$/);
+    const took = Date.now() - t0;
+    assert.ok(took >= 450 && took < 3_000, `closed ${took} ms after the request`);
+    assert.equal(server.stats.idleClosed, 1);
+  } finally {
+    conn.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("ConnectionGate with keepAlive gives each later head the header timeout from its first byte", async () => {
+  const { server, bodies, connect } = keptAlive({ headerTimeoutMs: 150 });
+  const conn = await connect();
+  try {
+    await conn.write(enc.encode(post("a")));
+    await readUntil(conn, /1:a$/);
+    // Idle longer than the header timeout is fine (idle has its own limit); a head that starts and stalls is not.
+    await new Promise((r) => setTimeout(r, 300));
+    await conn.write(enc.encode(post("b")));
+    await readUntil(conn, /2:b$/);
+    await conn.write(enc.encode("POST /x HTTP/1.1\r\nHost: localhost\r\n"));
+    assert.equal(await readToClose(conn), "");
+    assert.equal(server.stats.timedOut, 1);
+    assert.deepEqual(bodies, ["a", "b"]);
+  } finally {
+    conn.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("ConnectionGate with keepAlive hands a chunked request on as the connection's last", async () => {
+  const { server, bodies, connect } = keptAlive({});
+  const conn = await connect();
+  try {
+    await conn.write(
+      enc.encode("POST /x HTTP/1.1\r\nHost: localhost\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"),
+    );
+    assert.match(await readToClose(conn), /1:abc$/);
+    assert.deepEqual(bodies, ["abc"]);
+  } finally {
+    conn.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("ConnectionGate with keepAlive: close() closes idle connections at once and one being answered once answered", async () => {
+  const { server, connect } = keptAlive({ keepAlive: { idleTimeoutMs: 60_000 } }, 300);
+  const idle = await connect();
+  const busy = await connect();
+  try {
+    await idle.write(enc.encode(post("i")));
+    await readUntil(idle, /:i$/);
+    await busy.write(enc.encode(post("b")));
+    await new Promise((r) => setTimeout(r, 50));
+    const t0 = Date.now();
+    const stopped = server.shutdown();
+    assert.equal(await readToClose(idle, 1_000), "", "the idle one closed at once");
+    assert.match(await readToClose(busy, 2_000), /:b$/, "the busy one answered, then closed");
+    await stopped;
+    assert.ok(Date.now() - t0 < 1_500, `shutdown took ${Date.now() - t0} ms (grace 2 s)`);
+  } finally {
+    idle.close();
+    busy.close();
+  }
+});
+
+Deno.test("ConnectionGate without keepAlive stays one request per connection behind Deno.serve", async () => {
+  const { server, bodies, connect } = keptAlive({ keepAlive: undefined });
+  const conn = await connect();
+  try {
+    await conn.write(enc.encode(post("one") + post("two")));
+    assert.match(await readToClose(conn), /1:one$/);
+    assert.deepEqual(bodies, ["one"]);
+  } finally {
+    conn.close();
+    await server.shutdown();
+  }
 });

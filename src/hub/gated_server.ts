@@ -39,8 +39,8 @@ export interface GatedServer {
  *
  * Guarantees:
  * - the public socket is bound before this returns (a port in use or a refused certificate throws at once);
- * - every request reached the handler through the gate: one request per connection, its head complete within the
- *   header timeout, within the connection cap; a request to the inner port from anywhere else is answered 403 and
+ * - every request reached the handler through the gate: its head complete within the header timeout, within the
+ *   connection cap; one request per connection, or with `keepAlive` several within its limits (connection_gate.ts); a request to the inner port from anywhere else is answered 403 and
  *   never reaches `handler`;
  * - on a port bound to loopback (127.0.0.0/8, ::1, localhost) a request whose Host header is not a loopback name or
  *   address gets 421 before `handler` runs (DNS rebinding); ports bound to any other address take any Host, since
@@ -50,7 +50,8 @@ export function serveGated(
   options: GatedServerOptions,
   handler: (req: Request) => Response | Promise<Response>,
 ): GatedServer {
-  const fromGate = new Set<number>();
+  /** The gate's connections to the inner port, by local port: how many of their requests were answered. */
+  const fromGate = new Map<number, { answered: number }>();
   const guardHost = options.hostGuard ?? isLoopbackBind(options.hostname);
   const inner = Deno.serve({
     hostname: "127.0.0.1",
@@ -58,10 +59,13 @@ export function serveGated(
     onListen: () => {},
     onError: options.onError,
   }, async (req, info) => {
-    if (!fromGate.has(info.remoteAddr.port)) {
-      return new Response("forbidden: connect to the hub's public port\n", { status: 403 });
+    const from = fromGate.get(info.remoteAddr.port);
+    if (!from) return new Response("forbidden: connect to the hub's public port\n", { status: 403 });
+    try {
+      return (guardHost ? refuseForeignHost(req) : undefined) ?? await handler(req);
+    } finally {
+      from.answered++;
     }
-    return (guardHost ? refuseForeignHost(req) : undefined) ?? await handler(req);
   });
   const shed = options.metrics ? shedCounter(options.metrics.registry) : undefined;
   const port = options.metrics?.portName ?? "";
@@ -70,8 +74,9 @@ export function serveGated(
     gate = new ConnectionGate({ ...options, onShed: (reason) => shed?.inc({ port, reason }) }, async () => {
       const conn = await Deno.connect({ hostname: "127.0.0.1", port: inner.addr.port });
       const port = (conn.localAddr as Deno.NetAddr).port;
-      fromGate.add(port);
-      return { conn, release: () => fromGate.delete(port) };
+      const counts = { answered: 0 };
+      fromGate.set(port, counts);
+      return { conn, release: () => fromGate.delete(port), answered: () => counts.answered };
     });
   } catch (err) {
     void inner.shutdown();

@@ -18,8 +18,8 @@ export class TlsFrontError extends Error {
 
 /**
  * Accepts TCP connections and pipes each, bytes unchanged, to the loopback port `upstream()` names at its accept: the
- * gated TLS server (gated_server.ts) in use then. That server does all the work (TLS, the header deadline, one request
- * per connection); the front adds no parsing, only its cap and lifetime.
+ * gated TLS server (gated_server.ts) in use then. That server does all the work (TLS, the header deadline, keep-alive
+ * within its limits); the front adds no parsing, only its cap and lifetime.
  *
  * Guarantees:
  * - the public socket stays bound from construction to `close()`; swapping the server behind (a certificate rotation)

@@ -4,7 +4,7 @@
 import type client from "prom-client";
 import type { AdmissionWebhook, Operator } from "../../runtime/mod.ts";
 import { errorText, type Logger, oneLine, redact } from "../../util/mod.ts";
-import type { ConnectionLimits } from "../connection_gate.ts";
+import type { ConnectionLimits, KeepAliveLimits } from "../connection_gate.ts";
 import { type GatedServer, serveGated } from "../gated_server.ts";
 import { isLoopbackBind } from "../host_guard.ts";
 import {
@@ -31,6 +31,8 @@ export interface WebhookServerOptions {
   logger: Logger;
   /** The gate's limits (defaults: connection_gate.ts). */
   limits?: ConnectionLimits;
+  /** Keep-alive limits (defaults: request_framing.ts: 100 requests, 15 s idle). */
+  keepAlive?: KeepAliveLimits;
   /** The largest AdmissionReview body read. Default MAX_REVIEW_BYTES (4 MiB). */
   maxBodyBytes?: number;
 }
@@ -45,9 +47,11 @@ export class WebhookServerError extends Error {
  *
  * Guarantees:
  * - the port is bound in the constructor (a port in use or a refused certificate throws WebhookServerError at once);
- * - every request passes the connection gate (header deadline, connection cap, one request per connection) behind a
- *   TLS front whose socket never closes, so a new certificate from `certificates` is served from the next connection
- *   on without a refused connection (tls_front.ts);
+ * - every request passes the connection gate (header deadline per request, connection cap) behind a TLS front whose
+ *   socket never closes; connections are kept alive (an apiserver reuses one TLS session for up to 100 calls, closed
+ *   after 15 s idle; the probe and protected ports stay one request per connection); a new certificate from
+ *   `certificates` is served from the next connection on without a refused connection (tls_front.ts), and the
+ *   connections kept alive on the old one are closed between requests when it retires;
  * - the body is untrusted: more than `maxBodyBytes` is refused with 413 before it is all read, anything but an
  *   admission.k8s.io/v1 AdmissionReview with a uid and a known operation with 400, a wrong method with 405, a
  *   content type other than JSON with 415, an unknown webhook with 404; each with one line naming the problem, never
@@ -144,6 +148,7 @@ export class WebhookServer {
     try {
       return serveGated({
         ...this.#o.limits,
+        keepAlive: this.#o.keepAlive ?? {},
         hostname: "127.0.0.1",
         port: 0,
         tls: { cert: tls.cert, key: tls.key },
