@@ -20,6 +20,7 @@ export const PHASES = [
   "mirror",
   "shards",
   "profiles",
+  "relist",
   "background",
   "admission",
 ] as const;

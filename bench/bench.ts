@@ -12,6 +12,8 @@
 // - fairness: 3,000 objects waiting in cluster A when the hub starts, then one object in cluster B.
 // - scale: 3 × 10,000 objects; one first start that writes them all, then restarts: startup to
 //   ready, RSS.
+// - relist (bench/_relist_phase.ts): live creates while the hub works through --scale-objects listed objects per
+//   cluster, against the same creates once it is idle (live_p99_during_relist_ms, idle_p99_ms, their ratio).
 // - backlog (bench/_backlog.ts): N objects per cluster made by real `kubectl apply` while no operator runs,
 //   then the hub started; seconds from process start to all Ok, CPU per object net of an empty start, writes
 //   per object, peak RSS; against the ceiling draining the same backlog. On both CRD shapes.
@@ -50,6 +52,7 @@ import { backgroundPhase } from "./_background_phase.ts";
 import { machine } from "./_proc.ts";
 import { type FigureInfo, json, markdown, type Row } from "./_report.ts";
 import { log } from "./_run.ts";
+import { relistPhase } from "./_relist_phase.ts";
 import { scalePhase } from "./_scale_phase.ts";
 import { round } from "./_stats.ts";
 import { mirrorPhase } from "./_mirror.ts";
@@ -138,6 +141,8 @@ async function main(): Promise<void> {
     if (cfg.phases.has("fairness")) await fairnessPhase(ctx);
     await flush();
     if (cfg.phases.has("scale")) await scalePhase(ctx);
+    await flush();
+    if (cfg.phases.has("relist")) await relistPhase(ctx);
     await flush();
     if (cfg.phases.has("backlog")) await backlogPhase(ctx);
     await flush();
