@@ -310,10 +310,13 @@ export class ConnectionGate {
         await this.#passRest(input, conn, inner);
         break;
       }
-      await writeAll(inner, head);
+      // The head with the body bytes already read, in one write: a head alone, then a small body, waits out the
+      // peer's delayed ACK (about 40 ms) where Nagle's algorithm is on.
+      const first = input.take(Math.min(length, input.buffered));
+      await writeAll(inner, concat(head, first));
       forwarded++;
       answeredAt = 0;
-      await input.pipe(length, (bytes) => writeAll(inner, bytes));
+      await input.pipe(length - first.length, (bytes) => writeAll(inner, bytes));
       const next = await this.#nextHead(conn, input, idleFor, state);
       if (next === null || next === "oversized") {
         if (next === "oversized") this.#shed("oversized");
@@ -383,6 +386,14 @@ async function copy(from: Deno.Conn, to: Deno.Conn, onData?: () => void): Promis
   } catch {
     return false; // one side closed: the exchange is over
   }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (!b.length) return a;
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }
 
 async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {

@@ -73,6 +73,7 @@ export function serveGated(
   try {
     gate = new ConnectionGate({ ...options, onShed: (reason) => shed?.inc({ port, reason }) }, async () => {
       const conn = await Deno.connect({ hostname: "127.0.0.1", port: inner.addr.port });
+      conn.setNoDelay(true);
       const port = (conn.localAddr as Deno.NetAddr).port;
       const counts = { answered: 0 };
       fromGate.set(port, counts);

@@ -110,7 +110,9 @@ export class TlsFront {
       if (inner) quietClose(inner);
     }, this.#lifetimeMs);
     try {
-      inner = await Deno.connect({ hostname: "127.0.0.1", port: this.#upstream() });
+      const tcp = await Deno.connect({ hostname: "127.0.0.1", port: this.#upstream() });
+      tcp.setNoDelay(true);
+      inner = tcp;
       const back = inner;
       // The client's end of input is passed on (the answer may still come); the server's end ends the exchange.
       void copy(conn, back).then((eof) => eof ? back.closeWrite().catch(() => {}) : quietClose(back));
