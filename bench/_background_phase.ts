@@ -51,18 +51,30 @@ export async function backgroundPhase(ctx: PhaseContext): Promise<void> {
     without: { hub_default: [], hub_uuid: [], peer_kube_rs: [], peer_controller_runtime: [] },
     with: { hub_default: [], hub_uuid: [], peer_kube_rs: [], peer_controller_runtime: [] },
   };
+  const failures: { when: string; rep: number; variant: Variant; error: string }[] = [];
   const round_ = async (when: "without" | "with") => {
     for (let r = 0; r < cfg.reps; r++) {
       // Rotate which goes first, as the other phases do.
       const order = variants.map((_, i) => variants[(i + r) % variants.length]);
       for (const v of order) {
         const k = kinds[v];
-        const run = await backlogRun(cfg, names, cl, {
-          kind: k.kind,
-          peerBinary: k.kind === "peer" ? k.bin : undefined,
-          goPeerBinary: k.kind === "go_peer" ? k.bin : undefined,
-          hubExtras: k.extras,
-        });
+        const once = () =>
+          backlogRun(cfg, names, cl, {
+            kind: k.kind,
+            peerBinary: k.kind === "peer" ? k.bin : undefined,
+            goPeerBinary: k.kind === "go_peer" ? k.bin : undefined,
+            hubExtras: k.extras,
+          });
+        // A run that fails (an operator not ready in 2 minutes on a machine others load) is tried once more, and
+        // recorded in the JSON; the phase goes on, so the background is still removed and the other figures kept.
+        let run: BacklogRun;
+        try {
+          run = await once();
+        } catch (err) {
+          failures.push({ when, rep: r + 1, variant: v, error: (err as Error).message.split("\n")[0] });
+          log(`background ${when} rep ${r + 1} ${v}: failed (${failures.at(-1)!.error}); once more`);
+          run = await once();
+        }
         runs[when][v].push(run);
         log(
           `background ${when} rep ${r + 1} ${v}: drained ${round(run.seconds, 2)} s, RSS ${round(run.rssMb!, 1)} MB, ` +
@@ -114,7 +126,7 @@ export async function backgroundPhase(ctx: PhaseContext): Promise<void> {
       summarize(runs.with.hub_default.map((h, i) => h.peakRssMb! / runs.with.peer_controller_runtime[i].peakRssMb!)),
     );
   }
-  ctx.out.background = { size, namespaces: [dataNs, appsNs], fill, runs };
+  ctx.out.background = { size, namespaces: [dataNs, appsNs], fill, failures, runs };
   const label = `background (${size.configMaps} ConfigMaps, ${size.secrets} Secrets of ${size.bytes} B, ` +
     `${size.deployments} Deployments per cluster), ${names.length} × ${cfg.backlogObjects} backlog`;
   const rows: Row[] = [{

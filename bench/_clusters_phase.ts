@@ -239,9 +239,14 @@ export async function clustersPhase(ctx: PhaseContext): Promise<void> {
 }
 
 /** The 3-cluster baseline and `mid` clusters, settled, idle CPU measured, a Uuid's latency in the last one. */
-async function baseAndMid(all: Tenant[], mid: number, operators?: null): Promise<[ClustersRun, ClustersRun]> {
+async function baseAndMid(
+  all: Tenant[],
+  mid: number,
+  entry: string | undefined,
+  operators?: null,
+): Promise<[ClustersRun, ClustersRun]> {
   // V8's memory reducer shrinks the heap one to two minutes after the start-up burst: RSS is read after it.
-  const base = await clustersRun(all, 3, { log, settleMs: 30_000, stableMs: 30_000, operators });
+  const base = await clustersRun(all, 3, { log, settleMs: 30_000, stableMs: 30_000, operators, entry });
   // Idle CPU over a minute once that is over (its GCs take seconds of CPU on a busy machine, once).
   const at = await clustersRun(all, mid, {
     log,
@@ -250,6 +255,7 @@ async function baseAndMid(all: Tenant[], mid: number, operators?: null): Promise
     idleMs: 60_000,
     latency: true,
     operators,
+    entry,
   });
   return [base, at];
 }
@@ -262,7 +268,7 @@ async function defaultOperatorsClusters(
   uuidReady: number | undefined,
 ): Promise<void> {
   log("clusters: the hub's default operators");
-  const [base, at] = await baseAndMid(all, mid, null);
+  const [base, at] = await baseAndMid(all, mid, ctx.cfg.hubEntry, null);
   const perCluster = (at.rssMib - base.rssMib) / (mid - 3);
   ctx.out.clusters_1000_ready_s_default_operators = round(at.readySeconds, 2);
   ctx.out.rss_mib_per_idle_cluster_default_operators = round(perCluster, 4);
@@ -308,8 +314,13 @@ async function defaultOperatorsClusters(
 
 /** The `--operators uuid` part (issue 19's keys); returns the `mid` clusters' ready seconds. */
 async function uuidOnlyClusters(ctx: PhaseContext, all: Tenant[], mid: number, big: number): Promise<number> {
-  const [base, at1000] = await baseAndMid(all, mid);
-  const at5000 = await clustersRun(all, big, { log, settleMs: 10_000, readyTimeoutMs: 600_000 });
+  const [base, at1000] = await baseAndMid(all, mid, ctx.cfg.hubEntry);
+  const at5000 = await clustersRun(all, big, {
+    log,
+    settleMs: 10_000,
+    readyTimeoutMs: 600_000,
+    entry: ctx.cfg.hubEntry,
+  });
   const floors = [await floorRun(mid, "tls"), await floorRun(mid, "fetch")];
   for (const f of floors) log(`clusters: bare ${f.mode}: ${f.deno_idle_watch_mib_per_cluster} MiB per idle watch`);
   const perCluster = (at1000.rssMib - base.rssMib) / (mid - 3);

@@ -26,6 +26,8 @@ const USAGE = `Usage: deno task bench [options]
                           (default 3000,1000,200; 300,100,20 with --quick)
   --clusters-operators O  clusters phase: uuid (--operators uuid), default (the hub's default operators) or
                           both (default both)
+  --hub-entry FILE        the hub's script instead of src/main.ts, relative to the repository root (a clean
+                          copy: git archive HEAD | tar -x -C .cache/bench-head; then .cache/bench-head/src/main.ts)
   --hub-arg FLAG          extra flag for the hub, repeatable, e.g. --hub-arg=--qps=2000
   --hub-deno-flag FLAG    extra flag for the hub's \`deno run\`, repeatable, e.g. --hub-deno-flag=--cpu-prof
   --out FILE              JSON output (default bench/last.json; the SVG goes beside it)
@@ -51,6 +53,7 @@ export function parseConfig(argv: string[]): Config {
       shapes: { type: "string" },
       background: { type: "string" },
       "clusters-operators": { type: "string" },
+      "hub-entry": { type: "string" },
       phases: { type: "string" },
       "hub-arg": { type: "string", multiple: true },
       "hub-deno-flag": { type: "string", multiple: true },
@@ -132,6 +135,7 @@ export function parseConfig(argv: string[]): Config {
     // The hub's own default (it scales with the clusters) unless --concurrency is given.
     hubDefaultConcurrency: values.concurrency === undefined,
     background,
+    hubEntry: values["hub-entry"],
     clustersOperators: clustersOperators as Config["clustersOperators"],
   };
 }
