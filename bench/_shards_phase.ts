@@ -20,24 +20,27 @@ import { json, type Row } from "./_report.ts";
 import { log } from "./_run.ts";
 import { percentile, round, summarize } from "./_stats.ts";
 import { prepareTenants } from "./_clusters_phase.ts";
-import { type Tenant, tenantKubeconfig } from "./_tenants.ts";
+import { removeTenantNamespaces, type Tenant, tenantKubeconfig } from "./_tenants.ts";
 import type { PhaseContext } from "./_user_phases.ts";
 import { deleteGroupLeases, LeaseWrites } from "./_lease_writes.ts";
 import { Replicas, viewOf } from "./_shard_replicas.ts";
 import { moved, moves, spread } from "./_shard_owners.ts";
 
-/** Creates the namespaces of `list` that do not exist yet. */
-async function ensureNamespaces(list: Tenant[]): Promise<void> {
+/** Creates the namespaces of `list` that do not exist yet; returns the tenants whose namespace it made. */
+async function ensureNamespaces(list: Tenant[]): Promise<Tenant[]> {
+  const made: Tenant[] = [];
   for (const t of list) {
     const api = new ClusterApi(localEndpoint(t.apiserver));
     try {
       await api.createNamespace(t.namespace);
+      made.push(t);
     } catch (err) {
       if (!(err instanceof ClusterApiError) || err.status !== 409) throw err;
     } finally {
       api.close();
     }
   }
+  return made;
 }
 
 /** The phase; adds its rows and keys to `ctx`. */
@@ -52,7 +55,7 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
   const clusters = list.map((t) => t.context);
   const home = list[0];
   const group = `bench-shards-${crypto.randomUUID().slice(0, 6)}`;
-  await ensureNamespaces(list);
+  const made = await ensureNamespaces(list);
   const dir = await Deno.makeTempDir({ prefix: "bench-shards-" });
   const file = `${dir}/shards.yaml`;
   await Deno.writeTextFile(file, tenantKubeconfig(list));
@@ -194,6 +197,7 @@ export async function shardsPhase(ctx: PhaseContext): Promise<void> {
   await leases.stop();
   await deleteGroupLeases(home.apiserver, home.namespace, group);
   for (const t of list) await apis.get(t.apiserver)!.deleteAllUuids(t.namespace).catch(() => {});
+  await removeTenantNamespaces(made).catch((err) => log(`shards: removing the 30 namespaces failed: ${err}`));
 
   // Coordination cost at 1,000 idle clusters, and the moved fraction when a fourth replica joins there.
   const idleSet = await prepareTenants(1000, apiservers, log);
