@@ -33,7 +33,14 @@ export function fileField(where: string, file: string, r: Record<string, unknown
 }
 
 export function dataField(where: string, r: Record<string, unknown>, key: string): string | undefined {
-  const v = str(r[key]);
+  const raw = r[key];
+  if (raw !== undefined && raw !== null && typeof raw !== "string") {
+    // kubectl refuses it too (the field is bytes); ignoring it would serve an insecure cluster with a broken CA field.
+    throw new ConfigError(
+      `${where}: ${key} must be a base64 string, not ${Array.isArray(raw) ? "a list" : typeof raw}`,
+    );
+  }
+  const v = str(raw);
   if (!v) return undefined;
   let text: string;
   try {

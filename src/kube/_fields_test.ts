@@ -106,3 +106,16 @@ Deno.test("base64 encodes UTF-8 text so that decoding it gives the text back", (
     assert.equal(new TextDecoder().decode(bytes), s);
   }
 });
+
+Deno.test("dataField refuses a value that is not a string (kubectl does too) instead of ignoring it", () => {
+  for (
+    const [value, kind] of [[12345, "number"], [true, "boolean"], [["a"], "a list"], [{ a: 1 }, "object"]] as const
+  ) {
+    assert.throws(
+      () => dataField("cluster c", { d: value }, "d"),
+      new RegExp(`^ConfigError: cluster c: d must be a base64 string, not ${kind}$`),
+    );
+  }
+  assert.equal(dataField("cluster c", { d: null }, "d"), undefined);
+  assert.equal(dataField("cluster c", { d: "" }, "d"), undefined);
+});
