@@ -19,9 +19,9 @@ const CAP = 4 * MiB;
 /**
  * What the hub may grow beyond the cap while attacked: the cap's buffer grows by doubling once (its smaller steps are
  * garbage until V8 collects them), plus TLS sockets, V8 heap slack and the reconciles of prod and staging meanwhile.
- * Measured: 6 to 10 MiB beyond the cap (see the figures these tests print).
+ * Measured: 4 to 12 MiB beyond the cap (see the figures these tests print; 8.7–16.1 MiB of growth in all).
  */
-const SLACK = 12 * MiB;
+const SLACK = 16 * MiB;
 /** What the attacker is ready to send per request. */
 const ATTACK_BYTES = 512 * MiB;
 /** Hang guard: the attack phase ends here at the latest (on the fixed hub it ends within a few seconds). */
@@ -86,6 +86,13 @@ async function underAttack(
   });
   try {
     await hub.waitReady(60_000);
+    // Warm-up: the same work the hub does during the attack (Uuids in prod and staging), so its first-use costs (code,
+    // buffers, connections) are in the baseline and the growth measured is the attack's.
+    await Promise.all((["prod", "staging"] as const).map(async (c) => {
+      const api = localApi(c);
+      await api.createUuids(ns.name, names(`warm-${c[0]}`, 5));
+      await waitAllAssigned(api, ns.name, 5);
+    }));
     let before = 0;
     for (let i = 0; i < 20; i++) {
       before = Math.max(before, await rssOf(hub.pid));
@@ -97,9 +104,9 @@ async function underAttack(
     await waitFor(() => attacker.sent > 0, "the attack to start", 30_000, 50);
     const created = { prod: names("p", 5), staging: names("s", 5) };
     const assigned = Promise.all([
-      localApi("prod").createUuids(ns.name, created.prod).then(() => waitAllAssigned(localApi("prod"), ns.name, 5)),
+      localApi("prod").createUuids(ns.name, created.prod).then(() => waitAllAssigned(localApi("prod"), ns.name, 10)),
       localApi("staging").createUuids(ns.name, created.staging).then(() =>
-        waitAllAssigned(localApi("staging"), ns.name, 5)
+        waitAllAssigned(localApi("staging"), ns.name, 10)
       ),
     ]);
     let servedMeanwhile = false;
