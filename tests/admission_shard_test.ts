@@ -13,7 +13,7 @@ import { waitFor } from "./support/cluster_api.ts";
 import { freePort, HubProcess, runHubCli } from "./support/hub_process.ts";
 import type { InterceptProxy } from "./support/intercept_proxy.ts";
 import { adminKubeconfigVia, proxyInFrontOf } from "./support/local_proxy.ts";
-import { kubectl, kubectlOk, testNamespace } from "./support/mod.ts";
+import { applySharedCrd, kubectl, kubectlOk, testNamespace } from "./support/mod.ts";
 import { RoundRobinForwarder } from "./support/round_robin_forwarder.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
@@ -56,7 +56,7 @@ function answered(metrics: string, cluster: string): number {
 
 Deno.test("Admission with two --shard replicas behind one forwarder: only each cluster's owner writes its configurations, both answer every cluster, a SIGKILLed replica's clusters keep answering and pass to the survivor", async () => {
   await Promise.all(CLUSTERS.map(async (c) => {
-    await kubectlOk(c, ["apply", "-f", CRD_FILE]);
+    await applySharedCrd(c, CRD_FILE);
     await kubectlOk(c, ["wait", "--for=condition=Established", "crd/websites.examples.operator-hub.dev"]);
   }));
   await using ns = await testNamespace("admission-shard", { contexts: CLUSTERS });

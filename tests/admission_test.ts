@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { freePort, HubProcess, runHubCli } from "./support/hub_process.ts";
-import { kubectl, kubectlOk, testNamespace } from "./support/mod.ts";
+import { applySharedCrd, kubectl, kubectlOk, testNamespace } from "./support/mod.ts";
 import { waitFor } from "./support/cluster_api.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
@@ -62,7 +62,7 @@ function installed(since = "") {
 
 async function ensureCrd(): Promise<void> {
   await Promise.all(CLUSTERS.map(async (c) => {
-    await kubectlOk(c, ["apply", "-f", CRD_FILE]);
+    await applySharedCrd(c, CRD_FILE);
     await kubectlOk(c, ["wait", "--for=condition=Established", "crd/websites.examples.operator-hub.dev"]);
   }));
 }

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { ClusterApiError, localApi, waitFor } from "./support/cluster_api.ts";
 import { HubProcess } from "./support/hub_process.ts";
-import { apiserverCa, apiserverUrl, kubectlOk, testNamespace } from "./support/mod.ts";
+import { apiserverCa, apiserverUrl, applySharedCrd, kubectlOk, testNamespace } from "./support/mod.ts";
 
 const CONTEXT = "prod";
 const CLUSTER = "prod-as-sa";
@@ -26,7 +26,7 @@ function rules(configMapVerbs: string[]) {
 
 Deno.test("apply needs create: a ServiceAccount that may patch but not create ConfigMaps has `create configmaps` reported missing and the operator not started; granted create, it runs", async () => {
   const started = performance.now();
-  await kubectlOk(CONTEXT, ["apply", "-f", CRD_FILE]);
+  await applySharedCrd(CONTEXT, CRD_FILE);
   await kubectlOk(CONTEXT, ["wait", "--for=condition=Established", "crd/websites.examples.operator-hub.dev"]);
   const ns = await testNamespace("sdk-apply", { contexts: [CONTEXT] });
   const api = localApi(CONTEXT);

@@ -9,7 +9,7 @@ import { ClusterApiError, localApi, waitFor } from "./support/cluster_api.ts";
 import { HubProcess } from "./support/hub_process.ts";
 import type { InterceptProxy, InterceptRecord } from "./support/intercept_proxy.ts";
 import { adminKubeconfigVia, proxyInFrontOf } from "./support/local_proxy.ts";
-import { kubectlOk, testNamespace } from "./support/mod.ts";
+import { applySharedCrd, kubectlOk, testNamespace } from "./support/mod.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
 /** The hub reaches each cluster through its proxy, under this context name. */
@@ -47,7 +47,7 @@ const isWrite = (r: InterceptRecord) => ["POST", "PUT", "PATCH", "DELETE"].inclu
 Deno.test("The Website example on prod, staging and dev: children adopted, the image followed, a deleted child recreated, children collected with their parent, no child created twice across a SIGKILL, writes counted", async () => {
   const started = performance.now();
   await Promise.all(CLUSTERS.map(async (c) => {
-    await kubectlOk(c, ["apply", "-f", CRD_FILE]);
+    await applySharedCrd(c, CRD_FILE);
     await kubectlOk(c, ["wait", "--for=condition=Established", "crd/websites.examples.operator-hub.dev"]);
   }));
   const ns = await testNamespace("sdk-children");

@@ -10,7 +10,7 @@ import { localApi, waitFor } from "./support/cluster_api.ts";
 import { HubProcess } from "./support/hub_process.ts";
 import { type InterceptProxy, type InterceptRecord, statusResponse } from "./support/intercept_proxy.ts";
 import { adminKubeconfigVia, proxyInFrontOf } from "./support/local_proxy.ts";
-import { kubectlOk, testNamespace } from "./support/mod.ts";
+import { applySharedCrd, kubectlOk, testNamespace } from "./support/mod.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
 const via = (c: string) => `${c}-via-proxy`;
@@ -32,7 +32,7 @@ const marked = (w: any) => w.status?.handlers?.create?.[HANDLER]?.done === true;
 Deno.test("Create-handler form: a SIGKILL in the middle of a burst of 30 Websites runs no finished create handler again and each interrupted one once more, every Website gets its children, and the writes are the minimum", async () => {
   const started = performance.now();
   await Promise.all(CLUSTERS.map(async (c) => {
-    await kubectlOk(c, ["apply", "-f", CRD_FILE]);
+    await applySharedCrd(c, CRD_FILE);
     await kubectlOk(c, ["wait", "--for=condition=Established", "crd/websites.examples.operator-hub.dev"]);
   }));
   const ns = await testNamespace("sdk-create");

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { ClusterApiError, localApi, waitFor } from "./support/cluster_api.ts";
 import { HubProcess } from "./support/hub_process.ts";
-import { kubectlOk, testNamespace } from "./support/mod.ts";
+import { applySharedCrd, kubectlOk, testNamespace } from "./support/mod.ts";
 import { MIRROR_TO } from "./fixtures/website_mirror_operator.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
@@ -27,7 +27,7 @@ async function read(api: ReturnType<typeof localApi>, path: string): Promise<any
 Deno.test("A handler in prod makes and owns a ConfigMap in staging (and dev's in prod): deleted by hand it is made again, and the Website's delete handler removes it", async () => {
   const started = performance.now();
   await Promise.all(CLUSTERS.map(async (c) => {
-    await kubectlOk(c, ["apply", "-f", CRD_FILE]);
+    await applySharedCrd(c, CRD_FILE);
     await kubectlOk(c, ["wait", "--for=condition=Established", "crd/websites.examples.operator-hub.dev"]);
   }));
   const ns = await testNamespace("sdk-cross");

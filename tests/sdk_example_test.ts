@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { localApi, UUID_V4, waitFor } from "./support/cluster_api.ts";
 import { HubProcess } from "./support/hub_process.ts";
-import { kubectl, kubectlOk, testNamespace } from "./support/mod.ts";
+import { applySharedCrd, kubectl, kubectlOk, testNamespace } from "./support/mod.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
 const CRD_FILE = new URL("../examples/greeting_crd.yaml", import.meta.url).pathname;
@@ -14,7 +14,7 @@ const CRD_NAME = "greetings.examples.operator-hub.dev";
 const ENTRY = "examples/run_greeting.ts";
 
 async function installCrd(context: string): Promise<void> {
-  await kubectlOk(context, ["apply", "-f", CRD_FILE]);
+  await applySharedCrd(context, CRD_FILE);
   await kubectlOk(context, ["wait", "--for=condition=Established", `crd/${CRD_NAME}`, "--timeout=60s"]);
 }
 

@@ -7,7 +7,7 @@
 
 import { REPO_ROOT } from "../kube/build.ts";
 import { applyCrds, CRDS_DIR, KUBECONFIG_PATH } from "../kube/clusters.ts";
-import { kubectlOk } from "./kubectl.ts";
+import { kubectl, KubectlError, kubectlOk } from "./kubectl.ts";
 import { apiserverGet, requireClusters } from "./local_clusters.ts";
 
 /** Name of the Uuid CRD in both shapes. */
@@ -70,4 +70,20 @@ export function installSeedCrd(context: string, options: InstallCrdOptions = {})
 /** Replaces the Uuid CRD of `context` with the production shape from crds/uuid.yaml. */
 export function installProductionCrd(context: string, options: InstallCrdOptions = {}): Promise<void> {
   return install(context, PRODUCTION_CRD_FILE, true, options);
+}
+
+/**
+ * `kubectl apply -f file` of a CRD that other test files running at the same time may be applying too: two applies
+ * that both find it missing race to create it, and the loser's AlreadyExists (or a Conflict) is retried, which then
+ * finds it and patches. Other failures throw at once.
+ */
+export async function applySharedCrd(context: string, file: string): Promise<void> {
+  for (let attempt = 1;; attempt++) {
+    const r = await kubectl(context, ["apply", "-f", file]);
+    if (r.code === 0) return;
+    if (attempt >= 5 || !/AlreadyExists|Conflict|the object has been modified/.test(r.stderr)) {
+      throw new KubectlError(context, ["apply", "-f", file], r);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+  }
 }

@@ -168,7 +168,12 @@ Deno.test("ClusterApiProvider offers a Provisioned Cluster as NS/NAME from its k
 Deno.test("ClusterApiProvider engages only in phase Provisioned and only once the Secret exists, naming why meanwhile", () =>
   providing(async (client, ns, registry) => {
     await createCluster(client, ns, "late", "Provisioning");
-    const why = await waitFor(() => registry.reasons.get(`${ns}/late`), "the phase shown", HANG_GUARD_MS);
+    // The Cluster is created, then its status written: the provider may first see it with no phase at all.
+    const why = await waitFor(
+      () => /"Provisioning"/.test(registry.reasons.get(`${ns}/late`) ?? "") && registry.reasons.get(`${ns}/late`),
+      "the phase shown",
+      HANG_GUARD_MS,
+    );
     assert.match(
       why,
       new RegExp(`Cluster ${ns}/late in cluster "prod" is in phase "Provisioning"; it is engaged once Provisioned`),
