@@ -400,7 +400,8 @@ async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
   for (let off = 0; off < bytes.length;) off += await conn.write(bytes.subarray(off));
 }
 
-function closeQuietly(conn: Deno.Conn): void {
+/** Closes `conn`, ignoring that it is already closed. */
+export function closeQuietly(conn: Deno.Conn): void {
   try {
     conn.close();
   } catch { /* already closed */ }

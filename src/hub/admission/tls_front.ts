@@ -1,6 +1,8 @@
 // The admission port's public socket: plain TCP piped to the current TLS server behind it, so a new certificate is
 // taken without ever closing the port (no refused connection while it rotates).
 
+import { closeQuietly } from "../connection_gate.ts";
+
 /** Where the front listens, and its limits. */
 export interface TlsFrontOptions {
   hostname: string;
@@ -77,7 +79,7 @@ export class TlsFront {
   /** Closes the socket and every connection now. */
   abort(): void {
     this.close();
-    for (const c of this.#open) quietClose(c);
+    for (const c of this.#open) closeQuietly(c);
   }
 
   async #accept(): Promise<void> {
@@ -92,7 +94,7 @@ export class TlsFront {
       }
       if (this.#open.size >= this.#max) {
         this.refused++;
-        quietClose(conn);
+        closeQuietly(conn);
         continue;
       }
       const done = this.#pipe(conn).finally(() => this.#running.delete(done));
@@ -106,8 +108,8 @@ export class TlsFront {
     this.#open.add(conn);
     let inner: Deno.Conn | undefined;
     const life = setTimeout(() => {
-      quietClose(conn);
-      if (inner) quietClose(inner);
+      closeQuietly(conn);
+      if (inner) closeQuietly(inner);
     }, this.#lifetimeMs);
     try {
       const tcp = await Deno.connect({ hostname: "127.0.0.1", port: this.#upstream() });
@@ -115,15 +117,15 @@ export class TlsFront {
       inner = tcp;
       const back = inner;
       // The client's end of input is passed on (the answer may still come); the server's end ends the exchange.
-      void copy(conn, back).then((eof) => eof ? back.closeWrite().catch(() => {}) : quietClose(back));
+      void copy(conn, back).then((eof) => eof ? back.closeWrite().catch(() => {}) : closeQuietly(back));
       await copy(back, conn);
     } catch {
       // Either side went away: close both.
     } finally {
       clearTimeout(life);
       this.#open.delete(conn);
-      quietClose(conn);
-      if (inner) quietClose(inner);
+      closeQuietly(conn);
+      if (inner) closeQuietly(inner);
     }
   }
 }
@@ -140,10 +142,4 @@ async function copy(from: Deno.Conn, to: Deno.Conn): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-function quietClose(c: Deno.Conn): void {
-  try {
-    c.close();
-  } catch { /* closed */ }
 }
