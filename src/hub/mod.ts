@@ -3,15 +3,10 @@ export * from "./hub.ts";
 export * from "./engaged_cluster.ts";
 export * from "./cluster_health.ts";
 export * from "./metrics.ts";
-export * from "./http_server.ts";
+export * from "./http/mod.ts";
 export * from "./leader_election.ts";
 export * from "./leases.ts";
-export * from "./probe_view.ts";
-export * from "./protected_server.ts";
-export * from "./request_auth.ts";
 export * from "./reconcile_history.ts";
-export * from "./status_routes.ts";
-export * from "./tls_material.ts";
 export {
   cleanupLine,
   type CleanupOptions,

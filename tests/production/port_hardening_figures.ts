@@ -5,7 +5,7 @@
 // Usage: deno run -A tests/production/port_hardening_figures.ts [--requests 500]
 
 import { parseArgs } from "node:util";
-import { serveGated } from "../../src/hub/gated_server.ts";
+import { serveGated } from "../../src/hub/http/gated_server.ts";
 import { median } from "./_protected_support.ts";
 
 const { values } = parseArgs({ args: Deno.args, options: { requests: { type: "string", default: "500" } } });

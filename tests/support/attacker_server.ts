@@ -3,7 +3,7 @@
 //
 // Guarantees: binds 127.0.0.1 only; `close()` settles once both listeners stopped. Never forwards anything.
 
-import { selfSignedTls } from "../../src/hub/tls_material.ts";
+import { selfSignedTls } from "../../src/hub/http/tls_material.ts";
 
 /** One request the attacker saw. */
 export interface StolenRequest {

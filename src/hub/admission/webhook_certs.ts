@@ -4,7 +4,7 @@
 // @ts-types="@types/node-forge"
 import type forgeModule from "node-forge";
 import { type Clock, errorText, SystemClock } from "../../util/mod.ts";
-import type { TlsPair } from "../tls_material.ts";
+import type { TlsPair } from "../http/tls_material.ts";
 
 /** What the webhook server serves and the installer puts into every webhook configuration. */
 export interface WebhookCertificates {

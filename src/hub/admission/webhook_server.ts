@@ -4,9 +4,9 @@
 import type client from "prom-client";
 import type { AdmissionWebhook, Operator } from "../../runtime/mod.ts";
 import { errorText, type Logger, oneLine, redact } from "../../util/mod.ts";
-import type { ConnectionLimits, KeepAliveLimits } from "../connection_gate.ts";
-import { type GatedServer, serveGated } from "../gated_server.ts";
-import { isLoopbackBind } from "../host_guard.ts";
+import type { ConnectionLimits, KeepAliveLimits } from "../http/connection_gate.ts";
+import { type GatedServer, serveGated } from "../http/gated_server.ts";
+import { isLoopbackBind } from "../http/host_guard.ts";
 import {
   MAX_REVIEW_BYTES,
   parseReview,

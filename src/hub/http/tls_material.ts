@@ -2,7 +2,7 @@
 
 // @ts-types="@types/node-forge"
 import type forgeModule from "node-forge";
-import { type Clock, errorText, SystemClock } from "../util/mod.ts";
+import { type Clock, errorText, SystemClock } from "../../util/mod.ts";
 
 /** A certificate chain and its private key, PEM-encoded: what Deno.serve takes as `cert` and `key`. */
 export interface TlsPair {

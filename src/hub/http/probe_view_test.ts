@@ -1,6 +1,6 @@
 // Unit tests of the probe body: only names and states survive, with or without per-operator entries.
 import assert from "node:assert/strict";
-import type { HubHealth } from "./hub.ts";
+import type { HubHealth } from "../hub.ts";
 import { probeView } from "./probe_view.ts";
 
 const secret = "https://10.0.0.7:6443 token=abc";

@@ -1,11 +1,11 @@
 // The health endpoint on the address --liveness names: the two probes, plus /status and /metrics for local use. Read-only.
 
-import type { Logger } from "../util/mod.ts";
+import type { Logger } from "../../util/mod.ts";
 import type { ConnectionLimits } from "./connection_gate.ts";
 import { serveGated } from "./gated_server.ts";
-import type { Hub } from "./hub.ts";
+import type { Hub } from "../hub.ts";
 import { probeView } from "./probe_view.ts";
-import type { ReconcileHistory } from "./reconcile_history.ts";
+import type { ReconcileHistory } from "../reconcile_history.ts";
 import { answerMetrics, answerStatus } from "./status_routes.ts";
 
 export interface HealthServerOptions {

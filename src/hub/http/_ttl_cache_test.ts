@@ -1,6 +1,6 @@
 // Unit tests of TtlCache on virtual time: expiry per entry and a hard bound on size.
 import assert from "node:assert/strict";
-import { VirtualClock } from "../util/mod.ts";
+import { VirtualClock } from "../../util/mod.ts";
 import { TtlCache } from "./_ttl_cache.ts";
 
 Deno.test("TtlCache returns a value until its own deadline and never after", async () => {

@@ -1,6 +1,6 @@
 // The public body of /healthz and /readyz: names and states only, safe for any client that can reach the port.
 
-import type { HubHealth, HubStatus } from "./hub.ts";
+import type { HubHealth, HubStatus } from "../hub.ts";
 
 /** What the probes answer. Everything else (errors, servers, permissions, counts) is only on /status. */
 export interface ProbeBody {

@@ -3,10 +3,10 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { waitFor } from "../../tests/support/cluster_api.ts";
-import { withTempDir } from "../../tests/support/local_client.ts";
-import { Logger, silentLogger } from "../util/mod.ts";
-import { Hub } from "./hub.ts";
+import { waitFor } from "../../../tests/support/cluster_api.ts";
+import { withTempDir } from "../../../tests/support/local_client.ts";
+import { Logger, silentLogger } from "../../util/mod.ts";
+import { Hub } from "../hub.ts";
 import { ProtectedServerError, serveProtected } from "./protected_server.ts";
 import type { AccessDecision, RequestAuthorizer } from "./request_auth.ts";
 import { selfSignedTls, type TlsPair } from "./tls_material.ts";

@@ -1,7 +1,7 @@
 // /status (JSON, or the HTML page for a browser) and /metrics: the answers both HTTP servers give once a request may see them.
 
-import type { Hub, HubHealth } from "./hub.ts";
-import type { ReconcileHistory, ReconcileHistorySnapshot } from "./reconcile_history.ts";
+import type { Hub, HubHealth } from "../hub.ts";
+import type { ReconcileHistory, ReconcileHistorySnapshot } from "../reconcile_history.ts";
 import { STATUS_PAGE_HEADERS, STATUS_PAGE_HTML } from "./status_page.ts";
 
 /** The full /status document: the hub's health plus, when sampled, the reconcile rates behind the sparklines. */

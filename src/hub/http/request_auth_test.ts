@@ -2,7 +2,7 @@
 // themselves run against real apiservers in tests/production/protected_port_test.ts and port_hardening_test.ts).
 import assert from "node:assert/strict";
 import client from "prom-client";
-import { silentLogger, VirtualClock } from "../util/mod.ts";
+import { silentLogger, VirtualClock } from "../../util/mod.ts";
 import { bearerToken, RequestAuthorizer, type RequestAuthorizerOptions } from "./request_auth.ts";
 
 Deno.test("bearerToken() takes the token of a Bearer header, in any case, and nothing else", () => {

@@ -1,6 +1,6 @@
 // A small bounded cache whose entries expire: the protected port's TokenReview and SubjectAccessReview answers.
 
-import type { Clock } from "../util/mod.ts";
+import type { Clock } from "../../util/mod.ts";
 
 /**
  * Entries live until their own deadline; past `maxEntries` the oldest inserted entry goes first.

@@ -1,9 +1,9 @@
 // Authentication and authorisation of the protected port: a TokenReview and a SubjectAccessReview in the home cluster.
 
 import client from "prom-client";
-import type { KubeClient } from "../kube/mod.ts";
-import { TokenBucket } from "../queue/mod.ts";
-import { type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
+import type { KubeClient } from "../../kube/mod.ts";
+import { TokenBucket } from "../../queue/mod.ts";
+import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
 import { TtlCache } from "./_ttl_cache.ts";
 
 /**

@@ -4,9 +4,9 @@ import assert from "node:assert/strict";
 // @ts-types="@types/node-forge"
 import forge from "node-forge";
 import { join } from "node:path";
-import { VirtualClock } from "../util/mod.ts";
+import { VirtualClock } from "../../util/mod.ts";
 import { readTlsFiles, selfSignedTls, TlsMaterialError, type TlsPair, watchTlsFiles } from "./tls_material.ts";
-import { withTempDir } from "../../tests/support/local_client.ts";
+import { withTempDir } from "../../../tests/support/local_client.ts";
 
 const CERT = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
 const KEY = "-----BEGIN PRIVATE KEY-----\nKKKK\n-----END PRIVATE KEY-----\n";
