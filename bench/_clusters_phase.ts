@@ -45,7 +45,7 @@ export interface ClustersRunOptions {
   readyTimeoutMs?: number;
   /** Extra `deno run` flags (e.g. --v8-flags) for the hub. */
   denoFlags?: string[];
-  /** The hub's script, relative to the repository root (an A/B baseline). Default src/main.ts. */
+  /** The hub's script, relative to the repository root (an A/B baseline). Default src/cli/main.ts. */
   entry?: string;
   /** `--operators`; undefined keeps the bench's `uuid`, `null` runs the hub's default operators (no flag). */
   operators?: string[] | null;

@@ -26,8 +26,8 @@ const USAGE = `Usage: deno task bench [options]
                           (default 3000,1000,200; 300,100,20 with --quick)
   --clusters-operators O  clusters phase: uuid (--operators uuid), default (the hub's default operators) or
                           both (default both)
-  --hub-entry FILE        the hub's script instead of src/main.ts, relative to the repository root (a clean
-                          copy: git archive HEAD | tar -x -C .cache/bench-head; then .cache/bench-head/src/main.ts)
+  --hub-entry FILE        the hub's script instead of src/cli/main.ts, relative to the repository root (a clean
+                          copy: git archive HEAD | tar -x -C .cache/bench-head; then .cache/bench-head/src/cli/main.ts)
   --hub-arg FLAG          extra flag for the hub, repeatable, e.g. --hub-arg=--qps=2000
   --hub-deno-flag FLAG    extra flag for the hub's \`deno run\`, repeatable, e.g. --hub-deno-flag=--cpu-prof
   --out FILE              JSON output (default bench/last.json; the SVG goes beside it)

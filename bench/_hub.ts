@@ -29,7 +29,7 @@ export class BenchHub {
   /**
    * Spawns the hub on `clusters`, watching only `namespaces`, with extra hub flags and extra flags
    * for `deno run` itself (e.g. --cpu-prof), which the run task's permission flags are joined with; `entry` runs
-   * another script than src/main.ts (relative to the repository root: an A/B baseline copy, bench/ab.ts).
+   * another script than src/cli/main.ts (relative to the repository root: an A/B baseline copy, bench/ab.ts).
    */
   static start(
     clusters: string[],

@@ -47,7 +47,7 @@ export interface Config {
   ceilingConcurrencies: number[];
   /** CRD shapes the backlog and kubectl phases run on. */
   shapes: Shape[];
-  /** The hub's script instead of src/main.ts, relative to the repository root (bench/ab.ts's baseline). */
+  /** The hub's script instead of src/cli/main.ts, relative to the repository root (bench/ab.ts's baseline). */
   hubEntry?: string;
   /** Leaves the hub's --concurrency at its own default instead of passing `concurrency` (bench/ab.ts). */
   hubDefaultConcurrency?: boolean;

@@ -6,7 +6,7 @@
 // by these same-run ratios of process CPU time, never by wall time alone.
 //
 // A baseline is any checkout of the hub, e.g. `git archive HEAD | tar -x -C .cache/ab-base` (then
-// `--a .cache/ab-base/src/main.ts`); entries are relative to the repository root.
+// `--a .cache/ab-base/src/cli/main.ts`); entries are relative to the repository root.
 
 import { parseArgs } from "node:util";
 import { requireClusters } from "../tests/support/local_clusters.ts";
@@ -18,9 +18,9 @@ import { type Config, load1, log, setShape, type Shape, SHAPES } from "./_run.ts
 import { round, summarize, type Summary } from "./_stats.ts";
 
 const USAGE = `Usage: deno run -A bench/ab.ts [options]
-  --a ENTRY          variant A's script, relative to the repository root (default src/main.ts)
-  --b ENTRY          variant B's script (default src/main.ts)
-  --c ENTRY          an optional third variant C's script (e.g. --c src/main.ts --c-arg=--operators=uuid)
+  --a ENTRY          variant A's script, relative to the repository root (default src/cli/main.ts)
+  --b ENTRY          variant B's script (default src/cli/main.ts)
+  --c ENTRY          an optional third variant C's script (e.g. --c src/cli/main.ts --c-arg=--operators=uuid)
   --a-arg FLAG       extra hub flag for A, repeatable (e.g. --a-arg=--qps=5000); --b-arg, --c-arg likewise
   --arg FLAG         extra hub flag for every variant, repeatable
   --deno-flag FLAG   extra \`deno run\` flag for all, repeatable; --a-deno-flag, --b-deno-flag, --c-deno-flag for one
@@ -127,13 +127,13 @@ function parse(): {
   const variants: Variant[] = [
     {
       label: "A",
-      entry: values.a ?? "src/main.ts",
+      entry: values.a ?? "src/cli/main.ts",
       args: argsOf(values["a-arg"]),
       denoFlags: values["a-deno-flag"] ?? [],
     },
     {
       label: "B",
-      entry: values.b ?? "src/main.ts",
+      entry: values.b ?? "src/cli/main.ts",
       args: argsOf(values["b-arg"]),
       denoFlags: values["b-deno-flag"] ?? [],
     },
@@ -141,7 +141,7 @@ function parse(): {
   if (values.c !== undefined || values["c-arg"] || values["c-deno-flag"]) {
     variants.push({
       label: "C",
-      entry: values.c ?? "src/main.ts",
+      entry: values.c ?? "src/cli/main.ts",
       args: argsOf(values["c-arg"]),
       denoFlags: values["c-deno-flag"] ?? [],
     });

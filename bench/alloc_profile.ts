@@ -1,13 +1,15 @@
-// Where the hub's JavaScript allocations per object come from: the hub runs in this process (`main` of ROOT/src/main.ts
-// on the local clusters, watching one fresh namespace), V8's sampling heap profiler (through node:inspector, counting
-// objects collected by minor and major GCs too) records every allocation while N Uuids per cluster are applied with
+// Where the hub's JavaScript allocations per object come from: the hub runs in this process (`main` of
+// ROOT/src/cli/main.ts, or ROOT/src/main.ts in a checkout from before the CLI moved, on the local clusters, watching
+// one fresh namespace), V8's sampling heap profiler (through node:inspector, counting objects collected by minor and
+// major GCs too) records every allocation while N Uuids per cluster are applied with
 // `kubectl apply --server-side` and reconciled to Ok; then KB per object by function, self and inclusive (src/ only).
 //
 // Usage: deno run -A bench/alloc_profile.ts [--root DIR] [--objects N] [--top K]
-//   --root DIR   the checkout whose src/main.ts runs (default: this one; e.g. .cache/ab-9639 = `git archive 9639e27`)
+//   --root DIR   the checkout whose hub runs (default: this one; e.g. .cache/ab-9639 = `git archive 9639e27`)
 // Assumptions: the local clusters are up (`deno task clusters:up`); the sampling interval (8 KiB) makes small figures
 // noisy, so compare totals and the top rows, not the tail.
 
+import { existsSync } from "node:fs";
 import inspector from "node:inspector";
 import { parseArgs } from "node:util";
 import { requireClusters } from "../tests/support/local_clusters.ts";
@@ -68,7 +70,9 @@ async function main(): Promise<void> {
   for (const c of CLUSTERS) await kubectlOk(c, ["create", "namespace", ns]);
   try {
     const port = 20_000 + Math.floor(Math.random() * 10_000);
-    const entry = new URL(`${values.root.replace(/\/$/, "")}/src/main.ts`, `file://${Deno.cwd()}/`).href;
+    const dir = values.root.replace(/\/$/, "");
+    const script = existsSync(`${dir}/src/cli/main.ts`) ? "src/cli/main.ts" : "src/main.ts";
+    const entry = new URL(`${dir}/${script}`, `file://${Deno.cwd()}/`).href;
     const { main: hubMain } = await import(entry);
     const args = ["--kubeconfig", KUBECONFIG_PATH, "--clusters", CLUSTERS.join(","), "--namespace", ns, "--quiet"];
     hubMain([...args, "--liveness", `http://127.0.0.1:${port}/healthz`]);

@@ -5,7 +5,7 @@
 // same span, the requests they served (their own `apiserver_request_total`, by verb and resource, per cluster), the
 // watches they hold (`apiserver_longrunning_requests`), the hub's open sockets, and optionally RSS and idle CPU after a
 // settle. A baseline is any checkout, e.g. `git archive HEAD | tar -x -C .cache/ab-base` then
-// `--a .cache/ab-base/src/main.ts`. Needs `deno task clusters:up`.
+// `--a .cache/ab-base/src/cli/main.ts`. Needs `deno task clusters:up`.
 
 import { parseArgs } from "node:util";
 import { apiserverMetrics, requireClusters } from "../tests/support/local_clusters.ts";
@@ -15,7 +15,7 @@ import { load1, log } from "./_run.ts";
 
 const USAGE = `Usage: deno run -A bench/clusters_ab.ts [options]
   --n N              clusters (tenant contexts) per run (default 1000)
-  --a ENTRY          variant A's script, relative to the repository root (default src/main.ts)
+  --a ENTRY          variant A's script, relative to the repository root (default src/cli/main.ts)
   --b ENTRY          variant B's script (default: none, A only)
   --operators LIST   --operators for the hub, or "default" for the hub's default operators (default uuid)
   --reps R           runs per variant, alternating which goes first (default 1)
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     args: Deno.args,
     options: {
       n: { type: "string", default: "1000" },
-      a: { type: "string", default: "src/main.ts" },
+      a: { type: "string", default: "src/cli/main.ts" },
       b: { type: "string" },
       operators: { type: "string", default: "uuid" },
       reps: { type: "string", default: "1" },

@@ -6,6 +6,7 @@
 // Usage: deno run -A bench/mirror_source_cache.ts [--configmaps 3000] [--secrets 1000] [--reps 3] [--baseline DIR]
 // Assumptions: the local clusters are up (`deno task clusters:up`); nothing else needs them meanwhile.
 
+import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { localApi } from "../tests/support/cluster_api.ts";
 import { freePort } from "../tests/support/hub_process.ts";
@@ -48,7 +49,7 @@ async function measure(root: string, namespace: string): Promise<{ rssMb: number
     args: [
       "run",
       "-A",
-      `${root}/src/main.ts`,
+      existsSync(`${root}/src/cli/main.ts`) ? `${root}/src/cli/main.ts` : `${root}/src/main.ts`, // older checkouts: src/main.ts
       "--kubeconfig",
       KUBECONFIG_PATH,
       "--clusters",

@@ -5,7 +5,7 @@
 // Usage: deno run --allow-all bench/module_rss.ts [--out FILE]
 // Every figure is the median of 3 fresh processes, each run with the hub's own V8 flags (deno.json's run task); beside
 // each RSS, the milliseconds its import took (start-up cost; compare within one run only, the machine is shared).
-// Assumptions: importing a module runs only its top level (src/main.ts starts nothing unless it is the main module).
+// Assumptions: importing a module runs only its top level (src/cli/main.ts starts nothing unless it is the main module).
 
 import { parseArgs } from "node:util";
 import { runTaskV8Flags } from "./_hub.ts";
@@ -24,7 +24,7 @@ const MODULES = [
   `${ROOT}src/runtime/mod.ts`,
   `${ROOT}src/hub/mod.ts`,
   `${ROOT}src/operators/uuid/mod.ts`,
-  `${ROOT}src/main.ts`,
+  `${ROOT}src/cli/main.ts`,
   "@kubernetes/client-node",
 ];
 

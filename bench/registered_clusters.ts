@@ -9,7 +9,7 @@
 // machine's copy of the same pinned Debian package) and the image's MALLOC_CONF; `glibc` runs without. The JSON's
 // `allocator` says which malloc the process had and whether it was exactly the image's.
 //
-// The hub runs in this process (the same wiring as src/main.ts: loadRegisteredClusters, Hub, SecretProvider), so its
+// The hub runs in this process (the same wiring as src/cli/main.ts: loadRegisteredClusters, Hub, SecretProvider), so its
 // timers, sockets and metric series can be counted exactly. Needs `deno task clusters:up` (prod, staging, dev).
 //
 // The phases are in bench/_registered_{register,rotate,churn,blackhole}.ts; what they share in

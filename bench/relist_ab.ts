@@ -1,9 +1,9 @@
-// A/B of two hub builds on the relist phase in the same run: `deno run -A bench/relist_ab.ts --a BASE --b src/main.ts`.
+// A/B of two hub builds on the relist phase in the same run: `deno run -A bench/relist_ab.ts --a BASE --b src/cli/main.ts`.
 //
 // Each repetition gives both variants a fresh namespace with N objects per cluster listed at start and live creates
 // meanwhile (bench/_relist_phase.ts), alternating which goes first; the report gives each variant's live p99 during
 // the drain, idle p99 on the same hub, and their ratio. `--a-arg FLAG` / `--b-arg FLAG` add hub flags to one variant. A baseline is any checkout, e.g.
-// `git archive HEAD~1 | tar -x -C .cache/ab-base` (then `--a .cache/ab-base/src/main.ts`).
+// `git archive HEAD~1 | tar -x -C .cache/ab-base` (then `--a .cache/ab-base/src/cli/main.ts`).
 
 import { parseArgs } from "node:util";
 import { requireClusters } from "../tests/support/local_clusters.ts";
@@ -17,8 +17,8 @@ const { values } = parseArgs({
   args: Deno.args,
   strict: true,
   options: {
-    a: { type: "string", default: "src/main.ts" },
-    b: { type: "string", default: "src/main.ts" },
+    a: { type: "string", default: "src/cli/main.ts" },
+    b: { type: "string", default: "src/cli/main.ts" },
     "a-arg": { type: "string", multiple: true },
     "b-arg": { type: "string", multiple: true },
     objects: { type: "string", default: "10000" },

@@ -3,7 +3,7 @@
 // /proc/PID/status once synced and 3 s quiet: RssFile (pages of the executable and other mapped files), RssAnon
 // (heaps, stacks) and VmHWM. Medians of --reps fresh processes each.
 //
-// `deno run -A bench/rss_split.ts [--reps 3] [--json] [--hub-entry .cache/bench-head/src/main.ts]` (builds both peers first when needed; a peer that does not
+// `deno run -A bench/rss_split.ts [--reps 3] [--json] [--hub-entry .cache/bench-head/src/cli/main.ts]` (builds both peers first when needed; a peer that does not
 // build is left out and said so).
 
 import { parseArgs } from "node:util";

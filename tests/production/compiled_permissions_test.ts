@@ -2,7 +2,7 @@
 // in-cluster with a real TokenRequest token (rotated underneath it) and with a kubeconfig from the Secret mount.
 
 import assert from "node:assert/strict";
-import { HUB_ENV } from "../../src/permissions.ts";
+import { HUB_ENV } from "../../src/cli/permissions.ts";
 import { freePort, HubProcess, runHubCli } from "../support/hub_process.ts";
 import { apiserverCa, apiserverUrl, requireClusters, testNamespace } from "../support/mod.ts";
 import {
@@ -35,7 +35,7 @@ Deno.test("The compile task grants exactly what the hub reads: the image's three
   const perms = compilePermissions();
   const words = taskWords("compile");
   assert.deepEqual(words.slice(0, 2), ["deno", "compile"]);
-  assert.equal(words.at(-1), "src/main.ts");
+  assert.equal(words.at(-1), "src/cli/main.ts");
   assert.equal(words[words.indexOf("--output") + 1], "dist/operator-hub");
   assert.ok(words.includes("--no-prompt"), "a missing permission must fail, never prompt");
   assert.deepEqual(flagValues(perms, "--allow-read"), [MOUNT_DIR, SERVICE_ACCOUNT_DIR, METRICS_CERTS_DIR]);
@@ -52,7 +52,7 @@ Deno.test("The compile task grants exactly what the hub reads: the image's three
       args: [
         "run",
         ...mapPaths(perms, { [MOUNT_DIR]: `${tmp}/clusters`, [SERVICE_ACCOUNT_DIR]: `${tmp}/sa` }),
-        `${ROOT}src/main.ts`,
+        `${ROOT}src/cli/main.ts`,
         "--clusters",
         "in-cluster",
         "--service-account-dir",
@@ -188,7 +188,7 @@ Deno.test("Like in the image, the binary's permissions let the hub find the Secr
         "--config",
         `${ROOT}deno.json`,
         ...permissions,
-        `${ROOT}src/main.ts`,
+        `${ROOT}src/cli/main.ts`,
         "--clusters",
         "staging",
         ...await deployOperatorArgs(),

@@ -16,7 +16,7 @@ export interface HubProcessOptions {
   args?: string[];
   /** Kubeconfig files; default clusters/local.yaml. */
   kubeconfigs?: string[];
-  /** The script to run instead of src/main.ts (e.g. examples/run_greeting.ts), relative to the repository root. */
+  /** The script to run instead of src/cli/main.ts (e.g. examples/run_greeting.ts), relative to the repository root. */
   entry?: string;
   /** Replaces the run task's permission flags (to prove a missing permission fails clearly). */
   permissions?: string[];
@@ -46,7 +46,7 @@ export class HubProcess {
     const args = [
       "run",
       ...(options.permissions ?? runTaskPermissions()),
-      `${root}${options.entry ?? "src/main.ts"}`,
+      `${root}${options.entry ?? "src/cli/main.ts"}`,
       ...kubeconfigs.flatMap((k) => ["--kubeconfig", k]),
       "--clusters",
       options.clusters.join(","),
@@ -156,7 +156,7 @@ export async function runHubCli(
   options: { permissions?: string[]; env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...(options.permissions ?? runTaskPermissions()), `${root}src/main.ts`, ...args],
+    args: ["run", ...(options.permissions ?? runTaskPermissions()), `${root}src/cli/main.ts`, ...args],
     cwd: root,
     env: { NO_COLOR: "1", ...options.env },
     stdin: "null",

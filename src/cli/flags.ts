@@ -8,8 +8,8 @@ import {
   parseClusterProfileFlags,
 } from "./cluster_profile_flags.ts";
 import { parseArgs } from "node:util";
-import type { HubLimits } from "./hub/mod.ts";
-import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
+import type { HubLimits } from "../hub/mod.ts";
+import { BUILT_IN_OPERATORS } from "../operators/mod.ts";
 import { commaList, DNS_LABEL, FlagError, type FlagValues, positiveSeconds } from "./flag_values.ts";
 import { CREDENTIAL_OPTIONS, parseCredentialFlags } from "./credential_flags.ts";
 import {
@@ -17,7 +17,7 @@ import {
   type ClusterProviderFlags,
   parseClusterProviderFlags,
 } from "./cluster_provider_flags.ts";
-import type { CredentialPolicy } from "./kube/mod.ts";
+import type { CredentialPolicy } from "../kube/mod.ts";
 import { didYouMean } from "./flags_help.ts";
 import { LEADER_ELECTION_OPTIONS, type LeaderElectionFlags, parseLeaderElection } from "./leader_election_flags.ts";
 import { isNegativeLimit, LIMIT_OPTIONS, parseLimits } from "./limit_flags.ts";
@@ -31,7 +31,7 @@ import {
 } from "./metrics_serving_flags.ts";
 import { parseShardFlags, SHARD_OPTIONS, ShardFlagError, type ShardFlags } from "./shard_flags.ts";
 import { parseWebhookFlags, WEBHOOK_OPTIONS, type WebhookFlags } from "./webhook_flags.ts";
-import { LOG_LEVELS, type LogFormat, type LogLevel } from "./util/mod.ts";
+import { LOG_LEVELS, type LogFormat, type LogLevel } from "../util/mod.ts";
 
 // The names importers use, from where they live now.
 export { FlagError } from "./flag_values.ts";
@@ -68,23 +68,23 @@ export interface HubFlags {
   operators?: string[];
   /** The limits given on the command line; the hub fills in the rest (some scale with the clusters). */
   limits: Partial<HubLimits>;
-  /** `--leader-elect*` (src/leader_election_flags.ts). */
+  /** `--leader-elect*` (leader_election_flags.ts). */
   leaderElection: LeaderElectionFlags;
-  /** `--shard*` (src/shard_flags.ts). */
+  /** `--shard*` (shard_flags.ts). */
   shard: ShardFlags;
   /** `--cluster-dir DIR`: a folder of kubeconfig files, watched. Default: `./clusters` unless --kubeconfig is given. */
   clusterDir?: string;
   /** `--cluster-secrets NAMESPACE`: watch labelled kubeconfig Secrets in this namespace of the home cluster. */
   clusterSecrets?: string;
-  /** `--cluster-api` and `--cluster-name-prefix` (src/cluster_provider_flags.ts). */
+  /** `--cluster-api` and `--cluster-name-prefix` (cluster_provider_flags.ts). */
   clusterProviders: ClusterProviderFlags;
-  /** `--cluster-profiles`, `--clusterprofile-provider-file` (src/cluster_profile_flags.ts); unset without them. */
+  /** `--cluster-profiles`, `--clusterprofile-provider-file` (cluster_profile_flags.ts); unset without them. */
   clusterProfiles?: ClusterProfileFlags;
-  /** `--exec-plugin-allowlist`, `--allow-http-servers` (src/credential_flags.ts): what untrusted kubeconfigs may hold. */
+  /** `--exec-plugin-allowlist`, `--allow-http-servers` (credential_flags.ts): what untrusted kubeconfigs may hold. */
   credentialPolicy: CredentialPolicy;
-  /** `--metrics-bind-address` and friends (src/metrics_serving_flags.ts); undefined without it. */
+  /** `--metrics-bind-address` and friends (metrics_serving_flags.ts); undefined without it. */
   metricsServing?: MetricsServingFlags;
-  /** `--webhook-bind-address` and friends (src/webhook_flags.ts); undefined without it (admission off). */
+  /** `--webhook-bind-address` and friends (webhook_flags.ts); undefined without it (admission off). */
   webhook?: WebhookFlags;
   /** Positional arguments: operator files (`kopf run app.py`), each a module whose exported operators are hosted. */
   files: string[];

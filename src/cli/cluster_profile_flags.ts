@@ -8,9 +8,9 @@ import {
   type ClusterRegistry,
   parseProviderFile,
   ProviderFileError,
-} from "./hub/providers/mod.ts";
-import { type ClusterAccess, ConfigError, type CredentialPolicy } from "./kube/mod.ts";
-import type { Logger } from "./util/mod.ts";
+} from "../hub/providers/mod.ts";
+import { type ClusterAccess, ConfigError, type CredentialPolicy } from "../kube/mod.ts";
+import type { Logger } from "../util/mod.ts";
 
 /** The parseArgs options of the group. */
 export const CLUSTER_PROFILE_OPTIONS = {

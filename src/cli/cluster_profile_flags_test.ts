@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { clusterProfileHelp, clusterProfileProvider, parseClusterProfileFlags } from "./cluster_profile_flags.ts";
 import { FlagError } from "./flag_values.ts";
-import { ClusterRegistry } from "./hub/providers/mod.ts";
-import { ConfigError, STRICT_CREDENTIAL_POLICY } from "./kube/mod.ts";
-import { silentLogger } from "./util/mod.ts";
+import { ClusterRegistry } from "../hub/providers/mod.ts";
+import { ConfigError, STRICT_CREDENTIAL_POLICY } from "../kube/mod.ts";
+import { silentLogger } from "../util/mod.ts";
 
 Deno.test("parseClusterProfileFlags reads namespaces (repeatable, comma list, '*' for all) and requires the provider file", () => {
   assert.equal(parseClusterProfileFlags({}), undefined);

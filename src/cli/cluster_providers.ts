@@ -3,10 +3,10 @@
 
 import { clusterProfileProvider } from "./cluster_profile_flags.ts";
 import type { HubFlags } from "./flags.ts";
-import { ClusterApiProvider, type ClusterRegistry, SecretProvider } from "./hub/providers/mod.ts";
-import type { ClusterAccess } from "./kube/mod.ts";
+import { ClusterApiProvider, type ClusterRegistry, SecretProvider } from "../hub/providers/mod.ts";
+import type { ClusterAccess } from "../kube/mod.ts";
 import { readEnv } from "./permissions.ts";
-import type { Logger } from "./util/mod.ts";
+import type { Logger } from "../util/mod.ts";
 
 /** Something that lists and watches until the signal aborts. */
 export interface StartsProvider {

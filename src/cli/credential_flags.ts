@@ -2,7 +2,7 @@
 // `--exec-plugin-allowlist` and `--allow-http-servers`, their checks and their --help section. Pure.
 
 import { commaList, FlagError, type FlagValues } from "./flag_values.ts";
-import { type CredentialPolicy, execAllowlistProblem } from "./kube/mod.ts";
+import { type CredentialPolicy, execAllowlistProblem } from "../kube/mod.ts";
 
 /** The untrusted-credential flags' node:util parseArgs options. */
 export const CREDENTIAL_OPTIONS = {

@@ -8,7 +8,7 @@ import {
   type NamePrefixes,
   parseNamePrefixes,
   PREFIXABLE_PROVIDERS,
-} from "./hub/providers/mod.ts";
+} from "../hub/providers/mod.ts";
 
 /** The parseArgs options of the group. */
 export const CLUSTER_PROVIDER_OPTIONS = {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { homeClusterProviders } from "./cluster_providers.ts";
 import { parseFlags } from "./flags.ts";
-import { ClusterProfileProvider, ClusterRegistry, SecretProvider } from "./hub/providers/mod.ts";
-import { silentLogger } from "./util/mod.ts";
+import { ClusterProfileProvider, ClusterRegistry, SecretProvider } from "../hub/providers/mod.ts";
+import { silentLogger } from "../util/mod.ts";
 
 Deno.test("homeClusterProviders builds one provider per home-cluster flag given, and none without a home cluster", async () => {
   const dir = await Deno.makeTempDir();

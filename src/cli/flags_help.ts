@@ -2,7 +2,7 @@
 // suggests only what the help documents. Pure.
 
 import { clusterProfileHelp } from "./cluster_profile_flags.ts";
-import { BUILT_IN_OPERATORS } from "./operators/mod.ts";
+import { BUILT_IN_OPERATORS } from "../operators/mod.ts";
 import { credentialHelp } from "./credential_flags.ts";
 import { clusterProviderHelp } from "./cluster_provider_flags.ts";
 import { leaderElectionHelp } from "./leader_election_flags.ts";
@@ -11,7 +11,7 @@ import { livenessHelp } from "./liveness_flag.ts";
 import { metricsServingHelp } from "./metrics_serving_flags.ts";
 import { shardHelp } from "./shard_flags.ts";
 import { webhookHelp } from "./webhook_flags.ts";
-import { LOG_LEVELS } from "./util/mod.ts";
+import { LOG_LEVELS } from "../util/mod.ts";
 
 export function helpText(): string {
   return [
@@ -94,7 +94,7 @@ export function helpText(): string {
 /** The known long flag closest to a misspelled one (edit distance ≤ 2, or a prefix either way), if any. */
 export function didYouMean(flag: string): string | undefined {
   const name = flag.replace(/^-+/, "").split("=")[0];
-  // --help documents exactly the accepted flags (src/flags_test.ts checks it), in a sensible order.
+  // --help documents exactly the accepted flags (flags_test.ts checks it), in a sensible order.
   const known = [...new Set([...helpText().matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1]))];
   let best: { flag: string; score: number } | undefined;
   for (const k of known) {

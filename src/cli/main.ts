@@ -2,7 +2,7 @@
 
 // First import: npm packages evaluated after it see only the environment variables --allow-env grants.
 import "./_npm_env.ts";
-import { Hub, type HubLeaderElection, type Operator } from "../mod.ts";
+import { Hub, type HubLeaderElection, type Operator } from "../../mod.ts";
 import { cleanupMain } from "./cleanup_cli.ts";
 import { type Admission, admissionPermissions, setUpAdmission } from "./admission_setup.ts";
 import { FlagError, helpText, type MetricsServingFlags, parseFlags } from "./flags.ts";
@@ -17,15 +17,15 @@ import {
   serveProtected,
   TlsMaterialError,
   type TlsPair,
-} from "./hub/mod.ts";
-import { loadRegisteredClusters, type RegisteredClusters } from "./hub/providers/mod.ts";
+} from "../hub/mod.ts";
+import { loadRegisteredClusters, type RegisteredClusters } from "../hub/providers/mod.ts";
 import { homeClusterProviders, type StartsProvider } from "./cluster_providers.ts";
-import { ShardCoordinator } from "./hub/shards/mod.ts";
-import { type ClusterAccess, ConfigError, IN_CLUSTER, KubeClient } from "./kube/mod.ts";
-import { BUILT_IN_OPERATORS, DEFAULT_OPERATORS } from "./operators/mod.ts";
-import { FINALIZER, loadOperatorFiles, OperatorFileError } from "./sdk/mod.ts";
+import { ShardCoordinator } from "../hub/shards/mod.ts";
+import { type ClusterAccess, ConfigError, IN_CLUSTER, KubeClient } from "../kube/mod.ts";
+import { BUILT_IN_OPERATORS, DEFAULT_OPERATORS } from "../operators/mod.ts";
+import { FINALIZER, loadOperatorFiles, OperatorFileError } from "../sdk/mod.ts";
 import { granted, hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
-import { errorText, Logger } from "./util/mod.ts";
+import { errorText, Logger } from "../util/mod.ts";
 
 export const VERSION = "0.1.0";
 

@@ -1,7 +1,7 @@
 // Unit tests for the permission helpers and the process.env view npm packages get under a narrow --allow-env.
 import assert from "node:assert/strict";
 import { HUB_ENV, netHost, restrictedEnv } from "./permissions.ts";
-import { loadContexts } from "./kube/mod.ts";
+import { loadContexts } from "../kube/mod.ts";
 
 const backend = (vars: Record<string, string>, readable: string[]) => ({
   mayRead: (name: string) => readable.includes(name),
