@@ -84,6 +84,8 @@ export {
   PARENT_ANNOTATION,
   PARENT_NAME_LABEL,
   PARENT_RESOURCE_LABEL,
+  type PartialMeta,
+  type PartialObjectMetadata,
   type PatchType,
   PermanentError,
   type Projection,

@@ -3,8 +3,12 @@
 import { type KubeClient, resourcePath, type ResourceType } from "../kube/mod.ts";
 import type { QueuePriority } from "../queue/mod.ts";
 import {
+  type ListWatchClient,
+  metadataOnlyClient,
+  metadataProjection,
   objectMeta,
   type Operator,
+  type Projection,
   type Request,
   Store,
   type StoredObject,
@@ -27,13 +31,17 @@ export interface WatchContext {
   pageSize?: number;
 }
 
-/** The watchers of `type` into `store`, one per namespace watched (one cluster-wide without namespaces). */
+/**
+ * The watchers of `type` into `store`, one per namespace watched (one cluster-wide without namespaces); with
+ * `metadataOnly`, listing and watching PartialObjectMetadata (see WatchedResource.metadataOnly).
+ */
 export function scopedWatchers(
   type: ResourceType,
   store: Store,
   onChange: (keys: string[], priority: QueuePriority) => void,
   ctx: WatchContext,
   labelSelector?: string,
+  metadataOnly = false,
 ): Watcher[] {
   const { group, version, plural } = type;
   const query = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : "";
@@ -42,7 +50,7 @@ export function scopedWatchers(
     new Watcher({
       path: resourcePath({ group, version, plural, namespace }) + query,
       namespace,
-      client: ctx.client,
+      client: watchClient(ctx.client, metadataOnly),
       store,
       onChange,
       clock: ctx.clock,
@@ -96,7 +104,7 @@ export function watchOtherResources(
       runs.push(set.stopped);
       continue;
     }
-    const store = new Store(w.project ?? metadataOnly);
+    const store = new Store(watchProjection(w));
     const map = requestMapper(w, store, op.name, ctx, options.cached);
     const scoped = w.namespaces ? { ...ctx, namespaces: w.namespaces } : ctx;
     const started = scopedWatchers(
@@ -105,6 +113,7 @@ export function watchOtherResources(
       (keys, priority) => options.queue(map(keys), priority),
       scoped,
       w.labelSelector,
+      w.metadataOnly,
     );
     watchers.push(...started);
     runs.push(...started.map((watcher) => watcher.start(signal)));
@@ -167,7 +176,7 @@ class PerObjectWatches {
     }
     for (const [key, ref] of wanted) {
       if (this.#running.has(key)) continue;
-      const store = new Store(this.#w.project ?? metadataOnly);
+      const store = new Store(watchProjection(this.#w));
       const map = requestMapper(this.#w, store, this.#operator, this.#ctx, this.#options.cached);
       const { group, version, plural } = this.#w.type;
       const selector = `fieldSelector=${encodeURIComponent(`metadata.name=${ref.name}`)}` +
@@ -175,7 +184,7 @@ class PerObjectWatches {
       const watcher = new Watcher({
         path: `${resourcePath({ group, version, plural, namespace: ref.namespace })}?${selector}`,
         namespace: ref.namespace,
-        client: this.#ctx.client,
+        client: watchClient(this.#ctx.client, this.#w.metadataOnly),
         store,
         onChange: (keys, priority) => this.#options.queue(map(keys), priority),
         clock: this.#ctx.clock,
@@ -240,6 +249,17 @@ export function keysByCluster(requests: readonly Request[]): Map<string, string[
     set.add(r.namespace ? `${r.namespace}/${r.name}` : r.name);
   }
   return new Map([...byCluster].map(([cluster, set]) => [cluster, [...set]]));
+}
+
+/** What the store of watched resource `w` keeps: its projection of the PartialObjectMetadata when metadata-only. */
+function watchProjection(w: WatchedResource): Projection {
+  if (w.metadataOnly) return metadataProjection(w.project);
+  return w.project ?? metadataOnly;
+}
+
+/** The client a watch lists and watches through: asking for PartialObjectMetadata when metadata-only. */
+function watchClient(client: KubeClient, metadataOnly = false): ListWatchClient {
+  return metadataOnly ? metadataOnlyClient(client) : client;
 }
 
 /** Keeps labels and annotations too, which map functions of watched resources read. */

@@ -49,7 +49,10 @@ export interface WireResponse {
 /** One way to reach the server, built for one set of TLS material (`fp`). */
 export interface Transport {
   readonly fp: string;
-  /** `auth` holds the credential headers (the same object for as long as credentials are cached). */
+  /**
+   * `auth` holds the credential headers (the same object for as long as credentials are cached); `accept` is the
+   * Accept header, default `application/json` (e.g. a PartialObjectMetadataList for a metadata-only list).
+   */
   send(
     method: string,
     target: string,
@@ -57,6 +60,7 @@ export interface Transport {
     contentType: string | undefined,
     body: string | Uint8Array | undefined,
     call: Call,
+    accept?: string,
   ): Promise<WireResponse>;
   close(): void;
   inflight: number;
@@ -76,11 +80,11 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
   const { server, userAgent } = o;
   const fetchTransport = (doFetch: FetchLike, close: () => void, client?: Deno.HttpClient): Transport => ({
     fp,
-    send: (method, target, authHeaders, contentType, body, call) =>
+    send: (method, target, authHeaders, contentType, body, call, accept) =>
       doFetch(server + target, {
         method,
         headers: {
-          Accept: "application/json",
+          Accept: accept ?? "application/json",
           "User-Agent": userAgent,
           ...authHeaders,
           ...(contentType ? { "Content-Type": contentType } : {}),
@@ -125,22 +129,32 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
     });
     const prefix = url.pathname.replace(/\/+$/, "");
     const fixed = headerLines({ Accept: "application/json", "User-Agent": userAgent });
+    // Other Accept values (metadata-only lists and watches): their fixed lines, validated once per distinct value.
+    const fixedFor = new Map<string, string>();
     const contentTypes = new Map<string, string>();
     // Credential headers are validated and rendered once per credentials object, not per request.
     let authFor: Record<string, string> | undefined;
     let authLines = "";
     return {
       fp,
-      send: async (method, target, authHeaders, contentType, body, call) => {
+      send: async (method, target, authHeaders, contentType, body, call, accept) => {
         if (authHeaders !== authFor) {
           authLines = headerLines(authHeaders);
           authFor = authHeaders;
+        }
+        let head = fixed;
+        if (accept !== undefined && accept !== "application/json") {
+          head = fixedFor.get(accept) ?? "";
+          if (!head) {
+            head = headerLines({ Accept: accept, "User-Agent": userAgent });
+            if (fixedFor.size < 8) fixedFor.set(accept, head);
+          }
         }
         // Http1Response already has the WireResponse shape: no wrapper per request.
         return await pool.request(
           method,
           prefix + target,
-          fixed + authLines + (contentType ? contentTypeLine(contentTypes, contentType) : ""),
+          head + authLines + (contentType ? contentTypeLine(contentTypes, contentType) : ""),
           typeof body === "string" ? ENCODER.encode(body) : body,
           call,
         );

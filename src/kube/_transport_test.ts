@@ -188,3 +188,33 @@ Deno.test("makeTransport() refuses a tls-server-name it cannot honour (HTTP/2, a
     await p.server.shutdown();
   }
 });
+
+Deno.test("Both transports send the Accept header a request names (a metadata-only list), application/json otherwise", () =>
+  withoutProxyEnv(async () => {
+    const accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+    const p = peer();
+    const own = makeTransport(AUTH, "fp", options(p.origin));
+    const seen: RequestInit[] = [];
+    const fetch: FetchLike = (_url, init) => (seen.push(init), Promise.resolve(Response.json({})));
+    const viaFetch = makeTransport(AUTH, "fp", options("https://api.example", { fetch }));
+    try {
+      for (const t of [own, viaFetch]) {
+        await (await t.send("GET", "/api/v1/configmaps", AUTH.headers, undefined, undefined, newCall(), accept))
+          .discard();
+        await (await t.send("GET", "/api/v1/configmaps", AUTH.headers, undefined, undefined, newCall())).discard();
+        await (await t.send("GET", "/api/v1/configmaps", AUTH.headers, undefined, undefined, newCall(), accept))
+          .discard();
+      }
+      assert.deepEqual(p.seen.map((r) => r.headers.get("accept")), [accept, "application/json", accept]);
+      assert.deepEqual(p.seen.map((r) => r.headers.get("user-agent")), Array(3).fill("operator-hub/test"));
+      assert.deepEqual(seen.map((i) => (i.headers as Record<string, string>).Accept), [
+        accept,
+        "application/json",
+        accept,
+      ]);
+    } finally {
+      closeQuietly(own);
+      closeQuietly(viaFetch);
+      await p.server.shutdown();
+    }
+  }));

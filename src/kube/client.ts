@@ -69,6 +69,16 @@ export interface KubeClientOptions {
  */
 export const DEFAULT_MAX_OBJECT_BYTES = 4 * 1024 * 1024;
 
+/**
+ * The Accept header of a metadata-only list (client-go's metadata client, kube-rs's `list_metadata`): the server
+ * answers a PartialObjectMetadataList (apiVersion meta.k8s.io/v1) whose items hold only `metadata`. The trailing
+ * `application/json` lets a server without the feature answer the full list instead.
+ */
+export const PARTIAL_METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1," +
+  "application/json";
+/** The Accept header of a metadata-only watch or get: each object is a PartialObjectMetadata (else the full one). */
+export const PARTIAL_METADATA_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
 export interface KubeRequestOptions {
   query?: Record<string, QueryValue>;
   /** An object is sent as JSON; a string or bytes as they are. */
@@ -79,6 +89,8 @@ export interface KubeRequestOptions {
   timeoutMs?: number;
   /** A 2xx body is read and dropped, not parsed; the call resolves to undefined. Errors still parse. */
   discardBody?: boolean;
+  /** The Accept header. Default `application/json`. */
+  accept?: string;
 }
 
 export interface ListPageOptions {
@@ -88,6 +100,11 @@ export interface ListPageOptions {
   labelSelector?: string;
   fieldSelector?: string;
   signal?: AbortSignal;
+  /**
+   * Ask for a PartialObjectMetadataList (PARTIAL_METADATA_LIST_ACCEPT): items with only `metadata`, so no object's
+   * data crosses the wire. A server that does not serve it may answer the full list; the page is read the same way.
+   */
+  metadataOnly?: boolean;
 }
 
 export interface ListPage<T = unknown> {
@@ -111,6 +128,8 @@ export interface WatchOptions {
   signal?: AbortSignal;
   /** Called once when the server accepted the watch (2xx headers), before the first event. */
   onOpen?: () => void;
+  /** Each event's object as a PartialObjectMetadata (PARTIAL_METADATA_ACCEPT), or the full one from an older server. */
+  metadataOnly?: boolean;
 }
 
 interface Opened {
@@ -226,6 +245,7 @@ export class KubeClient {
         fieldSelector: opts.fieldSelector,
       },
       signal: opts.signal,
+      ...(opts.metadataOnly ? { accept: PARTIAL_METADATA_LIST_ACCEPT } : {}),
     });
     const meta = list?.metadata ?? {};
     return {
@@ -257,7 +277,8 @@ export class KubeClient {
     };
     let opened: Opened;
     try {
-      opened = await this.#open("GET", path, { query, signal: opts.signal }, true);
+      const accept = opts.metadataOnly ? PARTIAL_METADATA_ACCEPT : undefined;
+      opened = await this.#open("GET", path, { query, signal: opts.signal, accept }, true);
     } catch (err) {
       if (opts.signal?.aborted) return;
       throw err;
@@ -358,7 +379,8 @@ export class KubeClient {
         body = typeof opts.body === "string" || opts.body instanceof Uint8Array ? opts.body : JSON.stringify(opts.body);
         contentType = opts.contentType ?? (method === "PATCH" ? "application/merge-patch+json" : "application/json");
       }
-      const res = await transport.send(method, requestTarget(path, opts.query), auth.headers, contentType, body, call);
+      const target = requestTarget(path, opts.query);
+      const res = await transport.send(method, target, auth.headers, contentType, body, call, opts.accept);
       this.#report(method, path, res.status, started);
       if (res.status === 401) this.#auth.drop();
       if (watch) call.disarm(); // the caller arms the stream's own deadline

@@ -3,7 +3,14 @@
 import assert from "node:assert/strict";
 import { VirtualClock } from "../util/mod.ts";
 import { NdjsonDecoder, NdjsonError } from "./_ndjson.ts";
-import { type FetchLike, KubeClient, type ResponseInfo, type WatchEvent } from "./client.ts";
+import {
+  type FetchLike,
+  KubeClient,
+  PARTIAL_METADATA_ACCEPT,
+  PARTIAL_METADATA_LIST_ACCEPT,
+  type ResponseInfo,
+  type WatchEvent,
+} from "./client.ts";
 import { ApiError, apiErrorFrom, TransportError } from "./errors.ts";
 import type { ClusterAccess, ClusterAuth } from "./cluster_access.ts";
 
@@ -522,5 +529,52 @@ Deno.test("KubeClient.watch() reassembles events that a server writes in odd pie
     client.close();
     ac.abort();
     await server.finished;
+  }
+});
+
+Deno.test("KubeClient lists and watches metadata-only with the PartialObjectMetadata Accept headers, and reads their answers", async () => {
+  const body = pushBody();
+  const { fetch, seen } = fakeFetch((req) =>
+    req.url.includes("watch=true") ? new Response(body.stream, { status: 200 }) : json(200, {
+      kind: "PartialObjectMetadataList",
+      apiVersion: "meta.k8s.io/v1",
+      metadata: { resourceVersion: "12" },
+      items: [{ kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: { name: "a" } }],
+    })
+  );
+  const client = new KubeClient(new FakeAccess(), { fetch });
+  try {
+    const page = await client.listPage("/api/v1/configmaps", { metadataOnly: true });
+    assert.equal(page.resourceVersion, "12");
+    assert.deepEqual(page.items, [{
+      kind: "PartialObjectMetadata",
+      apiVersion: "meta.k8s.io/v1",
+      metadata: { name: "a" },
+    }]);
+    await client.listPage("/api/v1/configmaps", {});
+    const events: WatchEvent[] = [];
+    const done = (async () => {
+      const opts = { resourceVersion: "12", timeoutSeconds: 60, metadataOnly: true };
+      for await (const e of client.watch("/api/v1/configmaps", opts)) events.push(e);
+    })();
+    body.push('{"type":"MODIFIED","object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1",');
+    body.push('"metadata":{"name":"a","resourceVersion":"13"}}}\n');
+    body.end();
+    await done;
+    assert.deepEqual(events.map((e) => [e.type, e.object.kind, e.object.metadata.resourceVersion]), [
+      ["MODIFIED", "PartialObjectMetadata", "13"],
+    ]);
+    const accepts = seen.map((s) => (s.init.headers as Record<string, string>).Accept);
+    assert.deepEqual(accepts, [PARTIAL_METADATA_LIST_ACCEPT, "application/json", PARTIAL_METADATA_ACCEPT]);
+    assert.equal(
+      PARTIAL_METADATA_LIST_ACCEPT,
+      "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+    );
+    assert.equal(
+      PARTIAL_METADATA_ACCEPT,
+      "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
+    );
+  } finally {
+    client.close();
   }
 });

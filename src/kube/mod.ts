@@ -16,6 +16,8 @@ export {
   type KubeRequestOptions,
   type ListPage,
   type ListPageOptions,
+  PARTIAL_METADATA_ACCEPT,
+  PARTIAL_METADATA_LIST_ACCEPT,
   type QueryValue,
   type ResponseInfo,
   type WatchEvent,

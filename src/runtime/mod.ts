@@ -11,3 +11,4 @@ export * from "./health_state.ts";
 export * from "./background_tasks.ts";
 export * from "./cache_observer.ts";
 export * from "./admission.ts";
+export * from "./partial_metadata.ts";

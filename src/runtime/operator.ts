@@ -36,8 +36,20 @@ export interface WatchedResource {
   clusters?(cluster: string): boolean;
   /** Only objects with these labels are watched, e.g. `app=web`. */
   labelSelector?: string;
-  /** What its cache keeps of each object (what `map` reads). Default: identity, labels and annotations. */
+  /**
+   * What its cache keeps of each object (what `map` reads). Default: identity, labels and annotations (and `spec` and
+   * `status`); with `metadataOnly`, the PartialObjectMetadata, which `project` then receives instead of the raw object.
+   */
   project?: Projection;
+  /**
+   * Lists and watches it as metadata only (controller-runtime's `builder.OnlyMetadata`, kube-rs's `metadata_watcher`):
+   * the apiserver sends each object as a PartialObjectMetadata, so its other fields (a ConfigMap's or Secret's
+   * `data`, a Deployment's spec) never cross the wire, and `map` receives a PartialObjectMetadata (`apiVersion`
+   * `meta.k8s.io/v1`, `kind` `PartialObjectMetadata`, `metadata` only). A server that answers full objects anyway is
+   * read the same way: the cache keeps only the metadata. Every change of an object still reaches `map` (any change
+   * moves its resourceVersion). Default false.
+   */
+  metadataOnly?: boolean;
   /** Watched in these namespaces only (its pre-flight checks too), instead of the hub's `--namespace` list. */
   namespaces?: readonly string[];
   /**

@@ -236,6 +236,18 @@ export interface OwnedResource {
   verbs?: readonly Verb[];
   /** Only in the clusters this accepts (default every engaged cluster). */
   clusters?(cluster: string): boolean;
+  /**
+   * List and watch the children as metadata only (PartialObjectMetadata, see WatchedResource.metadataOnly): what
+   * `owns` reads of a child is its metadata, so its `data` or `spec` never crosses the wire. Default false.
+   *
+   * @example
+   * ```ts
+   * import type { OwnedResource } from "./adopt.ts";
+   * import { kinds } from "./kinds.ts";
+   * const owned: OwnedResource = { type: kinds.ConfigMap, verbs: ["get", "create"], metadataOnly: true };
+   * ```
+   */
+  metadataOnly?: boolean;
 }
 
 /**
@@ -271,12 +283,13 @@ export function ownedWatch(parent: ResourceType, owned: OwnedResource): WatchedR
     type: owned.type,
     ...(owned.clusters ? { clusters: (c: string) => owned.clusters!(c) } : {}),
     labelSelector: `${PARENT_RESOURCE_LABEL}=${labelValue(qualifiedName(parent))}`,
+    ...(owned.metadataOnly ? { metadataOnly: true } : {}),
     project: keepOwnership,
     map: (object, cluster) => parentRequests(parent, object, cluster),
   };
 }
 
-/** Identity, labels, annotations and owner references: what parentRequests reads. */
+/** Identity, labels, annotations and owner references: what parentRequests reads (of a PartialObjectMetadata too). */
 function keepOwnership(raw: Record<string, unknown>): StoredObject {
   const refs = (raw.metadata as { ownerReferences?: unknown } | undefined)?.ownerReferences;
   return { metadata: { ...objectMeta(raw, { labels: true }), ...(refs ? { ownerReferences: refs } : {}) } };

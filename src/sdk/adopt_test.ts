@@ -156,3 +156,17 @@ Deno.test("ownedWatch() selects the parent's label, keeps owner references in it
   assert.equal(cached.spec, undefined, "the cache keeps no spec of a child");
   assert.deepEqual(w.map(cached, "prod", () => []), [{ cluster: "prod", namespace: "web", name: "site" }]);
 });
+
+Deno.test("ownedWatch() with metadataOnly watches PartialObjectMetadata and maps a served one to the parent", () => {
+  assert.equal(ownedWatch(WEBSITES, { type: kinds.ConfigMap }).metadataOnly, undefined, "opt-in");
+  const w = ownedWatch(WEBSITES, { type: kinds.ConfigMap, metadataOnly: true });
+  assert.equal(w.metadataOnly, true);
+  const raw = adopt({ metadata: { name: "site" }, data: { a: "1" } }, site, { type: kinds.ConfigMap });
+  const served = {
+    apiVersion: "meta.k8s.io/v1",
+    kind: "PartialObjectMetadata",
+    metadata: { ...raw.metadata, uid: "c" },
+  };
+  const cached = w.project!(served);
+  assert.deepEqual(w.map(cached, "prod", () => []), [{ cluster: "prod", namespace: "web", name: "site" }]);
+});

@@ -185,6 +185,18 @@ export function defineOperator<T extends StoredObject = StoredObject>(definition
     if (typeof o.type?.plural !== "string" || typeof o.type.group !== "string") {
       throw new OperatorDefinitionError(`operator ${d.name}: owns[${i}] is not a resource type (nor { type })`);
     }
+    if (o.metadataOnly !== undefined && typeof o.metadataOnly !== "boolean") {
+      throw new OperatorDefinitionError(
+        `operator ${d.name}: owns[${i}].metadataOnly must be true or false, got ${JSON.stringify(o.metadataOnly)}`,
+      );
+    }
+  }
+  for (const [i, w] of (d.watches ?? []).entries()) {
+    if (w?.metadataOnly !== undefined && typeof w.metadataOnly !== "boolean") {
+      throw new OperatorDefinitionError(
+        `operator ${d.name}: watches[${i}].metadataOnly must be true or false, got ${JSON.stringify(w.metadataOnly)}`,
+      );
+    }
   }
   // An owned kind's verbs join its `uses` entry (a client takes the verbs of the first entry of its kind).
   const uses: ResourceUse[] = (d.uses ?? []).map((u) => ({ ...u }));

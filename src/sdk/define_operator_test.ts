@@ -40,3 +40,42 @@ Deno.test("defineOperator() turns owns into label-selected watches and adds an o
     /operator bad: owns\[0\] is not a resource type/,
   );
 });
+
+Deno.test("defineOperator() passes metadataOnly on for owned and watched kinds, and refuses one that is not a boolean", () => {
+  const resource = { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" };
+  const configMaps = { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps" };
+  const secrets = { group: "", version: "v1", kind: "Secret", plural: "secrets" };
+  const reconcile = () => Promise.resolve();
+  const op = defineOperator({
+    name: "site",
+    resource,
+    owns: [{ type: configMaps, metadataOnly: true }, secrets],
+    watches: [{ type: secrets, metadataOnly: true, map: () => [] }],
+    reconcile,
+  });
+  assert.deepEqual(op.watches?.map((w) => [w.type.plural, w.metadataOnly ?? false]), [
+    ["secrets", true],
+    ["configmaps", true],
+    ["secrets", false],
+  ]);
+  assert.throws(
+    () =>
+      defineOperator({
+        name: "bad",
+        resource,
+        owns: [{ type: configMaps, metadataOnly: "yes" as unknown as boolean }],
+        reconcile,
+      }),
+    /operator bad: owns\[0\]\.metadataOnly must be true or false, got "yes"/,
+  );
+  assert.throws(
+    () =>
+      defineOperator({
+        name: "bad",
+        resource,
+        watches: [{ type: secrets, metadataOnly: 1 as unknown as boolean, map: () => [] }],
+        reconcile,
+      }),
+    /operator bad: watches\[0\]\.metadataOnly must be true or false, got 1/,
+  );
+});

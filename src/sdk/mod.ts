@@ -60,6 +60,8 @@ export {
   objectMeta,
   type ObjectRef,
   type Operator,
+  type PartialMeta,
+  type PartialObjectMetadata,
   type PatchType,
   type Projection,
   type Reconciler,

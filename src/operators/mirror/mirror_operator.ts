@@ -65,7 +65,7 @@ export interface MirrorOptions {
  * - a Mirror whose target namespace the NamespacePolicy refuses reads `state: Error` (one Warning Event when it
  *   turns so) and nothing is written into that namespace in any cluster; with an allow-list no namespace is created;
  * - the source watch caches only the objects Mirrors name (one watch each, by name), never the rest of the home
- *   cluster's ConfigMaps and Secrets;
+ *   cluster's ConfigMaps and Secrets; source and copy watches are metadata-only (no object's data is listed or watched);
  * - the finalizer deletes every copy before the Mirror goes, giving up on a target unreachable for longer than
  *   `orphanOnUnreachableAfterMs` with a Warning Event; a cluster removed from `spec.clusters` loses its copy.
  */
@@ -79,8 +79,11 @@ export function mirrorOperator(options: MirrorOptions): Operator {
   const policy = namespacePolicy(options.namespaces);
   const scoped = policy.allowed ? { namespaces: policy.allowed } : {};
 
+  // Both watches' map functions read only metadata (name, namespace, labels, annotations), and the reconcile reads
+  // sources and copies with `get`: they list and watch metadata only, so no ConfigMap's or Secret's data reaches them.
   const sourceWatch = (type: ResourceType) => ({
     type,
+    metadataOnly: true,
     clusters: (c: string) => c === home,
     objects: (cached: (c: string) => StoredObject[]) => sourcesOf(cached(home), type.kind),
     map: (obj: StoredObject, _c: string, cached: (c: string) => StoredObject[]): Request[] =>
@@ -92,6 +95,7 @@ export function mirrorOperator(options: MirrorOptions): Operator {
   });
   const copyWatch = (type: ResourceType) => ({
     type,
+    metadataOnly: true,
     labelSelector: `${MIRROR_LABEL}=${MIRROR_LABEL_VALUE}`,
     ...scoped,
     map: (obj: StoredObject): Request[] => {

@@ -37,6 +37,7 @@ Deno.test("A source change in the home cluster maps to the Mirrors of that kind 
   assert.equal(cmSource.type.kind, "ConfigMap");
   assert.equal(cmSource.clusters?.("home"), true);
   assert.equal(cmSource.clusters?.("edge"), false, "sources are read in the home cluster only");
+  assert.deepEqual(op.watches!.map((w) => w.metadataOnly), [true, true, true, true], "every watch metadata-only");
   const changed = { metadata: { name: "settings", namespace: "apps" } } as StoredObject;
   assert.deepEqual(cmSource.map(changed, "home", cached), [{ cluster: "home", namespace: "apps", name: "m1" }]);
   assert.deepEqual(secretSource.map(changed, "home", cached), [{ cluster: "home", namespace: "apps", name: "m2" }]);
