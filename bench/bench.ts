@@ -12,25 +12,25 @@
 // - fairness: 3,000 objects waiting in cluster A when the hub starts, then one object in cluster B.
 // - scale: 3 × 10,000 objects; one first start that writes them all, then restarts: startup to
 //   ready, RSS.
-// - relist (bench/_relist_phase.ts): live creates while the hub works through --scale-objects listed objects per
+// - relist (bench/phases/relist.ts): live creates while the hub works through --scale-objects listed objects per
 //   cluster, against the same creates once it is idle (live_p99_during_relist_ms, idle_p99_ms, their ratio).
-// - backlog (bench/_backlog.ts): N objects per cluster made by real `kubectl apply` while no operator runs,
+// - backlog (bench/lib/backlog.ts): N objects per cluster made by real `kubectl apply` while no operator runs,
 //   then the hub started; seconds from process start to all Ok, CPU per object net of an empty start, writes
 //   per object, peak RSS; against the ceiling draining the same backlog. On both CRD shapes.
 // - kubectl: the throughput phase with objects created exactly as `kubectl apply` creates them; on both shapes.
-// - mirror (bench/_mirror.ts): the Mirror operator, home = the first cluster, targets = the next two: source change →
+// - mirror (bench/phases/mirror.ts): the Mirror operator, home = the first cluster, targets = the next two: source change →
 //   both copies p50/p99 with 1 Mirror and with 500, writes per change per target, a 100-change storm on one source.
-// - shards (bench/_shards_phase.ts): three --shard replicas on 30 namespaced clusters: takeover after kill -9 and
+// - shards (bench/phases/shards.ts): three --shard replicas on 30 namespaced clusters: takeover after kill -9 and
 //   SIGTERM, clusters moved when a fourth joins, fence violations, Lease writes per second at 30 and 1,000 clusters.
-// - admission (bench/_admission_phase.ts): the Website example's webhooks for prod, staging and dev; admission p50 and
+// - admission (bench/phases/admission.ts): the Website example's webhooks for prod, staging and dev; admission p50 and
 //   p99 from the apiservers' own apiserver_admission_webhook_admission_duration_seconds (admission_p50_ms, _p99_ms).
-// - profiles (bench/_cluster_profiles_phase.ts): 1,000 ClusterProfiles in prod, each reached through the tests' exec
+// - profiles (bench/phases/cluster_profiles.ts): 1,000 ClusterProfiles in prod, each reached through the tests' exec
 //   plugin: hub spawn → every profile `watching` (cluster_profiles_1000_watching_s).
 // - peer: the kube-rs peer (bench/peers/kube_rs, built with cargo on first use) runs beside the hub in the
 //   backlog, kubectl and idle phases, alternating with it in the same run; the hub-over-peer ratios. The
 //   controller-runtime peer (bench/peers/controller_runtime, built with go on first use) runs in the backlog and scale
 //   phases (peer_controller_runtime_rss_ratio_backlog, peer_controller_runtime_rss_ratio_10k).
-// - background (bench/_background_phase.ts): each cluster filled with ConfigMaps, Secrets and Deployments no operator
+// - background (bench/phases/background.ts): each cluster filled with ConfigMaps, Secrets and Deployments no operator
 //   needs, then the backlog; the hub (default operators, and Uuid only) and both peers (background_rss_growth_mb).
 // The ceiling is measured at several concurrency levels (--ceiling-concurrency); the best one wins.
 //
@@ -38,31 +38,37 @@
 // uses fresh namespaces, the hub only watches those (--namespace), a run disturbed by others (an
 // apiserver restart, foreign writes to Uuids) is repeated, and the report gives the CPU used by
 // other processes during each run so noisy figures can be recognised. Profiling: pass
-// --hub-deno-flag=--cpu-prof --hub-deno-flag=--cpu-prof-dir=DIR, then bench/cpuprofile_summary.ts.
+// --hub-deno-flag=--cpu-prof --hub-deno-flag=--cpu-prof-dir=DIR, then bench/tools/cpuprofile_summary.ts.
 
 import { dirname } from "node:path";
-import { BenchCluster } from "./_cluster.ts";
-import { parseConfig } from "./_config.ts";
-import { ensureClusters } from "./_ensure_clusters.ts";
-import { fairnessPhase } from "./_fairness_phase.ts";
-import { idlePhase } from "./_idle_phase.ts";
-import { buildPeer, type PeerBuild } from "./_peer.ts";
-import { buildGoPeer } from "./_peer_go.ts";
-import { backgroundPhase } from "./_background_phase.ts";
-import { machine } from "./_proc.ts";
-import { type FigureInfo, json, markdown, type Row } from "./_report.ts";
-import { log } from "./_run.ts";
-import { relistPhase } from "./_relist_phase.ts";
-import { scalePhase } from "./_scale_phase.ts";
-import { round } from "./_stats.ts";
-import { mirrorPhase } from "./_mirror.ts";
-import { backlogPhase, type Comparison, comparisonTable, kubectlPhase, type PhaseContext } from "./_user_phases.ts";
-import { clustersPhase } from "./_clusters_phase.ts";
-import { clusterProfilesPhase } from "./_cluster_profiles_phase.ts";
-import { admissionPhase } from "./_admission_phase.ts";
-import { shardsPhase } from "./_shards_phase.ts";
-import type { Disturbance } from "./_throughput.ts";
-import { throughputPhase } from "./_throughput_phase.ts";
+import { BenchCluster } from "./lib/cluster.ts";
+import { parseConfig } from "./lib/config.ts";
+import { ensureClusters } from "./lib/ensure_clusters.ts";
+import { fairnessPhase } from "./phases/fairness.ts";
+import { idlePhase } from "./phases/idle.ts";
+import { buildPeer, type PeerBuild } from "./lib/peer.ts";
+import { buildGoPeer } from "./lib/peer_go.ts";
+import { backgroundPhase } from "./phases/background.ts";
+import { machine } from "./lib/proc.ts";
+import { type FigureInfo, json, markdown, type Row } from "./lib/report.ts";
+import { log } from "./lib/run.ts";
+import { relistPhase } from "./phases/relist.ts";
+import { scalePhase } from "./phases/scale.ts";
+import { round } from "./lib/stats.ts";
+import { mirrorPhase } from "./phases/mirror.ts";
+import {
+  backlogPhase,
+  type Comparison,
+  comparisonTable,
+  kubectlPhase,
+  type PhaseContext,
+} from "./phases/user_phases.ts";
+import { clustersPhase } from "./phases/clusters.ts";
+import { clusterProfilesPhase } from "./phases/cluster_profiles.ts";
+import { admissionPhase } from "./phases/admission.ts";
+import { shardsPhase } from "./phases/shards.ts";
+import type { Disturbance } from "./lib/throughput_run.ts";
+import { throughputPhase } from "./phases/throughput.ts";
 
 async function main(): Promise<void> {
   const cfg = parseConfig(Deno.args);

@@ -9,8 +9,8 @@
 
 import assert from "node:assert/strict";
 import { SelfMadeCertificates } from "../src/hub/admission/mod.ts";
-import { waitFor } from "./support/cluster_api.ts";
-import { freePort, HubProcess, runHubCli } from "./support/hub_process.ts";
+import { waitFor } from "../dev/support/cluster_api.ts";
+import { freePort, HubProcess, runHubCli } from "../dev/support/hub_process.ts";
 import type { InterceptProxy } from "./support/intercept_proxy.ts";
 import { adminKubeconfigVia, proxyInFrontOf } from "./support/local_proxy.ts";
 import { applySharedCrd, kubectl, kubectlOk, testNamespace } from "./support/mod.ts";

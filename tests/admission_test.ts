@@ -7,9 +7,9 @@
 // deno-lint-ignore-file no-explicit-any -- JSON from the apiserver and the hub is checked by the test itself.
 
 import assert from "node:assert/strict";
-import { freePort, HubProcess, runHubCli } from "./support/hub_process.ts";
+import { freePort, HubProcess, runHubCli } from "../dev/support/hub_process.ts";
 import { applySharedCrd, kubectl, kubectlOk, testNamespace } from "./support/mod.ts";
-import { waitFor } from "./support/cluster_api.ts";
+import { waitFor } from "../dev/support/cluster_api.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
 const CRD_FILE = new URL("../examples/website_crd.yaml", import.meta.url).pathname;

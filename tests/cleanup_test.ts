@@ -2,8 +2,8 @@
 // local prod and staging apiservers, so namespaces with Uuids and Mirrors delete fully once the hub is gone.
 
 import assert from "node:assert/strict";
-import { localEndpoint, waitFor } from "./support/cluster_api.ts";
-import { freePort, HubProcess, runHubCli } from "./support/hub_process.ts";
+import { localEndpoint, waitFor } from "../dev/support/cluster_api.ts";
+import { freePort, HubProcess, runHubCli } from "../dev/support/hub_process.ts";
 import { KUBECONFIG_PATH, kubeconfigText, kubectl, kubectlOk, tempDir, testNamespace } from "./support/mod.ts";
 
 /** Hang guard: a local hub adds a finalizer within a second or two; 60 s is far above any run seen. */

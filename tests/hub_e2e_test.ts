@@ -1,8 +1,8 @@
 // End-to-end: one hub process serves Uuids in prod, staging and dev on real kube-apiservers.
 
 import assert from "node:assert/strict";
-import { type ClusterApi, localApi, UUID_V4, waitFor } from "./support/cluster_api.ts";
-import { HubProcess } from "./support/hub_process.ts";
+import { type ClusterApi, localApi, UUID_V4, waitFor } from "../dev/support/cluster_api.ts";
+import { HubProcess } from "../dev/support/hub_process.ts";
 import { installProductionCrd, installSeedCrd, kubectlOk, testNamespace } from "./support/mod.ts";
 import { adminKubeconfigVia, proxyInFrontOf } from "./support/local_proxy.ts";
 

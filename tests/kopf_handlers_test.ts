@@ -2,8 +2,8 @@
 // deno-lint-ignore-file no-explicit-any -- JSON from the hub and kubectl is checked by the test itself.
 
 import assert from "node:assert/strict";
-import { localApi, names, UUID_V4, waitAllAssigned, waitFor } from "./support/cluster_api.ts";
-import { HubProcess, runHubCli } from "./support/hub_process.ts";
+import { localApi, names, UUID_V4, waitAllAssigned, waitFor } from "../dev/support/cluster_api.ts";
+import { HubProcess, runHubCli } from "../dev/support/hub_process.ts";
 import { kubectl, kubectlOk, testNamespace } from "./support/mod.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];

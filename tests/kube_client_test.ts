@@ -6,8 +6,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FaultApiserver, kubeconfigText, tempDir } from "./support/fault_cluster.ts";
-import { FaultProxy } from "./support/fault_proxy.ts";
+import { FaultApiserver, kubeconfigText, tempDir } from "../dev/support/fault_cluster.ts";
+import { FaultProxy } from "../dev/support/fault_proxy.ts";
 import { errorText } from "../src/util/mod.ts";
 import {
   ApiError,
@@ -26,7 +26,7 @@ import {
 const ROOT = new URL("..", import.meta.url).pathname;
 const KUBECONFIG = join(ROOT, "clusters", "local.yaml");
 const NOT_RUNNING = "local clusters are not running: start them with `deno task clusters:up` " +
-  "(deno run --allow-all tests/kube/clusters.ts up)";
+  "(deno run --allow-all dev/clusters/clusters.ts up)";
 const CONTEXT = "prod";
 const UUID = { group: "demo.operator", version: "v1", plural: "uuid" } as const;
 

@@ -4,8 +4,8 @@
 // deno-lint-ignore-file no-explicit-any -- JSON from the API servers is checked by the test itself.
 
 import assert from "node:assert/strict";
-import { localEndpoint, waitFor } from "./support/cluster_api.ts";
-import { HubProcess } from "./support/hub_process.ts";
+import { localEndpoint, waitFor } from "../dev/support/cluster_api.ts";
+import { HubProcess } from "../dev/support/hub_process.ts";
 import {
   FaultApiserver,
   kubeconfigText,

@@ -4,9 +4,9 @@
 // deno-lint-ignore-file no-explicit-any -- JSON from the API servers is checked by the test itself.
 
 import assert from "node:assert/strict";
-import { waitFor } from "./support/cluster_api.ts";
-import { HubProcess } from "./support/hub_process.ts";
-import { localKubeClient } from "./support/local_client.ts";
+import { waitFor } from "../dev/support/cluster_api.ts";
+import { HubProcess } from "../dev/support/hub_process.ts";
+import { localKubeClient } from "../dev/support/local_client.ts";
 import { kubectl, kubectlOk, testNamespace } from "./support/mod.ts";
 import { watchOtherResources } from "../src/hub/_watched_resources.ts";
 import { mirrorOperator } from "../src/operators/mirror/mod.ts";

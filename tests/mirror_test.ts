@@ -4,11 +4,11 @@
 // deno-lint-ignore-file no-explicit-any -- JSON from the API servers is checked by the test itself.
 
 import assert from "node:assert/strict";
-import { localEndpoint, waitFor } from "./support/cluster_api.ts";
-import { HubProcess } from "./support/hub_process.ts";
-import { FaultApiserver, kubeconfigText, tempDir } from "./support/fault_cluster.ts";
+import { localEndpoint, waitFor } from "../dev/support/cluster_api.ts";
+import { HubProcess } from "../dev/support/hub_process.ts";
+import { FaultApiserver, kubeconfigText, tempDir } from "../dev/support/fault_cluster.ts";
 import { kubectl, kubectlOk, mergePatch, testNamespace } from "./support/mod.ts";
-import { watchEvents } from "./support/watch_events.ts";
+import { watchEvents } from "../dev/support/watch_events.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
 const LABEL = "operator-hub.dev/mirror=copy";
@@ -276,7 +276,7 @@ Deno.test("A ConfigMap in prod mirrored to staging and dev follows edits, is res
 });
 
 Deno.test("With staging's apiserver killed -9, the Mirror shows staging Unreachable while dev keeps following the source, and staging is caught up once it returns", async () => {
-  // The hub's "staging" here is a private apiserver (tests/support/fault_cluster.ts: the same binary and flags): the
+  // The hub's "staging" here is a private apiserver (dev/support/fault_cluster.ts: the same binary and flags): the
   // shared staging's would fail every test file running at the same time while it is down.
   const ns = await testNamespace("mirror-down", { contexts: ["prod", "dev"] });
   const dir = await tempDir("mirror-down");

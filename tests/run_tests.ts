@@ -14,7 +14,7 @@
 //
 // Guarantees: a file in the parallel group shares prod, staging, dev and their etcd with other files, so it touches
 // only what it owns there: its own test namespaces (hubs run with --namespace), uniquely named cluster-scoped objects,
-// private apiservers (tests/support/fault_cluster.ts) and free ports. A file that must have the shared clusters to
+// private apiservers (dev/support/fault_cluster.ts) and free ports. A file that must have the shared clusters to
 // itself is listed in SERIAL_FILES with the reason.
 
 const root = new URL("..", import.meta.url).pathname;
@@ -34,7 +34,7 @@ const SERIAL_FILES: Readonly<Record<string, string>> = {
   "tests/faults/kopf_gone_test.ts": "compacts the shared etcd up to now: continue tokens of every cluster expire",
   "tests/faults/rbac_test.ts":
     "its hub serves every namespace of prod: with --namespace the pre-flight reviews it checks would be namespaced",
-  "tests/kube/controller_manager_test.ts":
+  "dev/clusters/controller_manager_test.ts":
     "kills a local controller manager and runs clusters:up, which rewrites the state file and clusters/local.yaml",
   "tests/production/shard_test.ts": "counts the apiservers' Uuid writes cluster-wide in prod, staging and dev",
   "tests/providers/cluster_cli_test.ts":
@@ -80,7 +80,7 @@ async function denoTest(args: string[], env: Record<string, string> = {}): Promi
 /** deno test's own rule for a test module's name: `test.ts`, `*_test.ts`, `*.test.ts` (and .tsx/.mts/.js/.mjs/.jsx). */
 const TEST_MODULE = /(^|[_.])test\.(ts|tsx|mts|js|mjs|jsx)$/;
 
-/** Every test module under `dirs` (repository-relative, sorted), as `deno test src/ tests/` finds them. */
+/** Every test module under `dirs` (repository-relative, sorted), as `deno test src/ dev/ tests/` finds them. */
 function testModules(dirs: string[]): string[] {
   const found: string[] = [];
   const walk = (dir: string) => {
@@ -103,13 +103,13 @@ function junit(group: string): string[] {
 /** The parallel group, then the serial group (see the file comment). */
 async function runGroups(): Promise<Tally> {
   const serial = Object.keys(SERIAL_FILES);
-  const all = testModules(["src/", "tests/"]);
+  const all = testModules(["src/", "dev/", "tests/"]);
   const missing = serial.filter((f) => !all.includes(f));
   if (missing.length > 0) {
     console.error(`deno task test: SERIAL_FILES names files that are not test modules: ${missing.join(", ")}`);
     return { passed: 0, failed: 1, ok: false };
   }
-  // The files are named one by one: deno test's --ignore does not take them out of `src/ tests/` reliably.
+  // The files are named one by one: deno test's --ignore does not take them out of `src/ dev/ tests/` reliably.
   const parallelFiles = all.filter((f) => !serial.includes(f));
   const jobs = Deno.env.get("DENO_JOBS") ?? String(DEFAULT_JOBS);
   if (!/^[1-9]\d*$/.test(jobs)) {
@@ -131,7 +131,7 @@ const deno = Deno.execPath();
 let stopping = false;
 const down = async () => {
   if (Deno.env.get("KEEP_CLUSTERS") === "1") return;
-  await run([deno, "run", "--allow-all", "tests/kube/clusters.ts", "down"]);
+  await run([deno, "run", "--allow-all", "dev/clusters/clusters.ts", "down"]);
 };
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
   Deno.addSignalListener(sig, async () => {
@@ -144,7 +144,7 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
 
 let exit = 1;
 try {
-  const up = await run([deno, "run", "--allow-all", "tests/kube/clusters.ts", "up"]);
+  const up = await run([deno, "run", "--allow-all", "dev/clusters/clusters.ts", "up"]);
   if (up.code !== 0) {
     console.error("deno task test: the local clusters did not start; see the output above");
     console.log("0 passed, 1 failed");

@@ -4,8 +4,8 @@
 // /status and the operator does not start (a Website gets nothing); once the Role grants `create`, it runs.
 
 import assert from "node:assert/strict";
-import { ClusterApiError, localApi, waitFor } from "./support/cluster_api.ts";
-import { HubProcess } from "./support/hub_process.ts";
+import { ClusterApiError, localApi, waitFor } from "../dev/support/cluster_api.ts";
+import { HubProcess } from "../dev/support/hub_process.ts";
 import { apiserverCa, apiserverUrl, applySharedCrd, kubectlOk, testNamespace } from "./support/mod.ts";
 
 const CONTEXT = "prod";

@@ -6,8 +6,8 @@
 // deno-lint-ignore-file no-explicit-any -- JSON from the apiserver is checked by the test itself.
 
 import assert from "node:assert/strict";
-import { localApi, waitFor } from "./support/cluster_api.ts";
-import { HubProcess } from "./support/hub_process.ts";
+import { localApi, waitFor } from "../dev/support/cluster_api.ts";
+import { HubProcess } from "../dev/support/hub_process.ts";
 import { type InterceptProxy, type InterceptRecord, statusResponse } from "./support/intercept_proxy.ts";
 import { adminKubeconfigVia, proxyInFrontOf } from "./support/local_proxy.ts";
 import { applySharedCrd, kubectlOk, testNamespace } from "./support/mod.ts";

@@ -3,8 +3,8 @@
 // deno-lint-ignore-file no-explicit-any -- JSON from the apiserver and the hub is checked by the test itself.
 
 import assert from "node:assert/strict";
-import { localApi, waitFor } from "./support/cluster_api.ts";
-import { HubProcess } from "./support/hub_process.ts";
+import { localApi, waitFor } from "../dev/support/cluster_api.ts";
+import { HubProcess } from "../dev/support/hub_process.ts";
 import { testNamespace } from "./support/mod.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];

@@ -4,8 +4,8 @@
 // deno-lint-ignore-file no-explicit-any -- JSON from the hub and kubectl is checked by the test itself.
 
 import assert from "node:assert/strict";
-import { localApi, UUID_V4, waitFor } from "./support/cluster_api.ts";
-import { HubProcess } from "./support/hub_process.ts";
+import { localApi, UUID_V4, waitFor } from "../dev/support/cluster_api.ts";
+import { HubProcess } from "../dev/support/hub_process.ts";
 import { applySharedCrd, kubectl, kubectlOk, testNamespace } from "./support/mod.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];

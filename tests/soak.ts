@@ -3,7 +3,7 @@
 // Usage: deno run --allow-all tests/soak.ts [--minutes 10] [--rate 10] [--keep 200] [--clusters prod,staging,dev]
 // (`deno task soak`). Needs the local clusters' etcd and binaries (`deno task clusters:up`).
 //
-// By default the three clusters are private apiservers (tests/support/fault_cluster.ts) on the shared etcd, so that
+// By default the three clusters are private apiservers (dev/support/fault_cluster.ts) on the shared etcd, so that
 // objects other people's tests leave in prod, staging and dev do not grow the hub's store during the run and blur the
 // memory slope. `--clusters prod,staging,dev` soaks the shared clusters instead.
 //
@@ -14,8 +14,8 @@
 // Exit code 0 when every object is served, 1 otherwise (the slope is reported, not judged: read it).
 
 import { parseArgs } from "node:util";
-import { type ClusterApi, localApi, UUID_V4, waitFor } from "./support/cluster_api.ts";
-import { FaultApiserver, kubeconfigText, tempDir } from "./support/fault_cluster.ts";
+import { type ClusterApi, localApi, UUID_V4, waitFor } from "../dev/support/cluster_api.ts";
+import { FaultApiserver, kubeconfigText, tempDir } from "../dev/support/fault_cluster.ts";
 import { Cleanup, finishHub, startHub } from "./support/fault_harness.ts";
 import { requireClusters, testNamespace } from "./support/mod.ts";
 

@@ -1,12 +1,12 @@
 // End-to-end: a UUID, once written, never changes: across restarts, SIGKILL mid-burst and two hubs at once.
 //
 // Every test here counts the Uuid writes an apiserver saw (apiserver_request_total, cluster-wide), so each runs on
-// private kube-apiservers of its own (tests/support/fault_cluster.ts: the same binary and flags as the local clusters,
+// private kube-apiservers of its own (dev/support/fault_cluster.ts: the same binary and flags as the local clusters,
 // on their etcd): no other test file running at the same time can write there.
 
 import assert from "node:assert/strict";
-import { HubProcess } from "./support/hub_process.ts";
-import { FaultApiserver } from "./support/fault_cluster.ts";
+import { HubProcess } from "../dev/support/hub_process.ts";
+import { FaultApiserver } from "../dev/support/fault_cluster.ts";
 import { assertObservedStable } from "./support/observed.ts";
 import {
   type ClusterApi,
@@ -15,7 +15,7 @@ import {
   type UuidObserver,
   waitAllAssigned as waitAllAssignedIn,
   waitFor,
-} from "./support/cluster_api.ts";
+} from "../dev/support/cluster_api.ts";
 
 /** A private apiserver named `name`, with a namespace `ns` in it, and an admin client; `destroy` removes them all. */
 async function privateCluster(name: string, ns: string): Promise<{ f: FaultApiserver; api: ClusterApi }> {

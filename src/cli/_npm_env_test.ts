@@ -2,7 +2,7 @@
 // compiled binary runs, and with an unrestricted one, as `deno task run` does.
 
 import assert from "node:assert/strict";
-import { withTempDir } from "../../tests/support/local_client.ts";
+import { withTempDir } from "../../dev/support/local_client.ts";
 
 const NPM_ENV = new URL("./_npm_env.ts", import.meta.url).href;
 

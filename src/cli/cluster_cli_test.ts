@@ -2,7 +2,7 @@
 // and of its duration parser. Registrations against real clusters are tested in tests/providers/cluster_cli_test.ts.
 
 import assert from "node:assert/strict";
-import { withTempDir } from "../../tests/support/local_client.ts";
+import { withTempDir } from "../../dev/support/local_client.ts";
 import { parseDuration } from "./cluster_cli.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;

@@ -1,8 +1,8 @@
 // Tests of the hub's CLI entry point, run as a user runs it: `deno run` with the run task's permissions.
 
 import assert from "node:assert/strict";
-import { HubProcess, runHubCli } from "../../tests/support/hub_process.ts";
-import { testNamespace } from "../../tests/support/namespace.ts";
+import { HubProcess, runHubCli } from "../../dev/support/hub_process.ts";
+import { testNamespace } from "../../dev/support/namespace.ts";
 import { VERSION } from "./main.ts";
 
 Deno.test("main --help prints the flags on stdout and exits 0", async () => {

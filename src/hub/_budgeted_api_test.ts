@@ -1,6 +1,6 @@
 // Tests of the per-cluster API budget against the real local apiserver (context prod); the budget runs on virtual time.
 import assert from "node:assert/strict";
-import { localKubeClient } from "../../tests/support/local_client.ts";
+import { localKubeClient } from "../../dev/support/local_client.ts";
 import { TokenBucket } from "../queue/mod.ts";
 import type { ApiClient } from "../runtime/mod.ts";
 import { flushMicrotasks, VirtualClock } from "../util/mod.ts";

@@ -1,8 +1,8 @@
 // Tests of the hub's leader election against the real local apiserver (context prod), in a namespace of the test's own.
 import assert from "node:assert/strict";
-import { waitFor } from "../../tests/support/cluster_api.ts";
-import { inLocalNamespace } from "../../tests/support/local_client.ts";
-import { KUBECONFIG_PATH } from "../../tests/kube/clusters.ts";
+import { waitFor } from "../../dev/support/cluster_api.ts";
+import { inLocalNamespace } from "../../dev/support/local_client.ts";
+import { KUBECONFIG_PATH } from "../../dev/clusters/clusters.ts";
 import { type ClusterAccess, loadContexts } from "../kube/mod.ts";
 import { silentLogger, SystemClock } from "../util/mod.ts";
 import { LeaseClient, microTime } from "./leases.ts";

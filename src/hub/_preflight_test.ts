@@ -1,7 +1,7 @@
 // Tests of one operator's pre-flight against the real local apiserver (context prod); backoff sleeps on virtual time.
 import assert from "node:assert/strict";
-import { waitFor } from "../../tests/support/cluster_api.ts";
-import { inLocalNamespace, localKubeClient } from "../../tests/support/local_client.ts";
+import { waitFor } from "../../dev/support/cluster_api.ts";
+import { inLocalNamespace, localKubeClient } from "../../dev/support/local_client.ts";
 import { type KubeClient, type ResourceType, rulesReview } from "../kube/mod.ts";
 import { type Operator, Store } from "../runtime/mod.ts";
 import { Semaphore, silentLogger, VirtualClock } from "../util/mod.ts";

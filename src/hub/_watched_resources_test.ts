@@ -1,7 +1,7 @@
 // Tests of a cluster's watches: mapping and grouping (pure), and real watches of ConfigMaps in the local prod cluster.
 import assert from "node:assert/strict";
-import { waitFor } from "../../tests/support/cluster_api.ts";
-import { inLocalNamespace } from "../../tests/support/local_client.ts";
+import { waitFor } from "../../dev/support/cluster_api.ts";
+import { inLocalNamespace } from "../../dev/support/local_client.ts";
 import type { KubeClient, ResourceType } from "../kube/mod.ts";
 import { type Operator, type Request, Store, type StoredObject } from "../runtime/mod.ts";
 import { Logger, silentLogger, SystemClock } from "../util/mod.ts";

@@ -2,9 +2,9 @@
 // pre-flight per operator, shared watches, per-operator health, and a clean stop.
 
 import assert from "node:assert/strict";
-import { waitFor } from "../../tests/support/cluster_api.ts";
-import { KUBECONFIG_PATH } from "../../tests/kube/clusters.ts";
-import { inLocalNamespace } from "../../tests/support/local_client.ts";
+import { waitFor } from "../../dev/support/cluster_api.ts";
+import { KUBECONFIG_PATH } from "../../dev/clusters/clusters.ts";
+import { inLocalNamespace } from "../../dev/support/local_client.ts";
 import { type ClusterAccess, loadContexts, type ResourceType } from "../kube/mod.ts";
 import { type QueuePriority, TokenBucket } from "../queue/mod.ts";
 import type { Operator, StoredObject } from "../runtime/mod.ts";

@@ -1,6 +1,6 @@
 // Tests of the finalizer cleanup: the targets and the summary line (pure), and removals against the local prod cluster.
 import assert from "node:assert/strict";
-import { inLocalNamespace } from "../../tests/support/local_client.ts";
+import { inLocalNamespace } from "../../dev/support/local_client.ts";
 import type { KubeClient, ResourceType } from "../kube/mod.ts";
 import type { Operator } from "../runtime/mod.ts";
 import { cleanupLine, cleanupTargets, removeFinalizers } from "./finalizer_cleanup.ts";

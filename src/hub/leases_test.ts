@@ -1,6 +1,6 @@
 // Tests of the Lease client against the real local apiserver (context prod), in a namespace of the test's own.
 import assert from "node:assert/strict";
-import { inLocalNamespace } from "../../tests/support/local_client.ts";
+import { inLocalNamespace } from "../../dev/support/local_client.ts";
 import { ApiError } from "../kube/mod.ts";
 import { LeaseClient, microTime } from "./leases.ts";
 

@@ -1,7 +1,7 @@
 // HTTP/1.1 keep-alive connections on Deno's own TCP/TLS sockets: the KubeClient's default transport.
 //
 // Why not fetch: a status write through Deno's fetch cost the hub ~160 µs of CPU here, through these
-// sockets ~95 µs (`deno run -A bench/transport_probe.ts`), and a watch event skips the web-streams
+// sockets ~95 µs (`deno run -A bench/tools/transport_probe.ts`), and a watch event skips the web-streams
 // machinery. The subset of HTTP/1.1 an API server speaks is small: Content-Length or chunked bodies,
 // keep-alive, no 1xx, no compression unless asked for (we never ask).
 //

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type AccessInit, KubeconfigAccess } from "./_kubeconfig_access.ts";
 import { AuthError } from "./errors.ts";
-import { withTempDir } from "../../tests/support/local_client.ts";
+import { withTempDir } from "../../dev/support/local_client.ts";
 
 const PEM_A = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
 const PEM_B = "-----BEGIN CERTIFICATE-----\nBBBB\n-----END CERTIFICATE-----\n";

@@ -1,7 +1,7 @@
 // Tests of the node:https fetch adapter (used for insecure-skip-tls-verify) against the real local apiserver of context
 // prod: certificate checks, request and response shape, and aborting a watch stream.
 import assert from "node:assert/strict";
-import { adminToken, apiserverCa, apiserverUrl, requireClusters } from "../../tests/support/local_clusters.ts";
+import { adminToken, apiserverCa, apiserverUrl, requireClusters } from "../../dev/support/local_clusters.ts";
 import { nodeHttpsTransport } from "./_node_https.ts";
 
 function target() {

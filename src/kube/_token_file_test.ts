@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fsReason, TokenFile } from "./_token_file.ts";
 import { AuthError } from "./errors.ts";
-import { withTempDir } from "../../tests/support/local_client.ts";
+import { withTempDir } from "../../dev/support/local_client.ts";
 
 Deno.test("TokenFile reads the trimmed token and sees a rewrite of the file at once", () =>
   withTempDir(async (dir) => {

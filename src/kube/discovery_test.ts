@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { discoverResource, type DiscoveryClient, MissingResourceError } from "./discovery.ts";
 import { ApiError } from "./errors.ts";
-import { localKubeClient } from "../../tests/support/local_client.ts";
+import { localKubeClient } from "../../dev/support/local_client.ts";
 
 /** A client for context prod; fails with how to start the clusters when they are not running. */
 const prod = () => localKubeClient("prod");

@@ -230,7 +230,7 @@ Deno.test("parseKubeconfigText refuses a context with both insecure-skip-tls-ver
 // kubernetes.default, kubernetes.default.svc, 127.0.0.1) instead of the URL's host.
 async function serverNameClient(tlsServerName: string | undefined, extra: Record<string, unknown> = {}) {
   const { adminToken, apiserverCa, apiserverUrl, requireClusters } = await import(
-    "../../tests/support/local_clusters.ts"
+    "../../dev/support/local_clusters.ts"
   );
   const { KubeClient } = await import("./client.ts");
   requireClusters();

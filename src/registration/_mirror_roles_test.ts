@@ -3,7 +3,7 @@
 // --mirror-namespaces, asked back with `kubectl auth can-i`, is tested in tests/production/cluster_add_rbac_test.ts.
 
 import assert from "node:assert/strict";
-import { inLocalNamespace } from "../../tests/support/local_client.ts";
+import { inLocalNamespace } from "../../dev/support/local_client.ts";
 import { mirrorRoleDocuments, requireNamespaces } from "./_mirror_roles.ts";
 import { PATHS, RegistrationError } from "./_objects.ts";
 

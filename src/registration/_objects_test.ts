@@ -1,7 +1,7 @@
 // Tests of cluster:add's object helpers against the real local apiserver (context prod), in a namespace of the
 // test's own: ownership labels on server-side apply, tolerant reads and deletes.
 import assert from "node:assert/strict";
-import { inLocalNamespace } from "../../tests/support/local_client.ts";
+import { inLocalNamespace } from "../../dev/support/local_client.ts";
 import { ApiError, type KubeClient } from "../kube/mod.ts";
 import {
   applyOwned,

@@ -4,8 +4,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { KUBECONFIG_PATH } from "../../tests/kube/clusters.ts";
-import { inLocalNamespace, withTempDir } from "../../tests/support/local_client.ts";
+import { KUBECONFIG_PATH } from "../../dev/clusters/clusters.ts";
+import { inLocalNamespace, withTempDir } from "../../dev/support/local_client.ts";
 import { type ClusterAccess, loadContexts } from "../kube/mod.ts";
 import {
   addCluster,

@@ -1,8 +1,8 @@
 // Tests of metadata-only watches: the projection (pure), and a Watcher listing and watching ConfigMaps in the local prod
 // cluster as PartialObjectMetadata.
 import assert from "node:assert/strict";
-import { waitFor } from "../../tests/support/cluster_api.ts";
-import { inLocalNamespace } from "../../tests/support/local_client.ts";
+import { waitFor } from "../../dev/support/cluster_api.ts";
+import { inLocalNamespace } from "../../dev/support/local_client.ts";
 import type { WatchEvent } from "../kube/mod.ts";
 import { silentLogger, SystemClock } from "../util/mod.ts";
 import {

@@ -1,9 +1,9 @@
 // Bad input on the command line: every case exits with code 2 and one line on stderr that names the problem.
 
 import assert from "node:assert/strict";
-import { tempDir } from "../support/fault_cluster.ts";
+import { tempDir } from "../../dev/support/fault_cluster.ts";
 import { Cleanup } from "../support/fault_harness.ts";
-import { runHubCli } from "../support/hub_process.ts";
+import { runHubCli } from "../../dev/support/hub_process.ts";
 import { KUBECONFIG_PATH } from "../support/mod.ts";
 
 interface Case {

@@ -3,8 +3,8 @@
 // src/operators/uuid/status_rule.ts): a value that is not a UUID is marked Error and left untouched.
 
 import assert from "node:assert/strict";
-import { UUID_V4, waitFor } from "../support/cluster_api.ts";
-import { etcdGet, etcdPut } from "../support/fault_cluster.ts";
+import { UUID_V4, waitFor } from "../../dev/support/cluster_api.ts";
+import { etcdGet, etcdPut } from "../../dev/support/fault_cluster.ts";
 import { faultScenario, logLines, waitStatus } from "../support/fault_harness.ts";
 
 const TERMINATING = "bad-terminating";

@@ -2,8 +2,8 @@
 // working as soon as the CRD is installed, without a restart.
 
 import assert from "node:assert/strict";
-import { UUID_V4, waitAllAssigned } from "../support/cluster_api.ts";
-import { SEED_CRD_FILE } from "../support/crds.ts";
+import { UUID_V4, waitAllAssigned } from "../../dev/support/cluster_api.ts";
+import { SEED_CRD_FILE } from "../../dev/support/crds.ts";
 import { metricSeries, metricSum, parseMetrics } from "../support/prometheus_text.ts";
 import { faultScenario, logLines, recordFigure, secondsSince, waitStatus } from "../support/fault_harness.ts";
 

@@ -9,10 +9,10 @@
 // in for the attacker.
 
 import assert from "node:assert/strict";
-import { type ClusterApi, localApi, type UuidObserver, waitAllAssigned } from "../support/cluster_api.ts";
+import { type ClusterApi, localApi, type UuidObserver, waitAllAssigned } from "../../dev/support/cluster_api.ts";
 import { layoutCorpus } from "../support/corpus_layout.ts";
 import { judge, type Verdict } from "../support/corpus_verdicts.ts";
-import { FAULTS_DIR, randomToken, tempDir } from "../support/fault_cluster.ts";
+import { FAULTS_DIR, randomToken, tempDir } from "../../dev/support/fault_cluster.ts";
 import { Cleanup, finishHub, localNamespace, recordFigure, secondsSince, startHub } from "../support/fault_harness.ts";
 import { HealthProbe } from "../support/health_probe.ts";
 import {

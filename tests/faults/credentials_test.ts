@@ -2,8 +2,8 @@
 // apiserver restarted), then rotated in the kubeconfig's tokenFile; exec credential plugins that fail or hang.
 
 import assert from "node:assert/strict";
-import { names, UUID_V4, waitAllAssigned } from "../support/cluster_api.ts";
-import { randomToken } from "../support/fault_cluster.ts";
+import { names, UUID_V4, waitAllAssigned } from "../../dev/support/cluster_api.ts";
+import { randomToken } from "../../dev/support/fault_cluster.ts";
 import { faultScenario, logLines, recordFigure, secondsSince, waitStatus } from "../support/fault_harness.ts";
 import { InterceptProxy } from "../support/intercept_proxy.ts";
 

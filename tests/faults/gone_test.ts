@@ -8,8 +8,8 @@
 // compacts, and compacts again right before the hub fetches the second page of its relist.
 
 import assert from "node:assert/strict";
-import { names, UUID_V4, waitAllAssigned } from "../support/cluster_api.ts";
-import { etcdCompact } from "../support/fault_cluster.ts";
+import { names, UUID_V4, waitAllAssigned } from "../../dev/support/cluster_api.ts";
+import { etcdCompact } from "../../dev/support/fault_cluster.ts";
 import { faultScenario, logLines, recordFigure, secondsSince, waitStatus } from "../support/fault_harness.ts";
 import { InterceptProxy } from "../support/intercept_proxy.ts";
 

@@ -2,9 +2,9 @@
 // way a dead NAT entry or a partitioned load balancer leaves a TCP connection: no FIN, no RST, just silence.
 
 import assert from "node:assert/strict";
-import { names, UUID_V4, waitAllAssigned } from "../support/cluster_api.ts";
+import { names, UUID_V4, waitAllAssigned } from "../../dev/support/cluster_api.ts";
 import { faultScenario, recordFigure, secondsSince, StatusSampler, waitStatus } from "../support/fault_harness.ts";
-import { FaultProxy } from "../support/fault_proxy.ts";
+import { FaultProxy } from "../../dev/support/fault_proxy.ts";
 
 /** Hang guard for noticing the stall: the watchdog fires after 5 s idle; noticed in about 4-7 s (median). */
 const NOTICE_HANG_GUARD_MS = 60_000;

@@ -2,7 +2,7 @@
 // throw or hang. The faulted cluster is a private apiserver; the intercepting proxy acts on the hub's status writes.
 
 import assert from "node:assert/strict";
-import { names, UUID_V4, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
+import { names, UUID_V4, waitAllAssigned, waitFor } from "../../dev/support/cluster_api.ts";
 import { faultScenario, finishHub, recordFigure, secondsSince, startHub } from "../support/fault_harness.ts";
 import { InterceptProxy, statusResponse } from "../support/intercept_proxy.ts";
 /**

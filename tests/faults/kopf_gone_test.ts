@@ -2,8 +2,8 @@
 // the done-marks on the objects keep every finished create handler from running again.
 
 import assert from "node:assert/strict";
-import { names, waitAllAssigned } from "../support/cluster_api.ts";
-import { etcdCompact } from "../support/fault_cluster.ts";
+import { names, waitAllAssigned } from "../../dev/support/cluster_api.ts";
+import { etcdCompact } from "../../dev/support/fault_cluster.ts";
 import { faultScenario, waitStatus } from "../support/fault_harness.ts";
 import { InterceptProxy } from "../support/intercept_proxy.ts";
 

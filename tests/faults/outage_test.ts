@@ -5,10 +5,16 @@
 // is dead, so "objects created during the outage" exist and must get UUIDs once the hub reconnects.
 
 import assert from "node:assert/strict";
-import { type ClusterApi, UUID_V4, type UuidObserver, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
-import { FaultApiserver } from "../support/fault_cluster.ts";
+import {
+  type ClusterApi,
+  UUID_V4,
+  type UuidObserver,
+  waitAllAssigned,
+  waitFor,
+} from "../../dev/support/cluster_api.ts";
+import { FaultApiserver } from "../../dev/support/fault_cluster.ts";
 import { faultScenario, recordFigure, secondsSince, StatusSampler } from "../support/fault_harness.ts";
-import { FaultProxy } from "../support/fault_proxy.ts";
+import { FaultProxy } from "../../dev/support/fault_proxy.ts";
 
 const OUTAGE_MS = 20_000;
 /**

@@ -5,13 +5,13 @@
 // list are real), whose hook answers the hub's Uuid watch or list with an endless body once the attack starts.
 
 import assert from "node:assert/strict";
-import { localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
+import { localApi, names, waitAllAssigned, waitFor } from "../../dev/support/cluster_api.ts";
 import { finishHub, recordFigure, startHub, waitStatus } from "../support/fault_harness.ts";
 import type { InterceptedRequest } from "../support/intercept_proxy.ts";
 import { statusResponse } from "../support/intercept_proxy.ts";
 import { adminKubeconfigVia, proxyInFrontOf } from "../support/local_proxy.ts";
-import { adminToken } from "../support/local_clusters.ts";
-import { testNamespace } from "../support/namespace.ts";
+import { adminToken } from "../../dev/support/local_clusters.ts";
+import { testNamespace } from "../../dev/support/namespace.ts";
 
 const MiB = 1024 * 1024;
 /** The hub's default --max-object-bytes (DEFAULT_MAX_OBJECT_BYTES), which these hubs run with. */

@@ -2,7 +2,7 @@
 // `patch` on uuid/status; the pre-flight SelfSubjectAccessReview must name the exact verb and resource.
 
 import assert from "node:assert/strict";
-import { UUID_V4, waitAllAssigned } from "../support/cluster_api.ts";
+import { UUID_V4, waitAllAssigned } from "../../dev/support/cluster_api.ts";
 import { faultScenario, logLines, recordFigure, secondsSince, waitStatus } from "../support/fault_harness.ts";
 
 const NS = "rbac-ns";

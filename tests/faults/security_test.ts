@@ -3,8 +3,14 @@
 // exposes nothing that mutates state. (Every other fault test also checks its own hub's output: see finishHub.)
 
 import assert from "node:assert/strict";
-import { waitAllAssigned } from "../support/cluster_api.ts";
-import { FaultApiserver, freeLoopbackPort, kubeconfigText, randomToken, tempDir } from "../support/fault_cluster.ts";
+import { waitAllAssigned } from "../../dev/support/cluster_api.ts";
+import {
+  FaultApiserver,
+  freeLoopbackPort,
+  kubeconfigText,
+  randomToken,
+  tempDir,
+} from "../../dev/support/fault_cluster.ts";
 import { Cleanup, finishHub, startHub, waitStatus } from "../support/fault_harness.ts";
 
 Deno.test("No credential appears in the hub's log, /status or /metrics, at debug level, while tokens, exec plugins, token files and client certificates fail", async () => {

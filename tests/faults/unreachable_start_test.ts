@@ -2,9 +2,9 @@
 // and then never answers, like a firewall that drops packets). The other two must not wait for them.
 
 import assert from "node:assert/strict";
-import { names, UUID_V4, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
+import { names, UUID_V4, waitAllAssigned, waitFor } from "../../dev/support/cluster_api.ts";
 import { faultScenario, recordFigure, secondsSince, waitStatus } from "../support/fault_harness.ts";
-import { FaultProxy } from "../support/fault_proxy.ts";
+import { FaultProxy } from "../../dev/support/fault_proxy.ts";
 
 /** Hang guard for prod and staging to sync beside the bad two: ≥ 5× the median measured (2-8 s, quiet to busy). */
 const SYNC_HANG_GUARD_MS = 60_000;

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { AttackerServer } from "../support/attacker_server.ts";
-import { HubProcess, runHubCli } from "../support/hub_process.ts";
+import { HubProcess, runHubCli } from "../../dev/support/hub_process.ts";
 import {
   kubeconfigText,
   kubectlOk,

@@ -3,7 +3,7 @@
 
 import type { HookResult, InterceptedRequest } from "../support/intercept_proxy.ts";
 import { proxyInFrontOf } from "../support/local_proxy.ts";
-import { HubProcess } from "../support/hub_process.ts";
+import { HubProcess } from "../../dev/support/hub_process.ts";
 import { adminToken } from "../support/mod.ts";
 import { remoteKubeconfig } from "./_support.ts";
 

@@ -1,9 +1,9 @@
-// The real helm v4 binary (built by tests/kube/build_helm.ts) run against the chart and the local clusters.
+// The real helm v4 binary (built by dev/build/build_helm.ts) run against the chart and the local clusters.
 // deno-lint-ignore-file no-explicit-any -- rendered manifests are checked field by field by the tests.
 
 import assert from "node:assert/strict";
 import YAML from "yaml";
-import { ensureHelm } from "../kube/build_helm.ts";
+import { ensureHelm } from "../../dev/build/build_helm.ts";
 import { KUBECONFIG_PATH } from "../support/mod.ts";
 import { ROOT } from "./_support.ts";
 

@@ -1,7 +1,7 @@
 // Helpers for the protected-port tests: a hub with --metrics-bind-address, ServiceAccount readers, scrapes, PEM files.
 // deno-lint-ignore-file no-explicit-any -- /status JSON is checked by the tests themselves.
 
-import { freePort, HubProcess, type HubProcessOptions } from "../support/hub_process.ts";
+import { freePort, HubProcess, type HubProcessOptions } from "../../dev/support/hub_process.ts";
 import { kubectlOk } from "../support/mod.ts";
 
 /** A hub whose /metrics and /status are on the protected port. */

@@ -3,9 +3,9 @@
 // deno-lint-ignore-file no-explicit-any -- manifests and API answers are checked by the tests themselves.
 
 import YAML from "yaml";
-import { type ClusterApi, localEndpoint } from "../support/cluster_api.ts";
+import { type ClusterApi, localEndpoint } from "../../dev/support/cluster_api.ts";
 import { apiserverCa, apiserverUrl, kubectl, KubectlError, kubectlOk, type TestNamespace } from "../support/mod.ts";
-import { watchEvents } from "../support/watch_events.ts";
+import { watchEvents } from "../../dev/support/watch_events.ts";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
 /** Where the image mounts the kubeconfigs Secret (its WORKDIR is /app) and where Kubernetes mounts the token. */

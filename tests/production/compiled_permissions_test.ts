@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { HUB_ENV } from "../../src/cli/permissions.ts";
-import { freePort, HubProcess, runHubCli } from "../support/hub_process.ts";
+import { freePort, HubProcess, runHubCli } from "../../dev/support/hub_process.ts";
 import { apiserverCa, apiserverUrl, requireClusters, testNamespace } from "../support/mod.ts";
 import {
   compilePermissions,
@@ -21,8 +21,8 @@ import {
   tokenStatus,
 } from "./_support.ts";
 import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
-import { hostLibrary, imageAllocator, mappedJemalloc } from "../support/image_allocator.ts";
-import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
+import { hostLibrary, imageAllocator, mappedJemalloc } from "../../dev/support/image_allocator.ts";
+import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../../dev/support/cluster_api.ts";
 
 const assigned = (api: ClusterApi, namespace: string, count: number, timeoutMs = 90_000) =>
   waitAllAssigned(api, namespace, count, timeoutMs);

@@ -8,7 +8,7 @@ import { relative } from "node:path";
 import YAML from "yaml";
 import { kubectl, kubectlOk, requireClusters, testNamespace } from "../support/mod.ts";
 import { clusterFlags, helmTemplate, objectKeys } from "./_helm.ts";
-import { HubProcess } from "../support/hub_process.ts";
+import { HubProcess } from "../../dev/support/hub_process.ts";
 import { applyDeployRbac, canI, kustomize, remoteKubeconfig, ROOT } from "./_support.ts";
 
 const CONTEXT = "prod";

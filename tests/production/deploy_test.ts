@@ -18,7 +18,7 @@ import {
   SERVICE_ACCOUNT_DIR,
 } from "./_support.ts";
 import { observeHub } from "./_apiserver_proxy.ts";
-import { globMatches, hostLibrary, imageAllocator } from "../support/image_allocator.ts";
+import { globMatches, hostLibrary, imageAllocator } from "../../dev/support/image_allocator.ts";
 
 const CONTEXT = "dev";
 const SA = "system:serviceaccount:operator-hub:operator-hub";

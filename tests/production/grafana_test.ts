@@ -3,8 +3,8 @@
 // deno-lint-ignore-file no-explicit-any -- the dashboard is Grafana's free-form JSON.
 
 import assert from "node:assert/strict";
-import { localApi, UUID_V4, waitFor } from "../support/cluster_api.ts";
-import { HubProcess } from "../support/hub_process.ts";
+import { localApi, UUID_V4, waitFor } from "../../dev/support/cluster_api.ts";
+import { HubProcess } from "../../dev/support/hub_process.ts";
 import { requireClusters, testNamespace } from "../support/mod.ts";
 import { dashboardQueries, exposedNames, isExported, PromqlSyntaxError, queryNames } from "./_dashboard.ts";
 import { ROOT } from "./_support.ts";

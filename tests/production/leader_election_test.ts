@@ -3,11 +3,11 @@
 // deno-lint-ignore-file no-explicit-any -- /status and the Lease are checked field by field.
 
 import assert from "node:assert/strict";
-import { HubProcess } from "../support/hub_process.ts";
+import { HubProcess } from "../../dev/support/hub_process.ts";
 import { kubectlOk, requireClusters, testNamespace } from "../support/mod.ts";
 import { cleanupReplicas, StatusWrites } from "./_support.ts";
 import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
-import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
+import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../../dev/support/cluster_api.ts";
 import { assertObservedStable } from "../support/observed.ts";
 
 const CLUSTERS = ["prod", "staging"];

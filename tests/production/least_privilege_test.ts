@@ -3,8 +3,8 @@
 // deno-lint-ignore-file no-explicit-any -- rules and /status are checked field by field.
 
 import assert from "node:assert/strict";
-import { localApi, UUID_V4, waitFor } from "../support/cluster_api.ts";
-import { HubProcess } from "../support/hub_process.ts";
+import { localApi, UUID_V4, waitFor } from "../../dev/support/cluster_api.ts";
+import { HubProcess } from "../../dev/support/hub_process.ts";
 import { kubectl, requireClusters, testNamespace } from "../support/mod.ts";
 import { deployOperatorArgs, HubIdentity, remoteKubeconfig } from "./_support.ts";
 import { AccessReviews, type AskedPermission, canIArgs } from "./_apiserver_proxy.ts";

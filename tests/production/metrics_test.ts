@@ -1,8 +1,8 @@
 // End-to-end: /metrics after a real run, parsed with a Prometheus text parser from npm, matches what happened.
 
 import assert from "node:assert/strict";
-import { localApi, UUID_V4, waitFor } from "../support/cluster_api.ts";
-import { HubProcess } from "../support/hub_process.ts";
+import { localApi, UUID_V4, waitFor } from "../../dev/support/cluster_api.ts";
+import { HubProcess } from "../../dev/support/hub_process.ts";
 import { requireClusters, testNamespace } from "../support/mod.ts";
 import { metricSeries, metricSum, parseMetrics } from "../support/prometheus_text.ts";
 

@@ -2,10 +2,10 @@
 // on both ports, and a foreign Host header on loopback-bound ports (DNS rebinding).
 
 import assert from "node:assert/strict";
-import { freePort, HubProcess } from "../support/hub_process.ts";
+import { freePort, HubProcess } from "../../dev/support/hub_process.ts";
 import { adminToken, apiserverMetrics, testNamespace } from "../support/mod.ts";
 import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
-import { tempDir } from "../support/fault_cluster.ts";
+import { tempDir } from "../../dev/support/fault_cluster.ts";
 import { curl, opensslPair, ReaderAccount, startProtectedHub, waitProbe } from "./_protected_support.ts";
 
 /** A namespace no test creates: the hubs here watch it, so they never touch another file's objects. */

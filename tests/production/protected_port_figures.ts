@@ -7,8 +7,8 @@
 //        deno run -A tests/production/protected_port_figures.ts [--scrapes 300] [--minutes 3]
 
 import { parseArgs } from "node:util";
-import { tempDir } from "../support/fault_cluster.ts";
-import { HubProcess } from "../support/hub_process.ts";
+import { tempDir } from "../../dev/support/fault_cluster.ts";
+import { HubProcess } from "../../dev/support/hub_process.ts";
 import { apiserverMetrics, requireClusters, testNamespace } from "../support/mod.ts";
 import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
 import { median, opensslPair, ReaderAccount, startProtectedHub, waitProbe } from "./_protected_support.ts";

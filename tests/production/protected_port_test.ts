@@ -2,9 +2,9 @@
 // probes that reveal nothing, against the real local apiservers, with one cluster down and one forbidden.
 
 import assert from "node:assert/strict";
-import { kubeconfigText, tempDir } from "../support/fault_cluster.ts";
-import { localEndpoint } from "../support/cluster_api.ts";
-import { FaultProxy } from "../support/fault_proxy.ts";
+import { kubeconfigText, tempDir } from "../../dev/support/fault_cluster.ts";
+import { localEndpoint } from "../../dev/support/cluster_api.ts";
+import { FaultProxy } from "../../dev/support/fault_proxy.ts";
 import { adminToken, apiserverUrl, KUBECONFIG_PATH, testNamespace } from "../support/mod.ts";
 import { compilePermissions, mapPaths, MOUNT_DIR, SERVICE_ACCOUNT_DIR } from "./_support.ts";
 import { metricSeries, metricSum, parseMetrics } from "../support/prometheus_text.ts";

@@ -6,8 +6,8 @@ import { Hub, RequestAuthorizer, serveProtected } from "../../src/hub/mod.ts";
 import { KubeClient, loadContexts } from "../../src/kube/mod.ts";
 import { uuidOperator } from "../../src/operators/uuid/mod.ts";
 import { Logger } from "../../src/util/mod.ts";
-import { tempDir } from "../support/fault_cluster.ts";
-import { freePort } from "../support/hub_process.ts";
+import { tempDir } from "../../dev/support/fault_cluster.ts";
+import { freePort } from "../../dev/support/hub_process.ts";
 import { adminToken, KUBECONFIG_PATH, requireClusters } from "../support/mod.ts";
 import { opensslPair, servedCommonName } from "./_protected_support.ts";
 

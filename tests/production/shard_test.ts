@@ -3,9 +3,9 @@
 // deno-lint-ignore-file no-explicit-any -- /status is checked field by field.
 
 import assert from "node:assert/strict";
-import { HubProcess } from "../support/hub_process.ts";
+import { HubProcess } from "../../dev/support/hub_process.ts";
 import { requireClusters, testNamespace } from "../support/mod.ts";
-import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../support/cluster_api.ts";
+import { type ClusterApi, localApi, names, waitAllAssigned, waitFor } from "../../dev/support/cluster_api.ts";
 import { cleanupReplicas, kustomize, StatusWrites } from "./_support.ts";
 import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
 

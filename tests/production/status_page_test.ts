@@ -5,12 +5,12 @@
 // deno-lint-ignore-file no-explicit-any -- DOM readings and /status JSON are checked by the test itself.
 
 import assert from "node:assert/strict";
-import { names } from "../support/cluster_api.ts";
-import { FaultApiserver, kubeconfigText, tempDir } from "../support/fault_cluster.ts";
+import { names } from "../../dev/support/cluster_api.ts";
+import { FaultApiserver, kubeconfigText, tempDir } from "../../dev/support/fault_cluster.ts";
 import { headlessChromium } from "../support/headless_chromium.ts";
 import { KUBECONFIG_PATH, testNamespace } from "../support/mod.ts";
-import { localApi, localEndpoint } from "../support/cluster_api.ts";
-import { HubProcess } from "../support/hub_process.ts";
+import { localApi, localEndpoint } from "../../dev/support/cluster_api.ts";
+import { HubProcess } from "../../dev/support/hub_process.ts";
 import { curl, ReaderAccount, startProtectedHub, waitProbe } from "./_protected_support.ts";
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];

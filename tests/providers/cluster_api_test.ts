@@ -2,9 +2,9 @@
 // the home cluster (prod) register clusters with a running hub; and providers side by side, with and without prefixes.
 
 import assert from "node:assert/strict";
-import { type ClusterApi, localApi, UUID_V4, waitFor } from "../support/cluster_api.ts";
-import { installClusterApiCrd } from "../support/cluster_api_crd.ts";
-import { HubProcess } from "../support/hub_process.ts";
+import { type ClusterApi, localApi, UUID_V4, waitFor } from "../../dev/support/cluster_api.ts";
+import { installClusterApiCrd } from "../../dev/support/cluster_api_crd.ts";
+import { HubProcess } from "../../dev/support/hub_process.ts";
 import { kubeconfigText, localEndpoint, requireClusters, tempDir, testNamespace } from "../support/mod.ts";
 import { metricSeries, parseMetrics } from "../support/prometheus_text.ts";
 

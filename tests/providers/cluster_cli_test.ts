@@ -2,8 +2,8 @@
 
 import assert from "node:assert/strict";
 import { parse as parseYaml } from "yaml";
-import { UUID_V4 } from "../support/cluster_api.ts";
-import { HubProcess } from "../support/hub_process.ts";
+import { UUID_V4 } from "../../dev/support/cluster_api.ts";
+import { HubProcess } from "../../dev/support/hub_process.ts";
 import {
   FaultApiserver,
   KUBECONFIG_PATH,

@@ -1,12 +1,12 @@
 // End-to-end: SIG-Multicluster ClusterProfiles in the home cluster (prod) register prod, staging and dev with a real exec
-// plugin (tests/kube/exec_plugin, built like the apiservers) whose tokens expire after 5 s. One hub serves every case.
+// plugin (dev/build/exec_plugin, built like the apiservers) whose tokens expire after 5 s. One hub serves every case.
 
 import assert from "node:assert/strict";
-import { ensureExecPlugin } from "../kube/build_exec_plugin.ts";
-import { UUID_V4 } from "../support/cluster_api.ts";
-import { installClusterProfileCrd } from "../support/cluster_profile_crd.ts";
-import { HubProcess } from "../support/hub_process.ts";
-import { localKubeClient } from "../support/local_client.ts";
+import { ensureExecPlugin } from "../../dev/build/build_exec_plugin.ts";
+import { UUID_V4 } from "../../dev/support/cluster_api.ts";
+import { installClusterProfileCrd } from "../../dev/support/cluster_profile_crd.ts";
+import { HubProcess } from "../../dev/support/hub_process.ts";
+import { localKubeClient } from "../../dev/support/local_client.ts";
 import {
   kubeconfigText,
   kubectl,

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import YAML from "yaml";
 import { describePermission } from "../../src/kube/mod.ts";
-import { localApi, UUID_V4, waitAllAssigned } from "../support/cluster_api.ts";
-import { HubProcess } from "../support/hub_process.ts";
+import { localApi, UUID_V4, waitAllAssigned } from "../../dev/support/cluster_api.ts";
+import { HubProcess } from "../../dev/support/hub_process.ts";
 import { apiserverCa, apiserverUrl, kubectlOk, requireClusters, testNamespace } from "../support/mod.ts";
 
 const CONTEXT = "dev";

@@ -1,8 +1,8 @@
 // End-to-end: clusters registered while the hub runs, through a kubeconfig file and through a labelled Secret.
 
 import assert from "node:assert/strict";
-import { UUID_V4 } from "../support/cluster_api.ts";
-import { HubProcess, runHubCli } from "../support/hub_process.ts";
+import { UUID_V4 } from "../../dev/support/cluster_api.ts";
+import { HubProcess, runHubCli } from "../../dev/support/hub_process.ts";
 import {
   kubeconfigText,
   kubectl,

@@ -2,8 +2,8 @@
 // Secret or a file dropped into --cluster-dir; and a server URL's user info reaches no log, /status or /metrics.
 
 import assert from "node:assert/strict";
-import { UUID_V4 } from "../support/cluster_api.ts";
-import { HubProcess } from "../support/hub_process.ts";
+import { UUID_V4 } from "../../dev/support/cluster_api.ts";
+import { HubProcess } from "../../dev/support/hub_process.ts";
 import {
   kubeconfigText,
   kubectl,

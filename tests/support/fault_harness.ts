@@ -6,8 +6,8 @@
 // /status or /metrics. Together, the fault tests thus grep every line any hub of the suite printed.
 
 import assert from "node:assert/strict";
-import { KUBECONFIG_PATH } from "../kube/clusters.ts";
-import { type ClusterApi, localApi, type ObserveOptions, type UuidObserver } from "./cluster_api.ts";
+import { KUBECONFIG_PATH } from "../../dev/clusters/clusters.ts";
+import { type ClusterApi, localApi, type ObserveOptions, type UuidObserver } from "../../dev/support/cluster_api.ts";
 import {
   FaultApiserver,
   type FaultApiserverOptions,
@@ -17,9 +17,9 @@ import {
   localClusterTokens,
   type TempDir,
   tempDir,
-} from "./fault_cluster.ts";
-import { HubProcess, type HubProcessOptions } from "./hub_process.ts";
-import { type TestNamespace, testNamespace } from "./namespace.ts";
+} from "../../dev/support/fault_cluster.ts";
+import { HubProcess, type HubProcessOptions } from "../../dev/support/hub_process.ts";
+import { type TestNamespace, testNamespace } from "../../dev/support/namespace.ts";
 
 /** One parsed JSON log line of the hub. */
 export interface HubLogLine {

@@ -8,7 +8,7 @@
 // Guarantees: `close()` aborts every forwarded request and settles once the server has stopped; it binds 127.0.0.1
 // only. Hooks run before forwarding; a hook that throws makes the proxy answer 502.
 
-import type { FaultApiserver } from "./fault_cluster.ts";
+import type { FaultApiserver } from "../../dev/support/fault_cluster.ts";
 
 /** What a hook sees of one request. */
 export interface InterceptedRequest {

@@ -1,9 +1,9 @@
-// An InterceptProxy in front of one of the local clusters (tests/kube/clusters.ts), presenting that apiserver's own
+// An InterceptProxy in front of one of the local clusters (dev/clusters/clusters.ts), presenting that apiserver's own
 // serving certificate, so a kubeconfig with the cluster's CA trusts it.
 
-import { STATE_DIR } from "../kube/clusters.ts";
+import { STATE_DIR } from "../../dev/clusters/clusters.ts";
 import { InterceptProxy } from "./intercept_proxy.ts";
-import { adminToken, apiserverCa, apiserverUrl } from "./local_clusters.ts";
+import { adminToken, apiserverCa, apiserverUrl } from "../../dev/support/local_clusters.ts";
 
 /** A proxy in front of local cluster `context`'s apiserver. Close it after use. */
 export async function proxyInFrontOf(context: string): Promise<InterceptProxy> {

@@ -1,13 +1,6 @@
-// Public surface of tests/support: helpers for end-to-end tests against the real local clusters.
-export * from "./local_clusters.ts";
-export * from "./kubectl.ts";
-export * from "./namespace.ts";
-export * from "./crds.ts";
-export { DEFAULT_CLUSTER_NAMES, KUBECONFIG_PATH } from "../kube/clusters.ts";
-export { KUBE_VERSION } from "../kube/build.ts";
-// Fault injection (tests/faults/, tests/soak.ts): private apiservers, network and request-level fault proxies.
-export * from "./fault_cluster.ts";
-export * from "./fault_proxy.ts";
+// Public surface of tests/support: helpers for end-to-end tests against the real local clusters. The helpers that the
+// bench uses too live in dev/support/ and are re-exported here; what only tests use lives beside this file.
+export * from "../../dev/support/mod.ts";
+// Fault injection (tests/faults/, tests/soak.ts): request-level fault proxies and the fault scenario harness.
 export * from "./intercept_proxy.ts";
-export * from "./cluster_api.ts";
 export * from "./fault_harness.ts";

@@ -3,7 +3,7 @@
 // Guarantees: passes only if the observer met no error, saw a UUID on each of `expected` (waited for up to the hang
 // guard, as its watch may trail the apiserver by a moment), and saw no object with two UUIDs.
 
-import { type UuidObserver, waitFor } from "./cluster_api.ts";
+import { type UuidObserver, waitFor } from "../../dev/support/cluster_api.ts";
 
 /** Hang guard for the observer to catch up with objects already assigned at the apiserver. */
 const CATCH_UP_GUARD_MS = 30_000;

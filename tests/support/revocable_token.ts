@@ -4,7 +4,7 @@
 // it afterwards fails too (the apiserver caches a token's successful authentication for up to 10 s: a request
 // right after the revocation may still pass, which is why a test must wait for this before it counts on it).
 
-import { kubectlOk } from "./kubectl.ts";
+import { kubectlOk } from "../../dev/support/kubectl.ts";
 
 /** A TokenRequest token bound to a Secret of its own: deleting the Secret revokes this token and no other. */
 export interface RevocableToken {

@@ -3,8 +3,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { waitFor } from "../../../tests/support/cluster_api.ts";
-import { withTempDir } from "../../../tests/support/local_client.ts";
+import { waitFor } from "../../../dev/support/cluster_api.ts";
+import { withTempDir } from "../../../dev/support/local_client.ts";
 import { Logger, silentLogger } from "../../util/mod.ts";
 import { Hub } from "../hub.ts";
 import { ProtectedServerError, serveProtected } from "./protected_server.ts";

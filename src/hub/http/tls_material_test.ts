@@ -6,7 +6,7 @@ import forge from "node-forge";
 import { join } from "node:path";
 import { VirtualClock } from "../../util/mod.ts";
 import { readTlsFiles, selfSignedTls, TlsMaterialError, type TlsPair, watchTlsFiles } from "./tls_material.ts";
-import { withTempDir } from "../../../tests/support/local_client.ts";
+import { withTempDir } from "../../../dev/support/local_client.ts";
 
 const CERT = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
 const KEY = "-----BEGIN PRIVATE KEY-----\nKKKK\n-----END PRIVATE KEY-----\n";

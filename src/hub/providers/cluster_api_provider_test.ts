@@ -3,10 +3,10 @@
 // own that records what it is told.
 
 import assert from "node:assert/strict";
-import { waitFor } from "../../../tests/support/cluster_api.ts";
-import { installClusterApiCrd } from "../../../tests/support/cluster_api_crd.ts";
-import { KUBECONFIG_PATH } from "../../../tests/kube/clusters.ts";
-import { inLocalNamespace } from "../../../tests/support/local_client.ts";
+import { waitFor } from "../../../dev/support/cluster_api.ts";
+import { installClusterApiCrd } from "../../../dev/support/cluster_api_crd.ts";
+import { KUBECONFIG_PATH } from "../../../dev/clusters/clusters.ts";
+import { inLocalNamespace } from "../../../dev/support/local_client.ts";
 import { type KubeClient, loadContexts } from "../../kube/mod.ts";
 import { silentLogger } from "../../util/mod.ts";
 import {

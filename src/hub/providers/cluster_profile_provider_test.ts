@@ -2,10 +2,10 @@
 // namespace of the test's own, with a registry of our own that records what it is told.
 
 import assert from "node:assert/strict";
-import { waitFor } from "../../../tests/support/cluster_api.ts";
-import { installClusterProfileCrd } from "../../../tests/support/cluster_profile_crd.ts";
-import { KUBECONFIG_PATH } from "../../../tests/kube/clusters.ts";
-import { inLocalNamespace } from "../../../tests/support/local_client.ts";
+import { waitFor } from "../../../dev/support/cluster_api.ts";
+import { installClusterProfileCrd } from "../../../dev/support/cluster_profile_crd.ts";
+import { KUBECONFIG_PATH } from "../../../dev/clusters/clusters.ts";
+import { inLocalNamespace } from "../../../dev/support/local_client.ts";
 import { type KubeClient, loadContexts, STRICT_CREDENTIAL_POLICY } from "../../kube/mod.ts";
 import { silentLogger } from "../../util/mod.ts";
 import { parseProviderFile } from "./cluster_profile_access.ts";

@@ -2,8 +2,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { waitFor } from "../../../tests/support/cluster_api.ts";
-import { withTempDir } from "../../../tests/support/local_client.ts";
+import { waitFor } from "../../../dev/support/cluster_api.ts";
+import { withTempDir } from "../../../dev/support/local_client.ts";
 import { ConfigError, MAX_UNTRUSTED_KUBECONFIG_BYTES } from "../../kube/mod.ts";
 import { Logger, silentLogger } from "../../util/mod.ts";
 import { FolderProvider } from "./folder_provider.ts";

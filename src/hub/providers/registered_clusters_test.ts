@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { withTempDir } from "../../../tests/support/local_client.ts";
+import { withTempDir } from "../../../dev/support/local_client.ts";
 import { ConfigError } from "../../kube/mod.ts";
 import { silentLogger } from "../../util/mod.ts";
 import { loadRegisteredClusters, type RegisteredClustersOptions } from "./registered_clusters.ts";

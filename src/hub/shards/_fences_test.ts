@@ -1,7 +1,7 @@
 // Tests of the fence Lease writes against the real local apiserver (context prod), in a namespace of the test's own.
 
 import assert from "node:assert/strict";
-import { inLocalNamespace } from "../../../tests/support/local_client.ts";
+import { inLocalNamespace } from "../../../dev/support/local_client.ts";
 import { Logger, VirtualClock } from "../../util/mod.ts";
 import { LeaseClient, type LeaseObject, microTime } from "../leases.ts";
 import { Fences } from "./_fences.ts";

@@ -1,8 +1,8 @@
 // Tests of the shard group's Lease watch against the real local apiserver (context prod), in a namespace of its own.
 
 import assert from "node:assert/strict";
-import { waitFor } from "../../../tests/support/cluster_api.ts";
-import { inLocalNamespace } from "../../../tests/support/local_client.ts";
+import { waitFor } from "../../../dev/support/cluster_api.ts";
+import { inLocalNamespace } from "../../../dev/support/local_client.ts";
 import type { KubeClient } from "../../kube/mod.ts";
 import { Logger, VirtualClock } from "../../util/mod.ts";
 import { LeaseClient, type LeaseObject } from "../leases.ts";

@@ -2,8 +2,8 @@
 // and on virtual time with an API client of our own that fails or hangs.
 
 import assert from "node:assert/strict";
-import { waitFor } from "../../../tests/support/cluster_api.ts";
-import { inLocalNamespace } from "../../../tests/support/local_client.ts";
+import { waitFor } from "../../../dev/support/cluster_api.ts";
+import { inLocalNamespace } from "../../../dev/support/local_client.ts";
 import { ApiError } from "../../kube/mod.ts";
 import type { ApiClient } from "../../runtime/mod.ts";
 import { Logger, VirtualClock } from "../../util/mod.ts";

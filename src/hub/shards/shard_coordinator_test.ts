@@ -2,9 +2,9 @@
 // timings, its Leases in a namespace of the test's own, and recording targets of our own in place of the Hub.
 
 import assert from "node:assert/strict";
-import { waitFor } from "../../../tests/support/cluster_api.ts";
-import { inLocalNamespace } from "../../../tests/support/local_client.ts";
-import { KUBECONFIG_PATH } from "../../../tests/kube/clusters.ts";
+import { waitFor } from "../../../dev/support/cluster_api.ts";
+import { inLocalNamespace } from "../../../dev/support/local_client.ts";
+import { KUBECONFIG_PATH } from "../../../dev/clusters/clusters.ts";
 import { type ClusterAccess, loadContexts } from "../../kube/mod.ts";
 import { Logger } from "../../util/mod.ts";
 import type { ClusterRegistration } from "../hub.ts";

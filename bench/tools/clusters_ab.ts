@@ -1,0 +1,153 @@
+// A/B of the clusters phase's start-up: `deno run -A bench/tools/clusters_ab.ts --n 1000 [--a ENTRY --b ENTRY]`.
+//
+// Runs the hub on N namespaced tenant contexts (bench/lib/tenants.ts, as `--phases clusters` does), alternating the
+// variants, and per run reports: spawn → /readyz 200, the hub's CPU until then, the three API servers' CPU over the
+// same span, the requests they served (their own `apiserver_request_total`, by verb and resource, per cluster), the
+// watches they hold (`apiserver_longrunning_requests`), the hub's open sockets, and optionally RSS and idle CPU after a
+// settle. A baseline is any checkout, e.g. `git archive HEAD | tar -x -C .cache/ab-base` then
+// `--a .cache/ab-base/src/cli/main.ts`. Needs `deno task clusters:up`.
+
+import { parseArgs } from "node:util";
+import { apiserverMetrics, requireClusters } from "../../dev/support/local_clusters.ts";
+import { clustersRun, prepareTenants } from "../phases/clusters.ts";
+import { cpuMsOf } from "../lib/proc.ts";
+import { load1, log } from "../lib/run.ts";
+
+const USAGE = `Usage: deno run -A bench/tools/clusters_ab.ts [options]
+  --n N              clusters (tenant contexts) per run (default 1000)
+  --a ENTRY          variant A's script, relative to the repository root (default src/cli/main.ts)
+  --b ENTRY          variant B's script (default: none, A only)
+  --operators LIST   --operators for the hub, or "default" for the hub's default operators (default uuid)
+  --reps R           runs per variant, alternating which goes first (default 1)
+  --settle-s S       after ready, wait S seconds then read RSS (default 0: skip)
+  --idle-s S         then measure idle CPU over S seconds (default 0: skip)
+  --deno-flag FLAG   extra \`deno run\` flag for the hub, repeatable (e.g. --deno-flag=--cpu-prof)`;
+
+/** The API servers' counters that matter here, summed over the three. */
+interface ServerCounters {
+  requests: Map<string, number>;
+  watches: Map<string, number>;
+}
+
+function parseCounters(texts: string[]): ServerCounters {
+  const requests = new Map<string, number>(), watches = new Map<string, number>();
+  for (const text of texts) {
+    for (const line of text.split("\n")) {
+      const m = /^(apiserver_request_total|apiserver_longrunning_requests)\{([^}]*)\} (\S+)$/.exec(line);
+      if (!m) continue;
+      const labels = Object.fromEntries([...m[2].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+      if (m[1] === "apiserver_longrunning_requests" && labels.verb !== "WATCH") continue;
+      const key = `${labels.verb} ${labels.resource}${labels.subresource ? "/" + labels.subresource : ""}` +
+        (labels.group ? `.${labels.group}` : "");
+      const into = m[1] === "apiserver_request_total" ? requests : watches;
+      into.set(key, (into.get(key) ?? 0) + Number(m[3]));
+    }
+  }
+  return { requests, watches };
+}
+
+async function counters(names: string[]): Promise<ServerCounters> {
+  return parseCounters(await Promise.all(names.map((n) => apiserverMetrics(n))));
+}
+
+function apiserverPids(): number[] {
+  const out = new TextDecoder().decode(new Deno.Command("ps", { args: ["-eo", "pid,args"] }).outputSync().stdout);
+  const root = new URL("../..", import.meta.url).pathname;
+  return out.split("\n").filter((l) => l.includes(`${root}.cache/kube-bin/kube-apiserver`))
+    .map((l) => Number(l.trim().split(/\s+/)[0]));
+}
+
+function socketsOf(pid: number): number {
+  let n = 0;
+  for (const e of Deno.readDirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (Deno.readLinkSync(`/proc/${pid}/fd/${e.name}`).startsWith("socket:")) n++;
+    } catch { /* closed meanwhile */ }
+  }
+  return n;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      n: { type: "string", default: "1000" },
+      a: { type: "string", default: "src/cli/main.ts" },
+      b: { type: "string" },
+      operators: { type: "string", default: "uuid" },
+      reps: { type: "string", default: "1" },
+      "settle-s": { type: "string", default: "0" },
+      "idle-s": { type: "string", default: "0" },
+      "deno-flag": { type: "string", multiple: true, default: [] },
+      help: { type: "boolean" },
+    },
+  });
+  if (values.help) return console.log(USAGE);
+  const n = Number(values.n), reps = Number(values.reps);
+  const names = requireClusters().names;
+  const set = await prepareTenants(n, names, log);
+  const all = set.list;
+  try {
+    const variants = [["A", values.a], ...(values.b ? [["B", values.b]] : [])] as [string, string][];
+    const operators = values.operators === "default" ? null : values.operators.split(",");
+    const results: Record<string, unknown[]> = {};
+    for (let r = 0; r < reps; r++) {
+      const order = r % 2 ? [...variants].reverse() : variants;
+      for (const [label, entry] of order) {
+        const pids = apiserverPids();
+        const before = await counters(names);
+        const server0 = cpuMsOf(pids);
+        const load = load1();
+        let serverMs = 0, after: ServerCounters | undefined, sockets = 0;
+        let hubPid = 0;
+        const run = await clustersRun(all, n, {
+          entry,
+          operators,
+          settleMs: Number(values["settle-s"]) * 1000,
+          idleMs: Number(values["idle-s"]) * 1000,
+          denoFlags: values["deno-flag"],
+          log,
+          onReady: async () => {
+            serverMs = cpuMsOf(pids) - server0;
+            after = await counters(names);
+            sockets = hubPid ? socketsOf(hubPid) : 0;
+          },
+          onSpawn: (pid) => (hubPid = pid),
+        });
+        const perCluster: Record<string, number> = {};
+        let total = 0;
+        for (const [k, v] of after!.requests) {
+          const d = v - (before.requests.get(k) ?? 0);
+          if (d <= 0) continue;
+          perCluster[k] = Math.round(d / n * 100) / 100;
+          total += d;
+        }
+        const watches: Record<string, number> = {};
+        for (const [k, v] of after!.watches) {
+          const d = v - (before.watches.get(k) ?? 0);
+          if (d > 0) watches[k] = d;
+        }
+        const row = {
+          variant: label,
+          entry,
+          load1: load,
+          readySeconds: Math.round(run.readySeconds * 100) / 100,
+          hubStartupCpuS: Math.round(run.startupCpuMs! / 10) / 100,
+          apiserversCpuS: Math.round(serverMs / 10) / 100,
+          requestsPerCluster: Math.round(total / n * 100) / 100,
+          requestsPerClusterByKind: perCluster,
+          watchesOpened: watches,
+          hubSockets: sockets,
+          rssMib: values["settle-s"] !== "0" ? Math.round(run.rssMib * 10) / 10 : undefined,
+          idleCpuPct: run.idleCpuPct,
+        };
+        console.log(JSON.stringify(row));
+        (results[label] ??= []).push(row);
+      }
+    }
+  } finally {
+    await set.remove();
+  }
+}
+
+if (import.meta.main) await main();
