@@ -25,12 +25,22 @@ export interface PreflightContext {
   client: KubeClient;
   /** The namespaces checked; empty means all. */
   namespaces: readonly string[];
-  /** A namespaced cluster's one namespace and the rules review its operators' first attempts share. */
+  /**
+   * The one namespace whose checks a rules review answers (a namespaced cluster's, or the hub's only watched
+   * namespace), and that review, shared by its operators' first attempts.
+   */
   scope?: { namespace: string; firstRules: FirstRulesReview };
   /** Permissions checked besides the operator's own (e.g. the leader-election Lease's). */
   extraPermissions?: readonly PermissionCheck[];
   /** Each attempt holds a permit (see EngagedClusterOptions.preflightGate). */
   gate?: Semaphore;
+  /**
+   * Called once, when the first attempt holds its permit and its first request goes out: the engaged cluster starts
+   * the operator's list then, so the list runs while the checks do (their answer cannot change what is listed).
+   */
+  onFirstAttempt?: () => void;
+  /** Called after every attempt that did not pass (forbidden, missing CRD, a failure), before its backoff. */
+  onFailedAttempt?: () => void;
   clock: Clock;
   log: Logger;
 }
@@ -41,7 +51,8 @@ export interface PreflightContext {
  * Guarantees: `slot.preflight` shows every attempt: `connecting` from the first one, then the failure's state,
  * error and missing permissions until one passes; `slot.info` holds the discovered resource (only where the operator
  * owns its resource here); a server's Retry-After is believed within 1 to 30 s, else the backoff runs from 1 to 30 s;
- * the gate's permit is held only while an attempt runs.
+ * the gate's permit is held only while an attempt runs; `onFirstAttempt` is called once, as the first attempt starts
+ * (its permit held), and `onFailedAttempt` after each attempt that did not pass, before its backoff.
  */
 export async function preflight(slot: Slot, ctx: PreflightContext, signal: AbortSignal): Promise<boolean> {
   const backoff = new Backoff({ initialMs: 1000, maxMs: 30_000 });
@@ -56,6 +67,7 @@ export async function preflight(slot: Slot, ctx: PreflightContext, signal: Abort
     let release: (() => void) | undefined;
     try {
       release = await ctx.gate?.acquire(signal);
+      if (p.attempts === 1) ctx.onFirstAttempt?.();
       if (slot.owns) Object.assign(slot.info, await discoverResource(ctx.api, cluster, op.resource, signal));
       const checks = [
         ...permissionsFor(op, {
@@ -91,6 +103,7 @@ export async function preflight(slot: Slot, ctx: PreflightContext, signal: Abort
       release?.();
       if (p.attempts === 1) scope?.firstRules.firstAttemptEnded();
     }
+    ctx.onFailedAttempt?.();
     // A server that says when to come back (429/503 Retry-After while it starts) is believed, within bounds.
     const delay = retryAfterMs === undefined
       ? backoff.next(ctx.clock.now())
