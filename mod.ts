@@ -1,21 +1,43 @@
 /**
- * operator-hub as a library: define operators with {@link defineOperator} and host them, with the
- * built-in ones or alone, in a {@link Hub} that runs them across many Kubernetes clusters.
+ * The operator SDK: everything an operator's code imports. Write an operator as one reconcile with
+ * {@link defineOperator} (controller-runtime's shape) or as Kopf-style handlers with {@link defineHandlers}; both
+ * return an {@link Operator}, which the hub runs in every cluster it engages, with a typed, cached client per cluster
+ * ({@link ResourceClient}), retries, events, finalizers, owned children ({@link adopt}), daemons, indexes and
+ * admission webhooks (validate and mutate handlers, {@link jsonPatch}).
  *
- * @example
+ * Run operators with the command line (`deno task run my_operator.ts`, or `main()` from `"./cli"`), or host them in
+ * a program of your own with `Hub` from `"./hub"`. Kubernetes access outside an operator is `"./kube"`.
+ *
+ * @example An operator as one reconcile
  * ```ts
- * import { defineOperator, Hub, Logger } from "./mod.ts";
- * const hello = defineOperator({
+ * import { defineOperator, ignoreNotFound } from "./mod.ts";
+ *
+ * export const hello = defineOperator({
  *   name: "hello",
  *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Greeting", plural: "greetings" },
  *   verbs: ["patchStatus"],
- *   async reconcile(request, { client }) {
+ *   async reconcile(request, { client, logger }) {
  *     const obj = client.cached(request);
- *     if (obj && !obj.status) await client.patchStatus(obj, { message: `Hello, ${request.name}` });
+ *     if (!obj || obj.status) return;
+ *     logger.info("greeting", { name: request.name, cluster: request.cluster });
+ *     await client.patchStatus(obj, { message: `Hello, ${request.name}` }).catch(ignoreNotFound);
  *   },
  * });
- * const hub = new Hub({ operators: [hello], logger: new Logger({ level: "info" }) });
- * console.log(hub.operators()); // ["hello"]
+ * ```
+ *
+ * @example The same as Kopf-style handlers
+ * ```ts
+ * import { defineHandlers, TemporaryError } from "./mod.ts";
+ *
+ * export const hello = defineHandlers({
+ *   name: "hello",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Greeting", plural: "greetings" },
+ *   create: async ({ name, spec, info }) => {
+ *     if (typeof spec.who !== "string") throw new TemporaryError("spec.who is not set yet", 10_000);
+ *     await info(`greeted ${spec.who}`, "Greeted");
+ *     return { message: `Hello, ${spec.who} (from ${name})` };
+ *   },
+ * });
  * ```
  *
  * @module
@@ -48,7 +70,6 @@ export {
   type DiffItem,
   type EventSink,
   type EventSubject,
-  type FailureState,
   FINALIZER,
   type HandlerContext,
   type HandlerFn,
@@ -57,7 +78,6 @@ export {
   type HandlersDefinition,
   type HandlerSpec,
   type HandlerState,
-  type HealthState,
   ignoreNotFound,
   type Index,
   type IndexEntries,
@@ -108,35 +128,5 @@ export {
   type Verb,
   type WatchedResource,
 } from "./src/sdk/mod.ts";
-export {
-  type ClusterHealth,
-  type ClusterRegistration,
-  DEFAULT_LIMITS,
-  Hub,
-  type HubHealth,
-  type HubLeaderElection,
-  type HubLimits,
-  type HubOptions,
-  type HubShardStatus,
-  type HubShardView,
-  type HubStatus,
-  type LeaderElectionSnapshot,
-  type LeaseSettings,
-  type OperatorHealth,
-  type ProviderHealth,
-  type RegistrationCondition,
-  type RegistrationProblem,
-} from "./src/hub/mod.ts";
-export {
-  ALL_CONTEXTS,
-  type ClusterAccess,
-  type ClusterAuth,
-  type ContextCatalog,
-  type EnvSource,
-  IN_CLUSTER,
-  inClusterAccess,
-  type InClusterOptions,
-  loadContexts,
-  type LoadContextsOptions,
-} from "./src/kube/mod.ts";
-export { type LogFields, type LogFormat, Logger, type LoggerOptions, type LogLevel } from "./src/util/mod.ts";
+// The logger every reconcile and handler gets (`scope.logger`, `ctx.logger`), as a type: build one from "./hub".
+export type { LogFields, Logger, LogLevel } from "./src/util/mod.ts";

@@ -2,12 +2,13 @@
 
 // First import: npm packages evaluated after it see only the environment variables --allow-env grants.
 import "./_npm_env.ts";
-import { Hub, type HubLeaderElection, type Operator } from "../../mod.ts";
 import { cleanupMain } from "./cleanup_cli.ts";
 import { type Admission, admissionPermissions, setUpAdmission } from "./admission_setup.ts";
 import { FlagError, helpText, type MetricsServingFlags, parseFlags } from "./flags.ts";
 import {
   cleaningOnRemove,
+  Hub,
+  type HubLeaderElection,
   readTlsFiles,
   ReconcileHistory,
   reconcileTotals,
@@ -23,7 +24,7 @@ import { homeClusterProviders, type StartsProvider } from "./cluster_providers.t
 import { ShardCoordinator } from "../hub/shards/mod.ts";
 import { type ClusterAccess, ConfigError, IN_CLUSTER, KubeClient } from "../kube/mod.ts";
 import { BUILT_IN_OPERATORS, DEFAULT_OPERATORS } from "../operators/mod.ts";
-import { FINALIZER, loadOperatorFiles, OperatorFileError } from "../sdk/mod.ts";
+import { FINALIZER, loadOperatorFiles, type Operator, OperatorFileError } from "../sdk/mod.ts";
 import { granted, hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
 import { errorText, Logger } from "../util/mod.ts";
 

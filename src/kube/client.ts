@@ -21,22 +21,28 @@ export type { QueryValue } from "./_request_target.ts";
 
 /** One finished request, for metrics. `code` is the HTTP status, or "error" when none arrived. */
 export interface ResponseInfo {
+  /** The request's HTTP method. */
   method: string;
+  /** The HTTP status, or "error" when none arrived. */
   code: number | "error";
+  /** From sending the request to its answer's headers (a watch) or body (anything else), ms. */
   durationMs: number;
 }
 
+/** How a KubeClient talks to its cluster; every field is optional. */
 export interface KubeClientOptions {
   /**
    * Sends every request through this fetch. Default: the client's own HTTP/1.1 keep-alive sockets
    * (src/kube/_http1.ts), or Deno's fetch for HTTP/2, a proxy, or insecure-skip-tls-verify.
    */
   fetch?: FetchLike;
+  /** Time source, for tests on virtual time. Default the system clock. */
   clock?: Clock;
   /** Deadline for a non-watch request, body included; for a watch, until its headers arrive. Default 30 s. */
   requestTimeoutMs?: number;
   /** Default `uuid-operator-hub (deno)`. */
   userAgent?: string;
+  /** Told of every finished request (for metrics); must not throw. */
   onResponse?(info: ResponseInfo): void;
   /** Receives one debug line per request (method, path, code, duration); never headers. */
   logger?: Logger;
@@ -79,13 +85,17 @@ export const PARTIAL_METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMe
 /** The Accept header of a metadata-only watch or get: each object is a PartialObjectMetadata (else the full one). */
 export const PARTIAL_METADATA_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
 
+/** One request's options. */
 export interface KubeRequestOptions {
+  /** Query parameters; undefined values are left out. */
   query?: Record<string, QueryValue>;
   /** An object is sent as JSON; a string or bytes as they are. */
   body?: unknown;
   /** Default `application/merge-patch+json` for PATCH, `application/json` otherwise. */
   contentType?: string;
+  /** Aborts the request; the call rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** This request's deadline, ms. Default the client's `requestTimeoutMs`. */
   timeoutMs?: number;
   /** A 2xx body is read and dropped, not parsed; the call resolves to undefined. Errors still parse. */
   discardBody?: boolean;
@@ -93,12 +103,17 @@ export interface KubeRequestOptions {
   accept?: string;
 }
 
+/** One list page's options. */
 export interface ListPageOptions {
   /** Default 500, like client-go's reflector. */
   limit?: number;
+  /** The previous page's `continueToken`, for the next page. */
   continueToken?: string;
+  /** Only objects with these labels, e.g. `app=web`. */
   labelSelector?: string;
+  /** Only objects whose fields match, e.g. `metadata.name=x`. */
   fieldSelector?: string;
+  /** Aborts the request. */
   signal?: AbortSignal;
   /**
    * Ask for a PartialObjectMetadataList (PARTIAL_METADATA_LIST_ACCEPT): items with only `metadata`, so no object's
@@ -107,15 +122,19 @@ export interface ListPageOptions {
   metadataOnly?: boolean;
 }
 
+/** One page of a list. */
 export interface ListPage<T = unknown> {
+  /** The page's objects. */
   items: T[];
   /** The list's resourceVersion: where a watch continues from. */
   resourceVersion: string;
   /** Present when more pages follow. */
   continueToken?: string;
+  /** How many objects the later pages hold, when the server says. */
   remainingItemCount?: number;
 }
 
+/** One watch's options. */
 export interface WatchOptions {
   /** Where to start; omitted means "from now" with synthetic ADDED events for existing objects. */
   resourceVersion?: string;
@@ -123,8 +142,11 @@ export interface WatchOptions {
   timeoutSeconds: number;
   /** Default true. */
   allowWatchBookmarks?: boolean;
+  /** Only objects with these labels, e.g. `app=web`. */
   labelSelector?: string;
+  /** Only objects whose fields match, e.g. `metadata.name=x`. */
   fieldSelector?: string;
+  /** Ends the watch: the generator returns without an error. */
   signal?: AbortSignal;
   /** Called once when the server accepted the watch (2xx headers), before the first event. */
   onOpen?: () => void;
@@ -157,6 +179,7 @@ interface Opened {
  *   contains a header.
  */
 export class KubeClient {
+  /** The cluster this client talks to, and how it authenticates. */
   readonly access: ClusterAccess;
   readonly #clock: Clock;
   readonly #timeoutMs: number;
@@ -171,6 +194,7 @@ export class KubeClient {
   readonly #transports: TransportPool;
   readonly #auth: AuthCache;
 
+  /** A client for `access`'s API server; no connection is made before the first request. */
   constructor(access: ClusterAccess, options: KubeClientOptions = {}) {
     this.access = access;
     this.#clock = options.clock ?? new SystemClock();
@@ -344,6 +368,7 @@ export class KubeClient {
     this.#auth.clear();
   }
 
+  /** Closes the client (see `close`), for `using`. */
   [Symbol.dispose](): void {
     this.close();
   }

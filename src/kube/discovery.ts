@@ -11,12 +11,15 @@ export interface ResourceInfo {
 
 /** The cluster does not serve the resource (its CRD is not installed). Reads as 404, hence `missing-crd`. */
 export class MissingResourceError extends Error {
+  /** Always "MissingResourceError". */
   override name = "MissingResourceError";
+  /** Always 404, as the API server answers for a resource it does not serve. */
   readonly status = 404;
 }
 
 /** What discovery needs: one GET (a KubeClient, or a rate-limited wrapper of one, fits). */
 export interface DiscoveryClient {
+  /** Sends one request and resolves to its JSON body (see KubeClient.request). */
   request<T>(method: string, path: string, options?: { signal?: AbortSignal }): Promise<T>;
 }
 

@@ -8,6 +8,7 @@ import { redact } from "../util/mod.ts";
  * exits with code 2 on it. It never contains credentials.
  */
 export class ConfigError extends Error {
+  /** Always "ConfigError". */
   override name = "ConfigError";
 }
 
@@ -16,10 +17,12 @@ export class ConfigError extends Error {
  * The message names the plugin command or file, never the plugin's output or a token.
  */
 export class AuthError extends Error {
+  /** Always "AuthError". */
   override name = "AuthError";
   /** Context the credentials were for. */
   readonly cluster: string;
 
+  /** An error about `cluster`'s credentials; `message` must hold no credential. */
   constructor(cluster: string, message: string, options?: ErrorOptions) {
     super(message, options);
     this.cluster = cluster;
@@ -28,6 +31,7 @@ export class AuthError extends Error {
 
 /** Fields of an {@link ApiError}. */
 export interface ApiErrorInit {
+  /** The request's HTTP method. */
   method: string;
   /** Request path without the query string. */
   path: string;
@@ -37,7 +41,9 @@ export interface ApiErrorInit {
   reason?: string;
   /** The Status `message` as the server wrote it. */
   statusMessage?: string;
+  /** The Status `details`, as the server sent them. */
   details?: unknown;
+  /** The `Retry-After` header (or the Status' `retryAfterSeconds`), seconds. */
   retryAfterSeconds?: number;
 }
 
@@ -47,15 +53,24 @@ export interface ApiErrorInit {
  * Request headers never appear in it.
  */
 export class ApiError extends Error {
+  /** Always "ApiError". */
   override name = "ApiError";
+  /** The request's HTTP method. */
   readonly method: string;
+  /** The request path, without the query string. */
   readonly path: string;
+  /** The HTTP status (or the watch ERROR Status' `code`). */
   readonly status: number;
+  /** The Status `reason` (e.g. `Conflict`), or one derived from `status`. */
   readonly reason: string;
+  /** The Status `message`, redacted; "" when there was none. */
   readonly statusMessage: string;
+  /** The Status `details`, as the server sent them. */
   readonly details: unknown;
+  /** How long the server asked the client to wait before retrying, seconds, when it did. */
   readonly retryAfterSeconds: number | undefined;
 
+  /** An error for the answer `init` describes. */
   constructor(init: ApiErrorInit, options?: ErrorOptions) {
     const reason = init.reason || defaultReason(init.status);
     const statusMessage = init.statusMessage ? redact(init.statusMessage) : "";
@@ -80,10 +95,12 @@ export class ApiError extends Error {
  * broke or stalled. The cause is chained. The message names the method, path and server.
  */
 export class TransportError extends Error {
+  /** Always "TransportError". */
   override name = "TransportError";
   /** True when the request timed out (no response, or a watch that outlived its deadline). */
   readonly timeout: boolean;
 
+  /** A failure described by `message` (its cause chained in `options.cause`); `timeout` marks a timeout. */
   constructor(message: string, options?: ErrorOptions & { timeout?: boolean }) {
     super(message, options);
     this.timeout = options?.timeout ?? false;
@@ -96,12 +113,14 @@ export class TransportError extends Error {
  * size seen (or "more than" the limit), never content.
  */
 export class TooLargeError extends Error {
+  /** Always "TooLargeError". */
   override name = "TooLargeError";
   /** The limit that was exceeded, bytes. */
   readonly limitBytes: number;
   /** The size the server declared (Content-Length), when it did; otherwise only "more than limitBytes" is known. */
   readonly declaredBytes: number | undefined;
 
+  /** A refused body of more than `limitBytes` (`declaredBytes` when the server declared its size). */
   constructor(message: string, limitBytes: number, declaredBytes: number | undefined, options?: ErrorOptions) {
     super(message, options);
     this.limitBytes = limitBytes;

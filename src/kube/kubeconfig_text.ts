@@ -10,6 +10,7 @@ import { type EnvSource, loadContexts } from "./kubeconfig.ts";
 
 /** One context of a kubeconfig document. */
 export interface KubeconfigContext {
+  /** The context's name. */
   name: string;
   /** Set when the context is usable. */
   access?: ClusterAccess;
@@ -32,6 +33,7 @@ export interface KubeconfigText {
   contexts: KubeconfigContext[];
 }
 
+/** Where a kubeconfig text came from and how far it is trusted. */
 export interface KubeconfigTextOptions {
   /**
    * Where the text came from, for messages and `ClusterAccess.source`: an absolute file path (relative certificate
@@ -40,6 +42,7 @@ export interface KubeconfigTextOptions {
   source: string;
   /** For exec plugins' environment (only PATH and HOME of it when `untrusted`). */
   env?: EnvSource;
+  /** How long an exec credential plugin may run, ms. */
   execTimeoutMs?: number;
   /**
    * Set when the text is untrusted (a labelled Secret, a file dropped into --cluster-dir): every context is held to

@@ -2,11 +2,15 @@
 
 /** Identifies a resource collection or object. An empty `group` is the core API (`/api/v1`). */
 export interface ResourceRef {
+  /** The API group; "" for the core API. */
   group: string;
+  /** The API version, e.g. `v1`. */
   version: string;
+  /** The resource's plural name, e.g. `configmaps`. */
   plural: string;
   /** Omit for cluster-scoped resources, or to address every namespace. */
   namespace?: string;
+  /** The object's name; omit to address the collection. */
   name?: string;
   /** E.g. `status`; requires `name`. */
   subresource?: string;

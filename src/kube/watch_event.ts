@@ -2,12 +2,15 @@
 
 import { NdjsonError } from "./_ndjson.ts";
 
+/** The kinds of watch event the API server sends. */
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
 
 /** One line of a watch stream. For ERROR, `object` is a metav1.Status (code 410 means relist). */
 // deno-lint-ignore no-explicit-any
 export interface WatchEvent<T = any> {
+  /** What happened to `object`. */
   type: WatchEventType;
+  /** The object (for BOOKMARK only its resourceVersion; for ERROR a metav1.Status). */
   object: T;
 }
 

@@ -2,6 +2,7 @@
 
 /** A cancellable timer handle. */
 export interface Timer {
+  /** Stops the timer; its function will not run. Idempotent. */
   cancel(): void;
 }
 

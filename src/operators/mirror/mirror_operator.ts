@@ -52,6 +52,7 @@ export interface MirrorOptions {
   maxRetryMs?: number;
   /** How often a Mirror in sync is looked at again (a safety net: clusters engaged later are queued at once). Default 60 s. */
   resyncMs?: number;
+  /** Time source, ms since the epoch (tests on virtual time). Default `Date.now`. */
   now?: () => number;
 }
 
