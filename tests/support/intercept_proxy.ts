@@ -18,6 +18,8 @@ export interface InterceptedRequest {
   query: URLSearchParams;
   /** The request body as text ("" when none). */
   body: string;
+  /** The request's Accept header (null when none), e.g. a metadata-only list's PartialObjectMetadataList. */
+  accept: string | null;
   /** Aborts when the client gave up on the request (for hooks that hold a request). */
   signal: AbortSignal;
 }
@@ -156,6 +158,7 @@ export class InterceptProxy {
         path: url.pathname,
         query: url.searchParams,
         body,
+        accept: req.headers.get("accept"),
         signal: req.signal,
       });
       if (hooked) {
