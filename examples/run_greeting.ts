@@ -7,7 +7,7 @@
 // `--operators none` leaves the Greeting operator alone. A user's own project does the same with
 // `import { main } from "@operator-hub/hub/cli"`.
 
-import { main } from "../src/cli/main.ts";
+import { main } from "../cli.ts";
 import { greetingOperator } from "./greeting_operator.ts";
 
 Deno.exit(await main(Deno.args, { operators: [greetingOperator] }));

@@ -1,20 +1,310 @@
-// The library surface as `deno doc` shows it: the root mod.ts documents without a warning (no type package of the
-// npm dependencies is pulled into its graph by a type-only import).
+// The library surface, per entry point of deno.json "exports": "." (the operator SDK), "./hub" (embedding a Hub),
+// "./kube" (Kubernetes access) and "./cli" (the command line). Each documents on its own without a lint error or a
+// warning (no type package of the npm dependencies is pulled into its graph by a type-only import), its examples
+// type-check, and it exports exactly the names listed here: a name added, moved or removed shows in this diff.
 
 import assert from "node:assert/strict";
 
-Deno.test("deno doc mod.ts prints the surface without a single warning", async () => {
+const ROOT = new URL("..", import.meta.url).pathname;
+
+/** Every entry point's exports. A name in two lists is the same declaration, re-exported (types only outside "."). */
+const SURFACE: Record<string, string[]> = {
+  // Operator authors: define an operator (reconcile or Kopf-style handlers) and everything its code touches.
+  ".": [
+    "AdmissionContext",
+    "AdmissionError",
+    "AdmissionLabelSelector",
+    "AdmissionOperation",
+    "AdmissionRequest",
+    "AdmissionSpec",
+    "AdmissionUserInfo",
+    "AdmissionVerdict",
+    "AdmissionWebhook",
+    "adopt",
+    "Adopted",
+    "AdoptOptions",
+    "AdoptParent",
+    "BackgroundRun",
+    "BackgroundTasks",
+    "CacheObserver",
+    "ClusterConnection",
+    "DaemonContext",
+    "DaemonFn",
+    "DaemonResult",
+    "DaemonSpec",
+    "defineHandlers",
+    "defineOperator",
+    "DiffItem",
+    "EventSink",
+    "EventSubject",
+    "FINALIZER",
+    "HandlerContext",
+    "HandlerFn",
+    "HandlerOutcome",
+    "Handlers",
+    "HandlersDefinition",
+    "HandlerSpec",
+    "HandlerState",
+    "ignoreNotFound",
+    "Index",
+    "IndexEntries",
+    "IndexEntry",
+    "Indexes",
+    "IndexFn",
+    "isConflict",
+    "isNotFound",
+    "jsonPatch",
+    "JsonPatchOperation",
+    "KindName",
+    "kinds",
+    "ListOptions",
+    "LogFields",
+    "Logger",
+    "LogLevel",
+    "MutateFn",
+    "MutateHandlers",
+    "NewObject",
+    "ObjectMeta",
+    "ObjectRef",
+    "Operator",
+    "OperatorDefinition",
+    "OperatorDefinitionError",
+    "OwnedResource",
+    "OwnerReference",
+    "PARENT_ANNOTATION",
+    "PARENT_NAME_LABEL",
+    "PARENT_RESOURCE_LABEL",
+    "PartialMeta",
+    "PartialObjectMetadata",
+    "PatchType",
+    "PermanentError",
+    "Projection",
+    "Reconciler",
+    "ReconcileResult",
+    "ReconcileScope",
+    "Request",
+    "ResourceClient",
+    "ResourceType",
+    "ResourceUse",
+    "retryOnConflict",
+    "RetryOptions",
+    "StoredObject",
+    "TemporaryError",
+    "TerminalError",
+    "TimerSpec",
+    "trimObject",
+    "ValidateFn",
+    "ValidateHandlers",
+    "Verb",
+    "WatchedResource",
+  ],
+  // Embedders: the Hub, its options, limits, health and leader election, the built-in operators and the Logger; the
+  // operator contract the Hub takes, as types.
+  "./hub": [
+    "AdmissionLabelSelector",
+    "AdmissionOperation",
+    "AdmissionRequest",
+    "AdmissionUserInfo",
+    "AdmissionVerdict",
+    "AdmissionWebhook",
+    "BackgroundRun",
+    "BackgroundTasks",
+    "BUILT_IN_OPERATORS",
+    "BuiltInContext",
+    "CacheObserver",
+    "ClusterAccess",
+    "ClusterAuth",
+    "ClusterConnection",
+    "ClusterHealth",
+    "ClusterRegistration",
+    "DEFAULT_LIMITS",
+    "DEFAULT_OPERATORS",
+    "EventSink",
+    "EventSubject",
+    "FailureState",
+    "HealthState",
+    "Hub",
+    "HubHealth",
+    "HubLeaderElection",
+    "HubLimits",
+    "HubOptions",
+    "HubShardStatus",
+    "HubShardView",
+    "HubStatus",
+    "JsonPatchOperation",
+    "LeaderElectionSnapshot",
+    "LeaseSettings",
+    "ListOptions",
+    "LogFields",
+    "LogFormat",
+    "Logger",
+    "LoggerOptions",
+    "LogLevel",
+    "mirrorOperator",
+    "MirrorOptions",
+    "NewObject",
+    "ObjectMeta",
+    "ObjectRef",
+    "Operator",
+    "OperatorHealth",
+    "PatchType",
+    "Projection",
+    "ProviderHealth",
+    "Reconciler",
+    "ReconcileResult",
+    "ReconcileScope",
+    "RegistrationCondition",
+    "RegistrationProblem",
+    "Request",
+    "ResourceClient",
+    "ResourceType",
+    "ResourceUse",
+    "StoredObject",
+    "uuidOperator",
+    "Verb",
+    "WatchedResource",
+  ],
+  // Kubernetes access: kubeconfig and in-cluster loading, the client, paths, discovery and errors.
+  "./kube": [
+    "ALL_CONTEXTS",
+    "ApiError",
+    "apiVersionOf",
+    "AuthError",
+    "Clock",
+    "ClusterAccess",
+    "ClusterAuth",
+    "ConfigError",
+    "ContextCatalog",
+    "CredentialPolicy",
+    "DEFAULT_MAX_OBJECT_BYTES",
+    "discoverResource",
+    "DiscoveryClient",
+    "EnvSource",
+    "FailureState",
+    "failureStateOf",
+    "FetchLike",
+    "httpStatusOf",
+    "IN_CLUSTER",
+    "inClusterAccess",
+    "InClusterOptions",
+    "isConflict",
+    "isNotFound",
+    "KubeClient",
+    "KubeClientOptions",
+    "KubeconfigContext",
+    "KubeconfigText",
+    "KubeconfigTextOptions",
+    "KubeRequestOptions",
+    "ListPage",
+    "ListPageOptions",
+    "loadContexts",
+    "LoadContextsOptions",
+    "LogFields",
+    "Logger",
+    "LogLevel",
+    "MissingResourceError",
+    "namespacePath",
+    "parseKubeconfigText",
+    "qualifiedName",
+    "QueryValue",
+    "ResourceInfo",
+    "resourcePath",
+    "ResourceRef",
+    "ResourceType",
+    "ResponseInfo",
+    "retryAfterMsOf",
+    "STRICT_CREDENTIAL_POLICY",
+    "Timer",
+    "TooLargeError",
+    "TransportError",
+    "WatchEvent",
+    "WatchEventType",
+    "WatchOptions",
+  ],
+  // The command line as a function, for a binary with its own operators compiled in; the operator contract as types.
+  "./cli": [
+    "AdmissionLabelSelector",
+    "AdmissionOperation",
+    "AdmissionRequest",
+    "AdmissionUserInfo",
+    "AdmissionVerdict",
+    "AdmissionWebhook",
+    "BackgroundRun",
+    "BackgroundTasks",
+    "CacheObserver",
+    "ClusterConnection",
+    "EventSink",
+    "EventSubject",
+    "JsonPatchOperation",
+    "ListOptions",
+    "LogFields",
+    "Logger",
+    "LogLevel",
+    "main",
+    "NewObject",
+    "ObjectMeta",
+    "ObjectRef",
+    "Operator",
+    "PatchType",
+    "Projection",
+    "Reconciler",
+    "ReconcileResult",
+    "ReconcileScope",
+    "Request",
+    "ResourceClient",
+    "ResourceType",
+    "ResourceUse",
+    "StoredObject",
+    "Verb",
+    "VERSION",
+    "WatchedResource",
+  ],
+};
+
+/** deno.json's "exports": entry point → file. */
+const EXPORTS: Record<string, string> = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)).exports;
+
+async function deno(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["doc", "mod.ts"],
-    cwd: new URL("..", import.meta.url).pathname,
+    args,
+    cwd: ROOT,
     env: { NO_COLOR: "1" },
     stdout: "piped",
     stderr: "piped",
   }).output();
-  const stderr = new TextDecoder().decode(out.stderr);
-  const stdout = new TextDecoder().decode(out.stdout);
-  assert.equal(out.code, 0, stderr);
-  const warnings = stderr.split("\n").filter((l) => /warning/i.test(l));
-  assert.deepEqual(warnings.slice(0, 3), [], `${warnings.length} warnings, e.g. the first three above`);
-  assert.match(stdout, /defineHandlers/, "the surface is documented");
+  const text = new TextDecoder();
+  return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+}
+
+const byName = (a: string, b: string) => a.toLowerCase().localeCompare(b.toLowerCase()) || a.localeCompare(b);
+
+Deno.test("deno.json exports exactly the entry points whose surface is listed here", () => {
+  assert.deepEqual(Object.keys(EXPORTS).sort(), Object.keys(SURFACE).sort());
+});
+
+for (const [entry, expected] of Object.entries(SURFACE)) {
+  Deno.test(`"${entry}" (${EXPORTS[entry]}) documents on its own: deno doc --lint, no warning, a module doc`, async () => {
+    const lint = await deno("doc", "--lint", EXPORTS[entry]);
+    assert.equal(lint.code, 0, lint.stderr);
+    const warnings = lint.stderr.split("\n").filter((l) => /warning/i.test(l));
+    assert.deepEqual(warnings.slice(0, 3), [], `${warnings.length} warnings, e.g. the first three above`);
+    const json = JSON.parse((await deno("doc", "--json", EXPORTS[entry])).stdout);
+    const file = new URL(EXPORTS[entry], `file://${ROOT}`).href;
+    const moduleDoc = json.nodes[file]?.module_doc;
+    assert.ok(moduleDoc?.doc, `${EXPORTS[entry]} has a module doc (a first JSDoc with @module)`);
+    assert.ok(moduleDoc.tags?.some((t: { kind: string }) => t.kind === "example"), `${EXPORTS[entry]} has an @example`);
+  });
+
+  Deno.test(`"${entry}" exports exactly its listed names`, async () => {
+    const out = await deno("doc", "--json", EXPORTS[entry]);
+    assert.equal(out.code, 0, out.stderr);
+    const nodes: Record<string, { symbols?: { name: string }[] }> = JSON.parse(out.stdout).nodes;
+    const names = [...new Set(Object.values(nodes).flatMap((n) => (n.symbols ?? []).map((s) => s.name)))];
+    assert.deepEqual(names.sort(byName), [...expected].sort(byName));
+  });
+}
+
+Deno.test("every entry point's @examples type-check", async () => {
+  const out = await deno("check", "--doc-only", ...Object.values(EXPORTS));
+  assert.equal(out.code, 0, out.stderr);
 });

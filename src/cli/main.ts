@@ -28,6 +28,7 @@ import { FINALIZER, loadOperatorFiles, type Operator, OperatorFileError } from "
 import { granted, hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
 import { errorText, Logger } from "../util/mod.ts";
 
+/** The hub's version, as `--version` prints it. */
 export const VERSION = "0.1.0";
 
 /**

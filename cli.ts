@@ -1,0 +1,73 @@
+/**
+ * The hub's command line as a function, for a binary of your own with your operators compiled in: {@link main} takes
+ * the same arguments as `deno task run` (every flag, operator files, `--help`, `--version`, `cleanup`) and the
+ * operators to host beside the built-in ones `--operators` selects, and resolves with the process exit code.
+ *
+ * Operators are written with the package root (`defineOperator`, `defineHandlers`); a program that wants the Hub
+ * without the command line uses `"./hub"`.
+ *
+ * @example A binary of your own: `deno compile --allow-net --allow-read --allow-env --allow-sys=hostname main.ts`
+ * ```ts
+ * import { main } from "./cli.ts";
+ * import { defineOperator } from "./mod.ts";
+ *
+ * const hello = defineOperator({
+ *   name: "hello",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Greeting", plural: "greetings" },
+ *   verbs: ["patchStatus"],
+ *   async reconcile(request, { client }) {
+ *     const obj = client.cached(request);
+ *     if (obj && !obj.status) await client.patchStatus(obj, { message: `Hello, ${request.name}` });
+ *   },
+ * });
+ * if (import.meta.main) Deno.exit(await main(Deno.args, { operators: [hello] }));
+ * ```
+ *
+ * @example The version, as `--version` prints it
+ * ```ts
+ * import { main, VERSION } from "./cli.ts";
+ *
+ * console.log(VERSION); // "0.1.0"
+ * const code = await main(["--version"]); // prints the version, starts nothing
+ * console.log(code); // 0
+ * ```
+ *
+ * @module
+ */
+
+export { main, VERSION } from "./src/cli/main.ts";
+
+// The operator contract `main` takes, documented at the package root, re-exported as types only.
+export type {
+  AdmissionLabelSelector,
+  AdmissionOperation,
+  AdmissionRequest,
+  AdmissionUserInfo,
+  AdmissionVerdict,
+  AdmissionWebhook,
+  BackgroundRun,
+  BackgroundTasks,
+  CacheObserver,
+  ClusterConnection,
+  EventSink,
+  EventSubject,
+  JsonPatchOperation,
+  ListOptions,
+  NewObject,
+  ObjectMeta,
+  ObjectRef,
+  Operator,
+  PatchType,
+  Projection,
+  Reconciler,
+  ReconcileResult,
+  ReconcileScope,
+  Request,
+  ResourceClient,
+  ResourceUse,
+  StoredObject,
+  Verb,
+  WatchedResource,
+} from "./src/sdk/mod.ts";
+export type { ResourceType } from "./src/kube/mod.ts";
+export type { LogFields, Logger, LogLevel } from "./src/util/mod.ts";
