@@ -105,8 +105,13 @@ export class EngagedCluster {
   readonly #informers = new Map<string, Informer>();
   /** The watches of operators' other watched resources (see WatchedResource), until they stop. */
   readonly #otherRuns: Promise<void>[] = [];
-  /** A namespaced cluster's rules review, shared by its operators' first pre-flight attempts. */
-  readonly #firstRules: FirstRulesReview | undefined;
+  /**
+   * The rules review of the one namespace checked here (a namespaced cluster's, or the only one watched), shared by
+   * its operators' first pre-flight attempts.
+   */
+  readonly #firstRules: { namespace: string; firstRules: FirstRulesReview } | undefined;
+  /** Per informer: its stop while its watch runs early, before any of its operators passed pre-flight (see #run). */
+  readonly #early = new Map<Informer, AbortController>();
   /** Per operator: its background tasks here (daemons), closed whenever this replica stops reconciling here. */
   readonly #tasks = new Map<string, TaskSet>();
 
@@ -136,9 +141,13 @@ export class EngagedCluster {
       logger: this.#log,
     });
     for (const op of options.operators) this.#slots.set(op.name, this.#slot(op));
-    const scope = this.#scope;
+    // One rules review answers the checks of one namespace (those it does not allow are still asked one by one).
+    const scope = this.#namespaces.length === 1 ? this.#namespaces[0] : undefined;
     this.#firstRules = scope
-      ? new FirstRulesReview((signal) => rulesReview(this.#client, scope, signal), this.#slots.size)
+      ? {
+        namespace: scope,
+        firstRules: new FirstRulesReview((signal) => rulesReview(this.#client, scope, signal), this.#slots.size),
+      }
       : undefined;
   }
 
@@ -180,7 +189,10 @@ export class EngagedCluster {
   /** `operator`'s cached objects of its own resource in this cluster ([] for an operator it does not host). */
   cachedObjects(operator: string): StoredObject[] {
     const slot = this.#slots.get(operator);
-    return slot ? [...slot.informer.store.keys()].map((k) => slot.informer.store.get(k)!).filter(Boolean) : [];
+    // Before its pre-flight passed, an operator's objects are not shown (its watch may run early: see #run).
+    return slot && !slot.preflight
+      ? [...slot.informer.store.keys()].map((k) => slot.informer.store.get(k)!).filter(Boolean)
+      : [];
   }
 
   /**
@@ -329,9 +341,19 @@ export class EngagedCluster {
     };
   }
 
-  /** One operator: pre-flight until it passes, then join (or start) its resource's watch. */
+  /**
+   * One operator: pre-flight until it passes, then join (or start) its resource's watch. The watch starts early, with
+   * the first attempt (the checks cannot change what is listed), but nothing is queued, shown as cached to other
+   * clusters or reconciled before a pre-flight passed; an attempt that fails stops it (its cache emptied) until then.
+   */
   async #run(slot: Slot, signal: AbortSignal): Promise<void> {
-    if (!(await preflight(slot, this.#preflightContext(), signal))) return;
+    const ctx: PreflightContext = {
+      ...this.#preflightContext(),
+      onFirstAttempt: () => this.#watchEarly(slot, signal),
+      onFailedAttempt: () => this.#stopEarly(slot.informer),
+    };
+    if (!(await preflight(slot, ctx, signal))) return;
+    this.#early.delete(slot.informer);
     this.#engaged(slot);
     if (!slot.owns) {
       slot.preflight = null;
@@ -353,12 +375,43 @@ export class EngagedCluster {
       this.#watchOthers(slot, signal);
       return;
     }
+    this.#startWatch(slot, signal);
+    this.#watchOthers(slot, signal);
+  }
+
+  /** Starts the watch of the operator's resource (shared by its informer's operators) until `signal` aborts. */
+  #startWatch(slot: Slot, signal: AbortSignal): void {
+    const informer = slot.informer;
     const fanOut = (keys: string[], priority: QueuePriority) => {
       for (const listener of informer.listeners) listener(keys, priority);
     };
     informer.watchers.push(...scopedWatchers(slot.operator.resource, informer.store, fanOut, this.#watchContext()));
     informer.running = Promise.all(informer.watchers.map((w) => w.start(signal))).then(() => {});
-    this.#watchOthers(slot, signal);
+  }
+
+  /** The operator's first pre-flight attempt began: its resource's list starts now, unless its watch already runs. */
+  #watchEarly(slot: Slot, signal: AbortSignal): void {
+    if (!slot.owns || slot.informer.running || signal.aborted) return;
+    const stop = new AbortController();
+    this.#early.set(slot.informer, stop);
+    this.#startWatch(slot, AbortSignal.any([signal, stop.signal]));
+  }
+
+  /** An attempt failed before any operator of `informer` passed: its early watch stops and its cache is emptied. */
+  #stopEarly(informer: Informer): void {
+    const stop = this.#early.get(informer);
+    if (!stop) return;
+    this.#early.delete(informer);
+    stop.abort();
+    const stopped = informer.running!;
+    this.#otherRuns.push(stopped);
+    informer.watchers.length = 0;
+    informer.running = undefined;
+    informer.store.clear();
+    // What an aborted list still stored goes too, unless a new watch started meanwhile.
+    stopped.then(() => {
+      if (!informer.running) informer.store.clear();
+    });
   }
 
   /** The operator's objects that act on this cluster (its `onEngage`), queued in their clusters. */
@@ -409,7 +462,7 @@ export class EngagedCluster {
       api: this.#api,
       client: this.#client,
       namespaces: this.#namespaces,
-      scope: this.#scope ? { namespace: this.#scope, firstRules: this.#firstRules! } : undefined,
+      scope: this.#firstRules,
       extraPermissions: this.#o.extraPermissions,
       gate: this.#o.preflightGate,
       clock: this.#clock,
