@@ -8,17 +8,12 @@
 
 import { HubMetrics } from "../../src/hub/metrics.ts";
 import { uuidOperator } from "../../src/operators/uuid/mod.ts";
-import {
-  clusterOf,
-  defaultControllerRateLimiter,
-  FairWorkQueue,
-  operatorOf,
-  TokenBucket,
-} from "../../src/queue/mod.ts";
+import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../../src/queue/mod.ts";
 import {
   type ApiClient,
   Controller,
   KubeResourceClient,
+  objectName,
   type ReconcileTarget,
   Store,
   trimObject,
@@ -72,9 +67,9 @@ async function round(n: number): Promise<{ cpuMs: number; reconciles: number; wa
     clock,
     rateLimiter: defaultControllerRateLimiter({ clock }),
     hooks: VARIANT === "nometrics" ? {} : {
-      added: (key) => m.adds.inc(operatorOf(key), clusterOf(key)),
-      handedOut: (key, waitedMs) => m.queueDuration.observe(waitedMs / 1000, operatorOf(key), clusterOf(key)),
-      retried: (key) => m.retries.inc(operatorOf(key), clusterOf(key)),
+      added: (key) => m.adds.inc(key.operator, key.cluster),
+      handedOut: (key, waitedMs) => m.queueDuration.observe(waitedMs / 1000, key.operator, key.cluster),
+      retried: (key) => m.retries.inc(key.operator, key.cluster),
     },
   });
   let reconciles = 0;
@@ -118,7 +113,9 @@ async function round(n: number): Promise<{ cpuMs: number; reconciles: number; wa
     const store = targets.get(cluster)!.store;
     const key = store.upsert(ev.object);
     const obj = store.get(key);
-    if (!operator.needsReconcile || !obj || operator.needsReconcile(obj)) controller.enqueue(cluster, name, [key]);
+    if (!operator.needsReconcile || !obj || operator.needsReconcile(obj)) {
+      controller.enqueue(cluster, name, [objectName(key)]);
+    }
   };
   const controller = new Controller({
     queue,

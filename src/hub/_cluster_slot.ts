@@ -1,18 +1,17 @@
 // The per-operator slots of one engaged cluster (watch, cache, pre-flight) and the health entry built from them.
 
 import type { ResourceInfo } from "../kube/mod.ts";
-import type { QueuePriority } from "../queue/mod.ts";
-import type { Operator, ReconcileTarget, Store, Watcher, WatchPhase, WatchSnapshot } from "../runtime/mod.ts";
+import type {
+  Informer,
+  InformerListener,
+  Operator,
+  ReconcileTarget,
+  Watcher,
+  WatchPhase,
+  WatchSnapshot,
+} from "../runtime/mod.ts";
 import { worstState } from "../runtime/mod.ts";
 import type { ClusterHealth, OperatorHealth } from "./cluster_health.ts";
-
-/** One resource's watch and cache in this cluster, shared by every operator of that resource and projection. */
-export interface Informer {
-  readonly store: Store;
-  readonly watchers: Watcher[];
-  readonly listeners: Set<(keys: string[], priority: QueuePriority) => void>;
-  running?: Promise<void>;
-}
 
 /** Pre-flight progress of one operator; null once it passed. */
 export interface Preflight {
@@ -27,6 +26,7 @@ export interface Slot {
   readonly operator: Operator;
   /** False where the operator's `resourceClusters` refuses this cluster: only its `uses` and `watches` run here. */
   readonly owns: boolean;
+  /** Its resource's watch and cache here, shared with the operators of the same resource and projection. */
   readonly informer: Informer;
   /** The watches of its other watched resources here (see WatchedResource); replaced once they start. */
   others: Watcher[];
@@ -34,7 +34,7 @@ export interface Slot {
   readonly target: ReconcileTarget;
   preflight: Preflight | null;
   /** Passes changed keys on at `priority`, minus objects the operator says need nothing. */
-  readonly changed: (keys: string[], priority: QueuePriority) => void;
+  readonly changed: InformerListener;
 }
 
 /** What a health entry needs besides the slots: the time, and the shared queue's depths. */

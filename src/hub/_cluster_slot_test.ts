@@ -1,7 +1,7 @@
 // Unit tests for one cluster's health entry, built from its operators' slots (pre-flight, watches, caches).
 import assert from "node:assert/strict";
-import { type Operator, Store, type WatchSnapshot } from "../runtime/mod.ts";
-import { type Informer, type Preflight, type Slot, slotsHealth } from "./_cluster_slot.ts";
+import { Informer, type Operator, Store, trimObject, type Watcher, type WatchSnapshot } from "../runtime/mod.ts";
+import { type Preflight, type Slot, slotsHealth } from "./_cluster_slot.ts";
 
 const NOW = 100_000;
 
@@ -21,16 +21,20 @@ function snap(over: Partial<WatchSnapshot> = {}): WatchSnapshot {
 
 /** An informer whose watchers report `snaps`; `objects` objects in its store. Counts snapshot() calls. */
 function informer(snaps: WatchSnapshot[], objects = 0): Informer & { reads: () => number } {
-  const store = new Store();
-  for (let i = 0; i < objects; i++) store.upsert({ metadata: { namespace: "ns", name: `o${i}` } });
+  const inf = new Informer(trimObject);
+  for (let i = 0; i < objects; i++) inf.store.upsert({ metadata: { namespace: "ns", name: `o${i}` } });
   let reads = 0;
-  const watchers = snaps.map((s) => ({
-    snapshot: () => {
-      reads++;
-      return s;
-    },
-  }));
-  return { store, watchers, listeners: new Set(), reads: () => reads } as unknown as Informer & { reads: () => number };
+  const watchers = snaps.map((s) =>
+    ({
+      snapshot: () => {
+        reads++;
+        return s;
+      },
+      start: () => Promise.resolve(),
+    }) as unknown as Watcher
+  );
+  inf.start(() => watchers, new AbortController().signal);
+  return Object.assign(inf, { reads: () => reads });
 }
 
 function slot(

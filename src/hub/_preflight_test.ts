@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { waitFor } from "../../dev/support/cluster_api.ts";
 import { inLocalNamespace, localKubeClient } from "../../dev/support/local_client.ts";
 import { type KubeClient, type ResourceType, rulesReview } from "../kube/mod.ts";
-import { type Operator, Store } from "../runtime/mod.ts";
+import { Informer, type Operator, trimObject } from "../runtime/mod.ts";
 import { Semaphore, silentLogger, VirtualClock } from "../util/mod.ts";
 import type { Slot } from "./_cluster_slot.ts";
 import { FirstRulesReview } from "./_first_rules.ts";
@@ -27,7 +27,7 @@ function slot(resource: ResourceType, name = "uuid"): Slot {
   return {
     operator,
     owns: true,
-    informer: { store: new Store(), watchers: [], listeners: new Set() },
+    informer: new Informer(trimObject),
     others: [],
     info: { statusSubresource: false },
     target: {} as Slot["target"],

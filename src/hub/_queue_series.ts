@@ -1,6 +1,6 @@
 // The shared queue's per cluster × operator accounting: workqueue_* metrics and the depths health reports.
 
-import type { WorkQueueHooks } from "../queue/mod.ts";
+import type { QueueKey, WorkQueueHooks } from "../queue/mod.ts";
 import type { HubMetrics } from "./metrics.ts";
 
 /** One cluster × operator's queue labels and depth. */
@@ -10,16 +10,11 @@ interface Series {
   depth: number;
 }
 
-/**
- * Keys queued (added minus handed out) per `cluster/operator` key prefix, kept in step with the workqueue metrics.
- *
- * Assumptions: queue keys are `cluster/operator/namespace/name` (see src/queue/key.ts); only the cluster name may
- * hold a "/", so the prefix ends at the second "/" from the right.
- */
+/** Keys queued (added minus handed out) per cluster and operator, kept in step with the workqueue metrics. */
 export class QueueSeries {
   readonly #metrics: HubMetrics;
-  /** Per `cluster/operator` key prefix. */
-  readonly #series = new Map<string, Series>();
+  /** Per cluster, per operator. */
+  readonly #series = new Map<string, Map<string, Series>>();
   /** The shared queue's hooks: adds, depth, time queued and retries, per cluster and operator. */
   readonly hooks: Required<WorkQueueHooks>;
 
@@ -46,31 +41,28 @@ export class QueueSeries {
 
   /** Keys of `operator` queued in `cluster` now. */
   depth(cluster: string, operator: string): number {
-    return this.#series.get(`${cluster}/${operator}`)?.depth ?? 0;
+    return this.#series.get(cluster)?.get(operator)?.depth ?? 0;
   }
 
   /** Zeroes a cluster's depths (its queued keys were dropped). */
   zero(cluster: string): void {
-    for (const s of this.#series.values()) {
-      if (s.cluster === cluster && s.depth > 0) this.#metrics.depth.set(s.depth = 0, s.operator, s.cluster);
+    for (const s of this.#series.get(cluster)?.values() ?? []) {
+      if (s.depth > 0) this.#metrics.depth.set(s.depth = 0, s.operator, s.cluster);
     }
   }
 
   /** Forgets a disengaged cluster's entries: a hub that sees many names come and go keeps none per name ever seen. */
   forget(cluster: string): void {
-    for (const [prefix, s] of this.#series) if (s.cluster === cluster) this.#series.delete(prefix);
+    this.#series.delete(cluster);
   }
 
-  /** The labels and depth of a queue key's cluster and operator; one Map lookup on the hot path. */
-  #seriesOf(key: string): Series {
-    const b = key.lastIndexOf("/", key.lastIndexOf("/") - 1);
-    const prefix = key.slice(0, b);
-    let s = this.#series.get(prefix);
-    if (!s) {
-      const a = prefix.lastIndexOf("/");
-      s = { cluster: key.slice(0, a), operator: key.slice(a + 1, b), depth: 0 };
-      this.#series.set(prefix, s);
-    }
+  /** The labels and depth of a queue key's cluster and operator; two Map lookups on the hot path. */
+  #seriesOf(key: QueueKey): Series {
+    const { cluster, operator } = key;
+    let byOperator = this.#series.get(cluster);
+    if (!byOperator) this.#series.set(cluster, byOperator = new Map());
+    let s = byOperator.get(operator);
+    if (!s) byOperator.set(operator, s = { cluster, operator, depth: 0 });
     return s;
   }
 }

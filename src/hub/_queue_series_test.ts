@@ -2,6 +2,13 @@
 import assert from "node:assert/strict";
 import { HubMetrics } from "./metrics.ts";
 import { QueueSeries } from "./_queue_series.ts";
+import type { QueueKey } from "../queue/mod.ts";
+
+/** A queue key written as `cluster/operator/namespace/name` (test fixtures only). */
+function k(s: string): QueueKey {
+  const [name, namespace, operator, ...cluster] = s.split("/").reverse();
+  return { cluster: cluster.reverse().join("/"), operator, request: { namespace, name } };
+}
 
 function setup() {
   const metrics = new HubMetrics(() => ({}));
@@ -17,11 +24,11 @@ async function depthLine(metrics: HubMetrics, name: string, cluster: string): Pr
 
 Deno.test("QueueSeries counts each key under its own cluster and operator, whatever the rest of the key", async () => {
   const { metrics, series } = setup();
-  series.hooks.added("prod/uuid/ns/a");
-  series.hooks.added("prod/uuid/ns/b");
-  series.hooks.added("prod/mirror/ns/a");
-  series.hooks.added("dev/uuid//a");
-  series.hooks.added("capi#fleet/edge/uuid/ns/a");
+  series.hooks.added(k("prod/uuid/ns/a"));
+  series.hooks.added(k("prod/uuid/ns/b"));
+  series.hooks.added(k("prod/mirror/ns/a"));
+  series.hooks.added(k("dev/uuid//a"));
+  series.hooks.added(k("capi#fleet/edge/uuid/ns/a"));
   assert.equal(series.depth("prod", "uuid"), 2);
   assert.equal(series.depth("prod", "mirror"), 1);
   assert.equal(series.depth("dev", "uuid"), 1);
@@ -33,9 +40,9 @@ Deno.test("QueueSeries counts each key under its own cluster and operator, whate
 
 Deno.test("QueueSeries lowers the depth as keys are handed out, never below zero, and records the wait in seconds", async () => {
   const { metrics, series } = setup();
-  series.hooks.added("prod/uuid/ns/a");
-  series.hooks.handedOut("prod/uuid/ns/a", 1500);
-  series.hooks.handedOut("prod/uuid/ns/a", 10);
+  series.hooks.added(k("prod/uuid/ns/a"));
+  series.hooks.handedOut(k("prod/uuid/ns/a"), 1500);
+  series.hooks.handedOut(k("prod/uuid/ns/a"), 10);
   assert.equal(series.depth("prod", "uuid"), 0);
   assert.equal(await depthLine(metrics, "uuid", "prod"), 0);
   const text = await metrics.registry.metrics();
@@ -45,16 +52,16 @@ Deno.test("QueueSeries lowers the depth as keys are handed out, never below zero
 
 Deno.test("QueueSeries counts retries per cluster and operator", () => {
   const { metrics, series } = setup();
-  series.hooks.retried("prod/uuid/ns/a");
-  series.hooks.retried("prod/uuid/ns/a");
-  series.hooks.retried("dev/uuid/ns/a");
+  series.hooks.retried(k("prod/uuid/ns/a"));
+  series.hooks.retried(k("prod/uuid/ns/a"));
+  series.hooks.retried(k("dev/uuid/ns/a"));
   assert.equal(metrics.retries.value("uuid", "prod"), 2);
   assert.equal(metrics.retries.value("uuid", "dev"), 1);
 });
 
 Deno.test("QueueSeries.zero() empties one cluster's depths and leaves the others", async () => {
   const { metrics, series } = setup();
-  for (const key of ["prod/uuid/ns/a", "prod/mirror/ns/a", "dev/uuid/ns/a"]) series.hooks.added(key);
+  for (const key of ["prod/uuid/ns/a", "prod/mirror/ns/a", "dev/uuid/ns/a"]) series.hooks.added(k(key));
   series.zero("prod");
   assert.equal(series.depth("prod", "uuid"), 0);
   assert.equal(series.depth("prod", "mirror"), 0);
@@ -65,11 +72,11 @@ Deno.test("QueueSeries.zero() empties one cluster's depths and leaves the others
 
 Deno.test("QueueSeries.forget() drops a cluster's entries, so a name that comes back starts from zero", () => {
   const { series } = setup();
-  series.hooks.added("prod/uuid/ns/a");
-  series.hooks.added("dev/uuid/ns/a");
+  series.hooks.added(k("prod/uuid/ns/a"));
+  series.hooks.added(k("dev/uuid/ns/a"));
   series.forget("prod");
   assert.equal(series.depth("prod", "uuid"), 0);
   assert.equal(series.depth("dev", "uuid"), 1);
-  series.hooks.added("prod/uuid/ns/b");
+  series.hooks.added(k("prod/uuid/ns/b"));
   assert.equal(series.depth("prod", "uuid"), 1);
 });

@@ -1,7 +1,7 @@
 // The watches of one cluster: one per namespace watched, and an operator's other watched resources mapped to requests.
 
 import { type KubeClient, resourcePath, type ResourceType } from "../kube/mod.ts";
-import type { QueuePriority } from "../queue/mod.ts";
+import type { NamespacedName, QueuePriority } from "../queue/mod.ts";
 import {
   type ListWatchClient,
   metadataOnlyClient,
@@ -240,15 +240,18 @@ export function requestMapper(
   };
 }
 
-/** Requests grouped by cluster as cache keys (`namespace/name`, or `name`), each once. */
-export function keysByCluster(requests: readonly Request[]): Map<string, string[]> {
-  const byCluster = new Map<string, Set<string>>();
+/**
+ * Requests grouped by cluster, in the order first seen, each as its namespace and name (typed all the way to the
+ * queue, which drops a repeat of a key already queued).
+ */
+export function requestsByCluster(requests: readonly Request[]): Map<string, NamespacedName[]> {
+  const byCluster = new Map<string, NamespacedName[]>();
   for (const r of requests) {
-    let set = byCluster.get(r.cluster);
-    if (!set) byCluster.set(r.cluster, set = new Set());
-    set.add(r.namespace ? `${r.namespace}/${r.name}` : r.name);
+    let named = byCluster.get(r.cluster);
+    if (!named) byCluster.set(r.cluster, named = []);
+    named.push({ namespace: r.namespace, name: r.name });
   }
-  return new Map([...byCluster].map(([cluster, set]) => [cluster, [...set]]));
+  return byCluster;
 }
 
 /** What the store of watched resource `w` keeps: its projection of the PartialObjectMetadata when metadata-only. */

@@ -6,9 +6,9 @@ import type { KubeClient, ResourceType } from "../kube/mod.ts";
 import { type Operator, type Request, Store, type StoredObject } from "../runtime/mod.ts";
 import { Logger, silentLogger, SystemClock } from "../util/mod.ts";
 import {
-  keysByCluster,
   metadataOnly,
   requestMapper,
+  requestsByCluster,
   scopedWatchers,
   type WatchContext,
   watchOtherResources,
@@ -79,14 +79,16 @@ Deno.test("requestMapper() logs a map function that throws and counts it as mapp
   assert.match(lines[0], /"key":"ns\/cm"/);
 });
 
-Deno.test("keysByCluster() groups requests by cluster as cache keys, each once, in the order first seen", () => {
-  const grouped = keysByCluster([
+Deno.test("requestsByCluster() groups requests by cluster as namespace and name, in the order first seen", () => {
+  const grouped = requestsByCluster([
     { cluster: "prod", namespace: "ns", name: "a" },
     { cluster: "dev", namespace: "", name: "global" },
-    { cluster: "prod", namespace: "ns", name: "a" },
     { cluster: "prod", namespace: "other", name: "b" },
   ]);
-  assert.deepEqual([...grouped], [["prod", ["ns/a", "other/b"]], ["dev", ["global"]]]);
+  assert.deepEqual([...grouped], [
+    ["prod", [{ namespace: "ns", name: "a" }, { namespace: "other", name: "b" }]],
+    ["dev", [{ namespace: "", name: "global" }]],
+  ]);
 });
 
 Deno.test("metadataOnly() keeps labels and annotations, which map functions read, and drops the rest of the metadata", () => {

@@ -2,38 +2,36 @@
 
 import {
   type ClusterAccess,
-  discoverResource,
   type FetchLike,
   KubeClient,
   type PermissionCheck,
-  type ResourceInfo,
   type ResourceType,
   rulesReview,
 } from "../kube/mod.ts";
-import type { QueuePriority, TokenBucket } from "../queue/mod.ts";
+import type { NamespacedName, QueuePriority, TokenBucket } from "../queue/mod.ts";
 import {
   type ApiClient,
   type ClusterConnection,
   type EventLevel,
   EventRecorder,
-  type EventSink,
-  KubeResourceClient,
+  Informer,
+  objectName,
   type Operator,
   ownsResourceIn,
   type ReconcileTarget,
   type Request,
-  Store,
   type StoredObject,
   TaskSet,
   trimObject,
 } from "../runtime/mod.ts";
 import { type Clock, type Logger, type Semaphore, SystemClock } from "../util/mod.ts";
 import { budgeted } from "./_budgeted_api.ts";
-import { type Informer, type Slot, slotsHealth } from "./_cluster_slot.ts";
+import { ClusterClients } from "./_cluster_clients.ts";
+import { type Slot, slotsHealth } from "./_cluster_slot.ts";
 import type { ClusterHealth } from "./cluster_health.ts";
 import { FirstRulesReview } from "./_first_rules.ts";
 import { preflight, type PreflightContext } from "./_preflight.ts";
-import { keysByCluster, scopedWatchers, type WatchContext, watchOtherResources } from "./_watched_resources.ts";
+import { requestsByCluster, scopedWatchers, type WatchContext, watchOtherResources } from "./_watched_resources.ts";
 
 export interface EngagedClusterOptions {
   operators: readonly Operator[];
@@ -45,10 +43,10 @@ export interface EngagedClusterOptions {
   /** Permissions checked in every operator's pre-flight besides its own (e.g. the leader-election Lease's). */
   extraPermissions?: readonly PermissionCheck[];
   /**
-   * Called with cache keys (`namespace/name`) of one operator whose objects changed and need a reconcile: at `live`
-   * priority for watch events, at `low` for what a list, a relist or a resync found (see FairWorkQueue).
+   * Called with objects of one operator in one cluster that changed and need a reconcile: at `live` priority for watch
+   * events, at `low` for what a list, a relist or a resync found (see FairWorkQueue).
    */
-  onChange(cluster: string, operator: string, keys: string[], priority: QueuePriority): void;
+  onChange(cluster: string, operator: string, requests: readonly NamespacedName[], priority: QueuePriority): void;
   /** Another engaged cluster, for reconcilers that reach across clusters. */
   lookup(cluster: string): EngagedCluster | undefined;
   /** The names of every engaged cluster, for a reconcile's `clusters()`. */
@@ -95,7 +93,8 @@ export class EngagedCluster {
   readonly #clock: Clock;
   readonly #client: KubeClient;
   readonly #api: ApiClient;
-  readonly #recorder: EventRecorder;
+  /** Builds every resource client and event sink of this cluster. */
+  readonly #clients: ClusterClients;
   readonly #log: Logger;
   /** The one namespace of a namespaced cluster (see ClusterAccess.namespaceScope), else undefined. */
   readonly #scope: string | undefined;
@@ -105,13 +104,8 @@ export class EngagedCluster {
   readonly #informers = new Map<string, Informer>();
   /** The watches of operators' other watched resources (see WatchedResource), until they stop. */
   readonly #otherRuns: Promise<void>[] = [];
-  /**
-   * The rules review of the one namespace checked here (a namespaced cluster's, or the only one watched), shared by
-   * its operators' first pre-flight attempts.
-   */
-  readonly #firstRules: { namespace: string; firstRules: FirstRulesReview } | undefined;
-  /** Per informer: its stop while its watch runs early, before any of its operators passed pre-flight (see #run). */
-  readonly #early = new Map<Informer, AbortController>();
+  /** A namespaced cluster's rules review, shared by its operators' first pre-flight attempts. */
+  readonly #firstRules: FirstRulesReview | undefined;
   /** Per operator: its background tasks here (daemons), closed whenever this replica stops reconciling here. */
   readonly #tasks = new Map<string, TaskSet>();
 
@@ -133,21 +127,21 @@ export class EngagedCluster {
       fetch: options.fetch,
     });
     this.#api = budgeted(this.#client, options.apiBudget);
-    this.#recorder = new EventRecorder({
-      api: this.#api,
-      component: "operator-hub",
-      minLevel: options.eventLevel,
-      clock: this.#clock,
-      logger: this.#log,
-    });
+    this.#clients = new ClusterClients(
+      name,
+      this.#api,
+      new EventRecorder({
+        api: this.#api,
+        component: "operator-hub",
+        minLevel: options.eventLevel,
+        clock: this.#clock,
+        logger: this.#log,
+      }),
+    );
     for (const op of options.operators) this.#slots.set(op.name, this.#slot(op));
-    // One rules review answers the checks of one namespace (those it does not allow are still asked one by one).
-    const scope = this.#namespaces.length === 1 ? this.#namespaces[0] : undefined;
+    const scope = this.#scope;
     this.#firstRules = scope
-      ? {
-        namespace: scope,
-        firstRules: new FirstRulesReview((signal) => rulesReview(this.#client, scope, signal), this.#slots.size),
-      }
+      ? new FirstRulesReview((signal) => rulesReview(this.#client, scope, signal), this.#slots.size)
       : undefined;
   }
 
@@ -170,18 +164,10 @@ export class EngagedCluster {
       client: <U extends StoredObject>(type?: ResourceType) => {
         if (!type || sameType(type, slot.operator.resource)) return slot.target.client.withSignal(signal) as never;
         const use = slot.operator.uses.find((u) => sameType(u.type, type));
-        const info: ResourceInfo = { statusSubresource: true };
-        return new KubeResourceClient<U>({
-          api: this.#api,
-          cluster: this.name,
-          operator,
-          type,
-          verbs: new Set(use?.verbs ?? []),
-          project: use?.project ?? trimObject,
-          info,
-          rediscover: async (s) => Object.assign(info, await discoverResource(this.#api, this.name, type, s)),
-          events: this.#events(type),
-        }, signal);
+        return this.#clients.resource<U>(
+          { operator, type, verbs: use?.verbs ?? [], project: use?.project ?? trimObject },
+          signal,
+        ).client;
       },
     };
   }
@@ -189,10 +175,7 @@ export class EngagedCluster {
   /** `operator`'s cached objects of its own resource in this cluster ([] for an operator it does not host). */
   cachedObjects(operator: string): StoredObject[] {
     const slot = this.#slots.get(operator);
-    // Before its pre-flight passed, an operator's objects are not shown (its watch may run early: see #run).
-    return slot && !slot.preflight
-      ? [...slot.informer.store.keys()].map((k) => slot.informer.store.get(k)!).filter(Boolean)
-      : [];
+    return slot ? [...slot.informer.store.keys()].map((k) => slot.informer.store.get(k)!).filter(Boolean) : [];
   }
 
   /**
@@ -221,7 +204,7 @@ export class EngagedCluster {
     signal.addEventListener("abort", stopTasks, { once: true });
     try {
       await Promise.all([...this.#slots.values()].map((slot) => this.#run(slot, signal)));
-      await Promise.all([...this.#informers.values()].map((i) => i.running));
+      await Promise.all([...this.#informers.values()].map((i) => i.stopped));
       await Promise.all(this.#otherRuns);
     } finally {
       signal.removeEventListener("abort", stopTasks);
@@ -264,39 +247,35 @@ export class EngagedCluster {
     // Operators of one resource share its watch and cache when they keep the same fields of each object.
     let key = `${op.resource.group}/${op.resource.version}/${op.resource.plural}`;
     let informer = owns ? this.#informers.get(key) : undefined;
-    if (informer && informer.store.projection !== project) {
+    if (informer && informer.projection !== project) {
       key = `${key}#${op.name}`;
       informer = undefined;
     }
-    informer ??= { store: new Store(project), watchers: [], listeners: new Set() };
+    informer ??= new Informer(project);
     // Where the operator does not own its resource, its cache stays empty and unshared: nothing watches it.
     if (owns) this.#informers.set(key, informer);
-    const info: ResourceInfo = { statusSubresource: true };
-    const events = this.#events(op.resource);
-    const client = new KubeResourceClient({
-      api: this.#api,
-      cluster: this.name,
+    const store = informer.store;
+    const events = this.#clients.events(op.resource);
+    const { client, info } = this.#clients.resource({
       operator: op.name,
       type: op.resource,
-      verbs: new Set(op.verbs),
-      store: informer.store,
+      verbs: op.verbs,
       project,
-      info,
-      rediscover: async (signal) =>
-        Object.assign(info, await discoverResource(this.#api, this.name, op.resource, signal)),
-      events,
+      store,
     });
-    const store = informer.store;
     const needs = op.needsReconcile as ((o: unknown) => boolean) | undefined;
+    // The cache's keys become typed requests here, once, on their way to the queue.
     const changed = needs
       ? (keys: string[], priority: QueuePriority) => {
-        const wanted = keys.filter((k) => {
+        const wanted: NamespacedName[] = [];
+        for (const k of keys) {
           const obj = store.get(k);
-          return obj === undefined || needs(obj);
-        });
+          if (obj === undefined || needs(obj)) wanted.push(objectName(k));
+        }
         if (wanted.length) this.#o.onChange(this.name, op.name, wanted, priority);
       }
-      : (keys: string[], priority: QueuePriority) => this.#o.onChange(this.name, op.name, keys, priority);
+      : (keys: string[], priority: QueuePriority) =>
+        this.#o.onChange(this.name, op.name, keys.map(objectName), priority);
     const log = this.#log.child({ operator: op.name });
     const clusters = () => this.#o.clusterNames?.() ?? [this.name];
     const tasks: TaskSet = new TaskSet({
@@ -333,27 +312,9 @@ export class EngagedCluster {
     };
   }
 
-  #events(type: ResourceType): EventSink {
-    const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;
-    return {
-      record: (object, kind, reason, message) =>
-        this.#recorder.record({ apiVersion, kind: type.kind, metadata: object.metadata }, kind, reason, message),
-    };
-  }
-
-  /**
-   * One operator: pre-flight until it passes, then join (or start) its resource's watch. The watch starts early, with
-   * the first attempt (the checks cannot change what is listed), but nothing is queued, shown as cached to other
-   * clusters or reconciled before a pre-flight passed; an attempt that fails stops it (its cache emptied) until then.
-   */
+  /** One operator: pre-flight until it passes, then join (or start) its resource's watch. */
   async #run(slot: Slot, signal: AbortSignal): Promise<void> {
-    const ctx: PreflightContext = {
-      ...this.#preflightContext(),
-      onFirstAttempt: () => this.#watchEarly(slot, signal),
-      onFailedAttempt: () => this.#stopEarly(slot.informer),
-    };
-    if (!(await preflight(slot, ctx, signal))) return;
-    this.#early.delete(slot.informer);
+    if (!(await preflight(slot, this.#preflightContext(), signal))) return;
     this.#engaged(slot);
     if (!slot.owns) {
       slot.preflight = null;
@@ -363,55 +324,13 @@ export class EngagedCluster {
     const informer = slot.informer;
     // The observer first: an index is current before the reconcile the same change queues.
     const observe = this.#observe(slot);
-    if (observe) {
-      informer.listeners.add(observe);
-      if (informer.store.size) observe([...informer.store.keys()]);
-    }
-    informer.listeners.add(slot.changed);
+    if (observe) informer.addListener(observe, "low");
     slot.preflight = null;
-    if (informer.running) {
-      // Joining a watch that already runs: everything cached so far is new to this operator.
-      if (informer.store.size) slot.changed([...informer.store.keys()], "low");
-      this.#watchOthers(slot, signal);
-      return;
-    }
-    this.#startWatch(slot, signal);
+    // Joining a watch that already runs: everything cached so far is new to this operator.
+    informer.addListener(slot.changed, informer.started ? "low" : undefined);
+    const type = slot.operator.resource;
+    informer.start((store, onChange) => scopedWatchers(type, store, onChange, this.#watchContext()), signal);
     this.#watchOthers(slot, signal);
-  }
-
-  /** Starts the watch of the operator's resource (shared by its informer's operators) until `signal` aborts. */
-  #startWatch(slot: Slot, signal: AbortSignal): void {
-    const informer = slot.informer;
-    const fanOut = (keys: string[], priority: QueuePriority) => {
-      for (const listener of informer.listeners) listener(keys, priority);
-    };
-    informer.watchers.push(...scopedWatchers(slot.operator.resource, informer.store, fanOut, this.#watchContext()));
-    informer.running = Promise.all(informer.watchers.map((w) => w.start(signal))).then(() => {});
-  }
-
-  /** The operator's first pre-flight attempt began: its resource's list starts now, unless its watch already runs. */
-  #watchEarly(slot: Slot, signal: AbortSignal): void {
-    if (!slot.owns || slot.informer.running || signal.aborted) return;
-    const stop = new AbortController();
-    this.#early.set(slot.informer, stop);
-    this.#startWatch(slot, AbortSignal.any([signal, stop.signal]));
-  }
-
-  /** An attempt failed before any operator of `informer` passed: its early watch stops and its cache is emptied. */
-  #stopEarly(informer: Informer): void {
-    const stop = this.#early.get(informer);
-    if (!stop) return;
-    this.#early.delete(informer);
-    stop.abort();
-    const stopped = informer.running!;
-    this.#otherRuns.push(stopped);
-    informer.watchers.length = 0;
-    informer.running = undefined;
-    informer.store.clear();
-    // What an aborted list still stored goes too, unless a new watch started meanwhile.
-    stopped.then(() => {
-      if (!informer.running) informer.store.clear();
-    });
   }
 
   /** The operator's objects that act on this cluster (its `onEngage`), queued in their clusters. */
@@ -428,7 +347,7 @@ export class EngagedCluster {
   }
 
   #queueRequests(operator: string, requests: readonly Request[], priority: QueuePriority): void {
-    for (const [cluster, keys] of keysByCluster(requests)) this.#o.onChange(cluster, operator, keys, priority);
+    for (const [cluster, named] of requestsByCluster(requests)) this.#o.onChange(cluster, operator, named, priority);
   }
 
   /** The operator's other watched resources: each change is mapped to its own objects, queued in their cluster. */
@@ -440,7 +359,7 @@ export class EngagedCluster {
     }, signal);
     // Per-object watches follow the operator's own objects here (a Mirror naming its source); the array is live.
     slot.others = watchers;
-    if (slot.owns) slot.informer.listeners.add(refresh);
+    if (slot.owns) slot.informer.addListener(refresh);
     this.#otherRuns.push(...runs);
   }
 
@@ -462,7 +381,7 @@ export class EngagedCluster {
       api: this.#api,
       client: this.#client,
       namespaces: this.#namespaces,
-      scope: this.#firstRules,
+      scope: this.#scope ? { namespace: this.#scope, firstRules: this.#firstRules! } : undefined,
       extraPermissions: this.#o.extraPermissions,
       gate: this.#o.preflightGate,
       clock: this.#clock,

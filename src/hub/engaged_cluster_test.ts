@@ -42,7 +42,9 @@ async function engage(ns: string, operators: Operator[]): Promise<Run> {
   const cluster = new EngagedCluster("prod", access, {
     operators,
     namespaces: [ns],
-    onChange: (_cluster, operator, keys, priority) => changes.push({ operator, keys, priority }),
+    // Written back as `namespace/name`, for readable assertions.
+    onChange: (_cluster, operator, requests, priority) =>
+      changes.push({ operator, keys: requests.map((r) => `${r.namespace}/${r.name}`), priority }),
     lookup: () => undefined,
     apiBudget: new TokenBucket(1_000, 1_000),
     logger: silentLogger(),

@@ -344,8 +344,8 @@ export class Hub {
         ...(this.#o.clusterPermissions ?? []),
       ],
       // A standby keeps its caches current but queues nothing; on taking over it queues every key.
-      onChange: (cluster, operator, keys, priority) => {
-        if (this.#leads(cluster)) this.#controller.enqueue(cluster, operator, keys, priority);
+      onChange: (cluster, operator, requests, priority) => {
+        if (this.#leads(cluster)) this.#controller.enqueue(cluster, operator, requests, priority);
       },
       lookup: (other) => this.#clusters.get(other)?.cluster,
       clusterNames: () => [...this.#clusters.keys()],

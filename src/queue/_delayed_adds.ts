@@ -4,8 +4,9 @@ import type { Clock, Timer } from "../util/clock.ts";
 import { Heap } from "./_heap.ts";
 import type { QueuePriority } from "./_lane.ts";
 
-interface Delayed {
+interface Delayed<T> {
   readonly key: string;
+  readonly item: T;
   readonly at: number;
   readonly seq: number;
   priority: QueuePriority;
@@ -21,17 +22,17 @@ interface Delayed {
  * - keys due at the same time come out in the order they were scheduled;
  * - `schedule` is O(log n); stale heap entries are dropped once they outnumber the live ones (plus 64).
  */
-export class DelayedAdds {
+export class DelayedAdds<T> {
   readonly #clock: Clock;
-  readonly #due: (key: string, priority: QueuePriority) => void;
+  readonly #due: (item: T, priority: QueuePriority) => void;
   /** Latest entry per key; older heap entries for the same key are stale. */
-  readonly #latest = new Map<string, Delayed>();
-  readonly #heap = new Heap<Delayed>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
+  readonly #latest = new Map<string, Delayed<T>>();
+  readonly #heap = new Heap<Delayed<T>>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
   #seq = 0;
   #timer: Timer | undefined;
   #timerAt = Infinity;
 
-  constructor(clock: Clock, due: (key: string, priority: QueuePriority) => void) {
+  constructor(clock: Clock, due: (item: T, priority: QueuePriority) => void) {
     this.#clock = clock;
     this.#due = due;
   }
@@ -41,15 +42,24 @@ export class DelayedAdds {
     return this.#latest.size;
   }
 
-  /** Hands `key` to `due` after `ms` milliseconds (at least one timer turn), unless it already waits for less. */
-  schedule(key: string, ms: number, priority: QueuePriority): void {
+  /**
+   * Hands `item` to `due` after `ms` milliseconds (at least one timer turn), unless the item of the same `key` already
+   * waits for less.
+   */
+  schedule(key: string, item: T, ms: number, priority: QueuePriority): void {
     const at = this.#clock.now() + ms;
     const existing = this.#latest.get(key);
     if (existing && existing.at <= at) {
       if (priority === "live") existing.priority = "live";
       return;
     }
-    const entry: Delayed = { key, at, seq: this.#seq++, priority: existing?.priority === "live" ? "live" : priority };
+    const entry: Delayed<T> = {
+      key,
+      item,
+      at,
+      seq: this.#seq++,
+      priority: existing?.priority === "live" ? "live" : priority,
+    };
     this.#latest.set(key, entry);
     this.#heap.push(entry);
     if (this.#heap.length > 2 * this.#latest.size + 64) this.#heap.rebuild([...this.#latest.values()]);
@@ -92,7 +102,7 @@ export class DelayedAdds {
       this.#heap.pop();
       if (this.#latest.get(top.key) !== top) continue;
       this.#latest.delete(top.key);
-      this.#due(top.key, top.priority);
+      this.#due(top.item, top.priority);
     }
     this.#arm();
   }

@@ -9,7 +9,10 @@ import { Fifo } from "./_fifo.ts";
  */
 export type QueuePriority = "live" | "low";
 
-/** A queued key: when it became dirty and the lane it waits in (a promotion moves a low entry to the live lane). */
+/**
+ * A queued key by its id (see keyId): when it became dirty and the lane it waits in (a promotion moves a low entry to
+ * the live lane).
+ */
 export interface Entry {
   readonly key: string;
   readonly at: number;
@@ -23,9 +26,9 @@ export interface Entry {
  * stale copy behind that `shift` and `peek` skip, and the copies are dropped once they outnumber the entries waiting
  * (plus 64), so promotions never grow the lane without bound.
  */
-export class Lane {
+export class Lane<E extends Entry = Entry> {
   readonly priority: QueuePriority;
-  readonly #fifo = new Fifo<Entry>();
+  readonly #fifo = new Fifo<E>();
   #waiting = 0;
   /** In its lane's round-robin ring of clusters. */
   inRing = false;
@@ -39,13 +42,13 @@ export class Lane {
     return this.#waiting;
   }
 
-  push(e: Entry): void {
+  push(e: E): void {
     this.#fifo.push(e);
     this.#waiting++;
   }
 
   /** The oldest waiting entry, removed; undefined when none waits. */
-  shift(): Entry | undefined {
+  shift(): E | undefined {
     for (let e = this.#fifo.shift(); e !== undefined; e = this.#fifo.shift()) {
       if (e.priority !== this.priority) continue;
       this.#waiting--;
@@ -56,7 +59,7 @@ export class Lane {
   }
 
   /** The oldest waiting entry, left in place. */
-  peek(): Entry | undefined {
+  peek(): E | undefined {
     for (let e = this.#fifo.peek(); e !== undefined; e = this.#fifo.peek()) {
       if (e.priority === this.priority) return e;
       this.#fifo.shift();
@@ -77,7 +80,7 @@ export class Lane {
   }
 
   /** Every waiting entry, oldest first. Do not change the lane while iterating. */
-  *[Symbol.iterator](): IterableIterator<Entry> {
+  *[Symbol.iterator](): IterableIterator<E> {
     for (const e of this.#fifo) if (e.priority === this.priority) yield e;
   }
 

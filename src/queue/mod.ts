@@ -1,5 +1,5 @@
-// Public surface of src/queue: the fair work queue, its keys, and rate limiters.
-export { clusterOf, InvalidKeyError, type KeyParts, makeKey, operatorOf, splitKey } from "./key.ts";
+// Public surface of src/queue: the fair work queue, its typed keys, and rate limiters. Keys are never strings outside.
+export { InvalidKeyError, type NamespacedName, type QueueKey } from "./key.ts";
 export {
   BucketLimiter,
   type ControllerRateLimiterOptions,

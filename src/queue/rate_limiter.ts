@@ -1,16 +1,16 @@
 // Rate limiters for retries and API calls: per-item exponential backoff, token buckets, and combinations.
 
 import { type Clock, SystemClock } from "../util/clock.ts";
-import { clusterOf } from "./key.ts";
+import { keyId, type QueueKey } from "./key.ts";
 
 /** Decides how long a key waits before it is retried. Same contract as client-go's `RateLimiter`. */
 export interface RateLimiter {
   /** Records one more failure of `key` and returns how many milliseconds it should wait. */
-  when(key: string): number;
+  when(key: QueueKey): number;
   /** Drops everything known about `key`, typically after it succeeded. */
-  forget(key: string): void;
-  /** How many times `when(key)` was called since the last `forget(key)`. */
-  retries(key: string): number;
+  forget(key: QueueKey): void;
+  /** How many times `when(key)` was called since the last `forget(key)`, for a key equal to `key`. */
+  retries(key: QueueKey): number;
   /** Optional: drops every state that belongs to `cluster`, for when the cluster is disengaged. */
   forgetCluster?(cluster: string): void;
 }
@@ -48,19 +48,20 @@ export class ItemExponentialLimiter implements RateLimiter {
     }
   }
 
-  when(key: string): number {
-    const failures = this.#failures.get(key) ?? 0;
-    this.#failures.set(key, failures + 1);
+  when(key: QueueKey): number {
+    const id = keyId(key);
+    const failures = this.#failures.get(id) ?? 0;
+    this.#failures.set(id, failures + 1);
     // 2^1024 is Infinity; stop the exponent well before that.
     return Math.min(this.#max, this.#base * 2 ** Math.min(failures, 1000));
   }
 
-  forget(key: string): void {
-    this.#failures.delete(key);
+  forget(key: QueueKey): void {
+    this.#failures.delete(keyId(key));
   }
 
-  retries(key: string): number {
-    return this.#failures.get(key) ?? 0;
+  retries(key: QueueKey): number {
+    return this.#failures.get(keyId(key)) ?? 0;
   }
 
   /** Number of keys with recorded failures. */
@@ -191,11 +192,11 @@ export class BucketLimiter implements RateLimiter {
     this.bucket = bucket;
   }
 
-  when(_key: string): number {
+  when(_key: QueueKey): number {
     return this.bucket.take();
   }
-  forget(_key: string): void {}
-  retries(_key: string): number {
+  forget(_key: QueueKey): void {}
+  retries(_key: QueueKey): number {
     return 0;
   }
 }
@@ -212,15 +213,15 @@ export class MaxOfLimiter implements RateLimiter {
     this.#limiters = limiters;
   }
 
-  when(key: string): number {
+  when(key: QueueKey): number {
     let delay = 0;
     for (const l of this.#limiters) delay = Math.max(delay, l.when(key));
     return delay;
   }
-  forget(key: string): void {
+  forget(key: QueueKey): void {
     for (const l of this.#limiters) l.forget(key);
   }
-  retries(key: string): number {
+  retries(key: QueueKey): number {
     let n = 0;
     for (const l of this.#limiters) n = Math.max(n, l.retries(key));
     return n;
@@ -231,11 +232,10 @@ export class MaxOfLimiter implements RateLimiter {
 }
 
 /**
- * One limiter per cluster, made on first use, chosen by the key's cluster part.
+ * One limiter per cluster, made on first use, chosen by the key's cluster.
  *
  * Guarantees: a retry storm in one cluster never delays the retries of another, because they
  * never share a bucket. `forgetCluster` drops the cluster's limiter entirely.
- * Assumptions: keys have the `cluster/operator/namespace/name` shape (see `makeKey`).
  */
 export class PerClusterLimiter implements RateLimiter {
   readonly #make: (cluster: string) => RateLimiter;
@@ -245,8 +245,8 @@ export class PerClusterLimiter implements RateLimiter {
     this.#make = make;
   }
 
-  when(key: string): number {
-    const cluster = clusterOf(key);
+  when(key: QueueKey): number {
+    const cluster = key.cluster;
     let limiter = this.#byCluster.get(cluster);
     if (!limiter) {
       limiter = this.#make(cluster);
@@ -254,11 +254,11 @@ export class PerClusterLimiter implements RateLimiter {
     }
     return limiter.when(key);
   }
-  forget(key: string): void {
-    this.#byCluster.get(clusterOf(key))?.forget(key);
+  forget(key: QueueKey): void {
+    this.#byCluster.get(key.cluster)?.forget(key);
   }
-  retries(key: string): number {
-    return this.#byCluster.get(clusterOf(key))?.retries(key) ?? 0;
+  retries(key: QueueKey): number {
+    return this.#byCluster.get(key.cluster)?.retries(key) ?? 0;
   }
   forgetCluster(cluster: string): void {
     this.#byCluster.get(cluster)?.forgetCluster?.(cluster);

@@ -9,40 +9,47 @@ import {
   type RateLimiter,
   TokenBucket,
 } from "./rate_limiter.ts";
+import type { QueueKey } from "./key.ts";
+
+/** A queue key written as `cluster/operator/namespace/name` (test fixtures only; the queue never parses strings). */
+function k(s: string): QueueKey {
+  const [name, namespace, operator, ...cluster] = s.split("/").reverse();
+  return { cluster: cluster.reverse().join("/"), operator, request: { namespace, name } };
+}
 
 Deno.test("ItemExponentialLimiter.when() doubles from 5 ms for each failure of the same key", () => {
   const l = new ItemExponentialLimiter();
-  assert.deepEqual([1, 2, 3, 4, 5].map(() => l.when("c/ns/a")), [5, 10, 20, 40, 80]);
-  assert.equal(l.retries("c/ns/a"), 5);
+  assert.deepEqual([1, 2, 3, 4, 5].map(() => l.when(k("c/op/ns/a"))), [5, 10, 20, 40, 80]);
+  assert.deepEqual(l.retries(k("c/op/ns/a")), 5);
 });
 
 Deno.test("ItemExponentialLimiter.when() stops growing at maxMs, 1000 s by default", () => {
   const l = new ItemExponentialLimiter();
   let last = 0;
-  for (let i = 0; i < 30; i++) last = l.when("c/ns/a");
-  assert.equal(last, 1_000_000);
+  for (let i = 0; i < 30; i++) last = l.when(k("c/op/ns/a"));
+  assert.deepEqual(last, 1_000_000);
   const capped = new ItemExponentialLimiter({ baseMs: 100, maxMs: 300_000 });
-  for (let i = 0; i < 20; i++) last = capped.when("c/ns/a");
-  assert.equal(last, 300_000);
+  for (let i = 0; i < 20; i++) last = capped.when(k("c/op/ns/a"));
+  assert.deepEqual(last, 300_000);
 });
 
 Deno.test("ItemExponentialLimiter.when() stays finite after thousands of failures", () => {
   const l = new ItemExponentialLimiter({ maxMs: 60_000 });
   let last = 0;
-  for (let i = 0; i < 5_000; i++) last = l.when("c/ns/a");
-  assert.equal(last, 60_000);
+  for (let i = 0; i < 5_000; i++) last = l.when(k("c/op/ns/a"));
+  assert.deepEqual(last, 60_000);
 });
 
 Deno.test("ItemExponentialLimiter keeps each key's failures apart and forget() starts a key over", () => {
   const l = new ItemExponentialLimiter();
-  l.when("c/ns/a");
-  l.when("c/ns/a");
-  assert.equal(l.when("c/ns/b"), 5);
-  assert.equal(l.when("c/ns/a"), 20);
-  l.forget("c/ns/a");
-  assert.equal(l.retries("c/ns/a"), 0);
-  assert.equal(l.when("c/ns/a"), 5);
-  assert.equal(l.size, 2);
+  l.when(k("c/op/ns/a"));
+  l.when(k("c/op/ns/a"));
+  assert.deepEqual(l.when(k("c/op/ns/b")), 5);
+  assert.deepEqual(l.when(k("c/op/ns/a")), 20);
+  l.forget(k("c/op/ns/a"));
+  assert.deepEqual(l.retries(k("c/op/ns/a")), 0);
+  assert.deepEqual(l.when(k("c/op/ns/a")), 5);
+  assert.deepEqual(l.size, 2);
 });
 
 Deno.test("ItemExponentialLimiter rejects a non-positive base or a cap below the base", () => {
@@ -63,33 +70,33 @@ Deno.test("TokenBucket refills over time but never beyond its burst", async () =
   const b = new TokenBucket(10, 2, { clock });
   b.take();
   b.take();
-  assert.equal(b.take(), 100);
+  assert.deepEqual(b.take(), 100);
   await clock.advance(100); // the reserved token is used now
-  assert.equal(b.available(), 0);
+  assert.deepEqual(b.available(), 0);
   await clock.advance(150);
-  assert.equal(b.available(), 1.5);
+  assert.deepEqual(b.available(), 1.5);
   await clock.advance(60_000);
-  assert.equal(b.available(), 2);
+  assert.deepEqual(b.available(), 2);
   assert.deepEqual([b.take(), b.take(), b.take()], [0, 0, 100]);
 });
 
 Deno.test("TokenBucket.tryTake() takes a token only when one is available and reserves nothing otherwise", async () => {
   const clock = new VirtualClock();
   const b = new TokenBucket(2, 1, { clock });
-  assert.equal(b.tryTake(), true);
-  assert.equal(b.tryTake(), false);
-  assert.equal(b.tryTake(), false);
+  assert.deepEqual(b.tryTake(), true);
+  assert.deepEqual(b.tryTake(), false);
+  assert.deepEqual(b.tryTake(), false);
   await clock.advance(499);
-  assert.equal(b.tryTake(), false);
+  assert.deepEqual(b.tryTake(), false);
   await clock.advance(1);
-  assert.equal(b.tryTake(), true);
-  assert.equal(b.take(), 500, "failed tryTake calls did not reserve tokens");
+  assert.deepEqual(b.tryTake(), true);
+  assert.deepEqual(b.take(), 500, "failed tryTake calls did not reserve tokens");
 });
 
 Deno.test("TokenBucket.wait() resolves true once the clock reaches the reserved token", async () => {
   const clock = new VirtualClock();
   const b = new TokenBucket(10, 1, { clock });
-  assert.equal(await b.wait(), true);
+  assert.deepEqual(await b.wait(), true);
   const order: string[] = [];
   const first = b.wait().then((ok) => order.push(`first:${ok}@${clock.now()}`));
   const second = b.wait().then((ok) => order.push(`second:${ok}@${clock.now()}`));
@@ -98,7 +105,7 @@ Deno.test("TokenBucket.wait() resolves true once the clock reaches the reserved 
   await clock.advance(101);
   await Promise.all([first, second]);
   assert.deepEqual(order, ["first:true@100", "second:true@200"]);
-  assert.equal(clock.pending, 0);
+  assert.deepEqual(clock.pending, 0);
 });
 
 Deno.test("TokenBucket.wait() returns false when aborted and gives its token back", async () => {
@@ -109,17 +116,17 @@ Deno.test("TokenBucket.wait() returns false when aborted and gives its token bac
   const waiting = b.wait(ac.signal);
   await clock.advance(50);
   ac.abort();
-  assert.equal(await waiting, false);
-  assert.equal(clock.pending, 0);
+  assert.deepEqual(await waiting, false);
+  assert.deepEqual(clock.pending, 0);
   await clock.advance(50);
-  assert.equal(b.tryTake(), true, "the aborted reservation no longer holds the token due at 100 ms");
+  assert.deepEqual(b.tryTake(), true, "the aborted reservation no longer holds the token due at 100 ms");
 });
 
 Deno.test("TokenBucket.wait() returns false at once for an already aborted signal", async () => {
   const clock = new VirtualClock();
   const b = new TokenBucket(1, 1, { clock });
-  assert.equal(await b.wait(AbortSignal.abort()), false);
-  assert.equal(b.tryTake(), true);
+  assert.deepEqual(await b.wait(AbortSignal.abort()), false);
+  assert.deepEqual(b.tryTake(), true);
 });
 
 Deno.test("TokenBucket rejects a non-positive qps and a burst below one", () => {
@@ -132,10 +139,10 @@ Deno.test("TokenBucket rejects a non-positive qps and a burst below one", () => 
 Deno.test("TokenBucket with infinite qps never waits", async () => {
   const clock = new VirtualClock();
   const b = new TokenBucket(Infinity, 1, { clock });
-  for (let i = 0; i < 1000; i++) assert.equal(b.take(), 0);
-  assert.equal(b.tryTake(), true);
-  assert.equal(await b.wait(), true);
-  assert.equal(b.available(), Infinity);
+  for (let i = 0; i < 1000; i++) assert.deepEqual(b.take(), 0);
+  assert.deepEqual(b.tryTake(), true);
+  assert.deepEqual(await b.wait(), true);
+  assert.deepEqual(b.available(), Infinity);
 });
 
 Deno.test("TokenBucket can serve as a global limit and a per-cluster limit at once", async () => {
@@ -157,21 +164,21 @@ Deno.test("TokenBucket can serve as a global limit and a per-cluster limit at on
 Deno.test("BucketLimiter.when() returns the bucket's wait and keeps no per-key state", () => {
   const clock = new VirtualClock();
   const l = new BucketLimiter(new TokenBucket(10, 1, { clock }));
-  assert.equal(l.when("c/ns/a"), 0);
-  assert.equal(l.when("c/ns/b"), 100);
-  assert.equal(l.retries("c/ns/a"), 0);
-  l.forget("c/ns/a");
-  assert.equal(l.when("c/ns/a"), 200);
+  assert.deepEqual(l.when(k("c/op/ns/a")), 0);
+  assert.deepEqual(l.when(k("c/op/ns/b")), 100);
+  assert.deepEqual(l.retries(k("c/op/ns/a")), 0);
+  l.forget(k("c/op/ns/a"));
+  assert.deepEqual(l.when(k("c/op/ns/a")), 200);
 });
 
 Deno.test("MaxOfLimiter.when() returns the largest delay and forget() reaches every limiter", () => {
   const clock = new VirtualClock();
   const items = new ItemExponentialLimiter();
   const l = new MaxOfLimiter(items, new BucketLimiter(new TokenBucket(10, 2, { clock })));
-  assert.deepEqual([l.when("c/ns/a"), l.when("c/ns/a"), l.when("c/ns/a")], [5, 10, 100]);
-  assert.equal(l.retries("c/ns/a"), 3);
-  l.forget("c/ns/a");
-  assert.equal(items.retries("c/ns/a"), 0);
+  assert.deepEqual([l.when(k("c/op/ns/a")), l.when(k("c/op/ns/a")), l.when(k("c/op/ns/a"))], [5, 10, 100]);
+  assert.deepEqual(l.retries(k("c/op/ns/a")), 3);
+  l.forget(k("c/op/ns/a"));
+  assert.deepEqual(items.retries(k("c/op/ns/a")), 0);
   assert.throws(() => new MaxOfLimiter(), RangeError);
 });
 
@@ -181,31 +188,31 @@ Deno.test("PerClusterLimiter gives each cluster its own limiter and forgetCluste
     made.push(cluster);
     return new ItemExponentialLimiter();
   });
-  l.when("prod/op/ns/a");
-  l.when("prod/op/ns/a");
-  assert.equal(l.when("dev/op/ns/a"), 5);
-  assert.equal(l.retries("prod/op/ns/a"), 2);
+  l.when(k("prod/op/ns/a"));
+  l.when(k("prod/op/ns/a"));
+  assert.deepEqual(l.when(k("dev/op/ns/a")), 5);
+  assert.deepEqual(l.retries(k("prod/op/ns/a")), 2);
   assert.deepEqual(made, ["prod", "dev"]);
   l.forgetCluster("prod");
   assert.deepEqual(l.clusters(), ["dev"]);
-  assert.equal(l.retries("prod/op/ns/a"), 0);
-  assert.equal(l.when("prod/op/ns/a"), 5);
+  assert.deepEqual(l.retries(k("prod/op/ns/a")), 0);
+  assert.deepEqual(l.when(k("prod/op/ns/a")), 5);
 });
 
 Deno.test("defaultControllerRateLimiter() caps per-item backoff at 5 minutes by default", () => {
   const l = defaultControllerRateLimiter({ clock: new VirtualClock(), burst: 1_000 });
   const delays: number[] = [];
-  for (let i = 0; i < 20; i++) delays.push(l.when("prod/op/ns/a"));
-  assert.equal(delays[0], 5);
-  assert.equal(delays.at(-1), 300_000);
-  assert.equal(l.retries("prod/op/ns/a"), 20);
-  l.forget("prod/op/ns/a");
-  assert.equal(l.retries("prod/op/ns/a"), 0);
+  for (let i = 0; i < 20; i++) delays.push(l.when(k("prod/op/ns/a")));
+  assert.deepEqual(delays[0], 5);
+  assert.deepEqual(delays.at(-1), 300_000);
+  assert.deepEqual(l.retries(k("prod/op/ns/a")), 20);
+  l.forget(k("prod/op/ns/a"));
+  assert.deepEqual(l.retries(k("prod/op/ns/a")), 0);
 });
 
 /** Delays of `n` first failures of distinct keys in `cluster`. */
 function firstFailures(l: RateLimiter, cluster: string, n: number): number[] {
-  return Array.from({ length: n }, (_, i) => l.when(`${cluster}/op/ns/k${i}`));
+  return Array.from({ length: n }, (_, i) => l.when(k(`${cluster}/op/ns/k${i}`)));
 }
 
 Deno.test("defaultControllerRateLimiter() allows a burst of 100 retries, then 10 per second, per cluster", () => {
@@ -232,7 +239,7 @@ Deno.test("TokenBucket.setRate() keeps the tokens already taken and refills them
   assert.deepEqual([b.qps, b.burst], [100, 5]);
   assert.deepEqual([b.take(), b.take(), b.take()], [0, 0, 10]);
   await clock.advance(60_000);
-  assert.equal(b.available(), 5);
+  assert.deepEqual(b.available(), 5);
   assert.deepEqual([b.take(), b.take(), b.take(), b.take(), b.take(), b.take()], [0, 0, 0, 0, 0, 10]);
   assert.throws(() => b.setRate(0, 1), /cannot change TokenBucket's rate: qps must be positive, got 0/);
 });

@@ -1,28 +1,28 @@
-// The shared work queue: client-go workqueue semantics for `cluster/operator/namespace/name` keys, fair across clusters.
+// The shared work queue: client-go workqueue semantics for typed keys (cluster, operator, request), fair across clusters.
 
 import { type Clock, SystemClock } from "../util/clock.ts";
 import { Fifo } from "./_fifo.ts";
 import { DelayedAdds } from "./_delayed_adds.ts";
 import { type Entry, Lane, type QueuePriority } from "./_lane.ts";
-import { clusterOf } from "./key.ts";
+import { keyId, type QueueKey } from "./key.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate_limiter.ts";
 
-export { makeKey, splitKey } from "./key.ts";
+export type { NamespacedName, QueueKey } from "./key.ts";
 export type { QueuePriority } from "./_lane.ts";
 
 /**
- * Callbacks for metrics, given the key (its parts name the cluster and the operator). They run
+ * Callbacks for metrics, given the key (it names the cluster and the operator). They run
  * synchronously inside queue operations, after the queue's state is updated: keep them cheap and
  * never throw from them. Keys dropped by `removeCluster` get no callback: the caller forgets the
  * cluster's series itself.
  */
 export interface WorkQueueHooks {
   /** A key became dirty (workqueue_adds_total, workqueue_depth +1). Adds of a key already queued are not counted. */
-  added?(key: string): void;
+  added?(key: QueueKey): void;
   /** A key was handed to a worker after waiting `waitedMs` since it was added (workqueue_queue_duration_seconds, depth -1). */
-  handedOut?(key: string, waitedMs: number): void;
+  handedOut?(key: QueueKey, waitedMs: number): void;
   /** `addRateLimited` was called for a key (workqueue_retries_total). */
-  retried?(key: string): void;
+  retried?(key: QueueKey): void;
 }
 
 /** Settings for a FairWorkQueue. */
@@ -53,24 +53,29 @@ export interface ClusterQueueStats {
 /** Everything the queue holds for one cluster. Replaced by a fresh object after `removeCluster`. */
 interface ClusterState {
   readonly name: string;
-  readonly live: Lane;
-  readonly low: Lane;
+  readonly live: Lane<Queued>;
+  readonly low: Lane<Queued>;
   processing: number;
   removed: boolean;
-  readonly delayed: DelayedAdds;
-  /** Keys with rate-limiter state, so `removeCluster` can forget them. */
-  readonly limited: Set<string>;
+  readonly delayed: DelayedAdds<QueueKey>;
+  /** Keys with rate-limiter state by id, so `removeCluster` can forget them. */
+  readonly limited: Map<string, QueueKey>;
+}
+
+/** A lane entry (by the key's private id, see keyId) with the typed key handed out for it. */
+interface Queued extends Entry {
+  readonly item: QueueKey;
 }
 
 interface Waiter {
-  resolve(key: string | undefined): void;
+  resolve(key: QueueKey | undefined): void;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
 }
 
 /** A key handed out and not yet done: its entry, and the cluster state that counted it. */
 interface Processing {
-  readonly entry: Entry;
+  readonly entry: Queued;
   readonly cluster: ClusterState;
 }
 
@@ -98,8 +103,9 @@ interface Processing {
  * - `add` and `get` are O(1) amortised, `addAfter` is O(log n).
  *
  * Assumptions:
- * - Every key starts with `cluster/` (queue keys are `cluster/operator/namespace/name`); `add` throws InvalidKeyError otherwise.
- * - Whoever receives a key from `get` calls `done(key)` exactly once, even when processing fails;
+ * - Keys are compared by value: a key equal in its four parts to one queued is that key. A key with an empty cluster,
+ *   operator or name, or an operator, namespace or name holding "/", is refused with InvalidKeyError (see keyId).
+ * - Whoever receives a key from `get` calls `done(key)` (with it or an equal key) exactly once, even when processing fails;
  *   otherwise the key is never handed out again.
  * - Live keys arrive slower than workers take them: a cluster whose live changes alone exceed the hub's capacity
  *   keeps low keys waiting (they are never lost, and are handed out once the live lane empties).
@@ -116,7 +122,7 @@ export class FairWorkQueue {
   /** Clusters with low keys queued, in turn order. */
   readonly #lowRing = new Fifo<ClusterState>();
   /** Queued keys, and processing keys added again, with when they were added and their priority. */
-  readonly #dirty = new Map<string, Entry>();
+  readonly #dirty = new Map<string, Queued>();
   /** Keys handed out and not yet done. */
   readonly #processing = new Map<string, Processing>();
   /** Insertion-ordered, so the first entry is the longest waiting `get`. */
@@ -135,26 +141,26 @@ export class FairWorkQueue {
    * Marks `key` as needing work, at `priority` (default `live`). Does nothing if it is already queued at that
    * priority or higher, or after `shutDown()`; a `live` add of a key queued `low` promotes it.
    */
-  add(key: string, priority: QueuePriority = "live"): void {
-    const cluster = clusterOf(key);
+  add(key: QueueKey, priority: QueuePriority = "live"): void {
+    const id = keyId(key);
     if (this.#shuttingDown) return;
-    const queued = this.#dirty.get(key);
+    const queued = this.#dirty.get(id);
     if (queued) {
-      if (priority === "live" && queued.priority === "low") this.#promote(key, queued);
+      if (priority === "live" && queued.priority === "low") this.#promote(queued);
       return;
     }
-    const entry: Entry = { key, at: this.#clock.now(), priority };
-    this.#dirty.set(key, entry);
+    const entry: Queued = { key: id, item: key, at: this.#clock.now(), priority };
+    this.#dirty.set(id, entry);
     this.#hooks.added?.(key);
-    if (this.#processing.has(key)) return; // queued again by done()
-    this.#push(this.#state(cluster), entry);
+    if (this.#processing.has(id)) return; // queued again by done()
+    this.#push(this.#state(key.cluster), entry);
   }
 
   /**
    * Hands out the next key, waiting until there is one. Resolves `undefined` once the queue shuts
    * down or `signal` aborts. The caller owns a key it receives and must call `done(key)`.
    */
-  get(signal?: AbortSignal): Promise<string | undefined> {
+  get(signal?: AbortSignal): Promise<QueueKey | undefined> {
     if (this.#shuttingDown || signal?.aborted) return Promise.resolve(undefined);
     if (this.#waiters.size === 0 && this.#queued > 0) return Promise.resolve(this.#next());
     return new Promise((resolve) => {
@@ -171,25 +177,26 @@ export class FairWorkQueue {
   }
 
   /** Hands out the next key if one is queued and nobody is waiting in `get`, without waiting. */
-  tryGet(): string | undefined {
+  tryGet(): QueueKey | undefined {
     if (this.#shuttingDown || this.#waiters.size > 0 || this.#queued === 0) return undefined;
     return this.#next();
   }
 
   /** The priority `key` was handed out with while it is processing; undefined when it is not processing. */
-  priorityOf(key: string): QueuePriority | undefined {
-    return this.#processing.get(key)?.entry.priority;
+  priorityOf(key: QueueKey): QueuePriority | undefined {
+    return this.#processing.get(keyId(key))?.entry.priority;
   }
 
   /** Ends processing of `key`. If it was added meanwhile, it is queued again (at the priority it was added with). */
-  done(key: string): void {
-    const counted = this.#processing.get(key);
+  done(key: QueueKey): void {
+    const id = keyId(key);
+    const counted = this.#processing.get(id);
     if (!counted) return;
-    this.#processing.delete(key);
+    this.#processing.delete(id);
     counted.cluster.processing--;
-    const again = this.#dirty.get(key);
+    const again = this.#dirty.get(id);
     if (this.#shuttingDown || !again) return;
-    this.#push(this.#state(clusterOf(key)), again);
+    this.#push(this.#state(key.cluster), again);
   }
 
   /**
@@ -197,37 +204,37 @@ export class FairWorkQueue {
    * processing, else `live`). When the key is already waiting for a delayed add, the earlier due time and the
    * higher priority win. `ms <= 0` adds at once. Ignored after `shutDown()`.
    */
-  addAfter(key: string, ms: number, priority?: QueuePriority): void {
-    const cluster = clusterOf(key);
+  addAfter(key: QueueKey, ms: number, priority?: QueuePriority): void {
+    const id = keyId(key);
     if (!Number.isFinite(ms)) {
-      throw new RangeError(`cannot add ${JSON.stringify(key)} after a delay: delay must be finite, got ${ms} ms`);
+      throw new RangeError(`cannot add ${JSON.stringify(id)} after a delay: delay must be finite, got ${ms} ms`);
     }
     if (this.#shuttingDown) return;
-    const p = priority ?? this.priorityOf(key) ?? "live";
+    const p = priority ?? this.#processing.get(id)?.entry.priority ?? "live";
     if (ms <= 0) return this.add(key, p);
-    this.#state(cluster).delayed.schedule(key, ms, p);
+    this.#state(key.cluster).delayed.schedule(id, key, ms, p);
   }
 
   /**
    * Adds `key` after the delay the rate limiter gives it, counting one more retry; at `priority` (default: the
    * priority it was handed out with while it is processing, else `live`).
    */
-  addRateLimited(key: string, priority?: QueuePriority): void {
-    const cluster = clusterOf(key);
+  addRateLimited(key: QueueKey, priority?: QueuePriority): void {
+    const id = keyId(key);
     if (this.#shuttingDown) return;
-    this.#state(cluster).limited.add(key);
+    this.#state(key.cluster).limited.set(id, key);
     this.#hooks.retried?.(key);
     this.addAfter(key, this.#limiter.when(key), priority);
   }
 
   /** Clears the rate limiter's memory of `key`; call it when processing succeeded. */
-  forget(key: string): void {
+  forget(key: QueueKey): void {
     this.#limiter.forget(key);
-    this.#clusters.get(clusterOf(key))?.limited.delete(key);
+    this.#clusters.get(key.cluster)?.limited.delete(keyId(key));
   }
 
   /** How many rate-limited retries `key` had since it was last forgotten. */
-  numRequeues(key: string): number {
+  numRequeues(key: QueueKey): number {
     return this.#limiter.retries(key);
   }
 
@@ -283,10 +290,10 @@ export class FairWorkQueue {
     this.#queuedLive -= c.live.length;
     c.live.clear();
     c.low.clear();
-    for (const key of this.#processing.keys()) {
-      if (clusterOf(key) === cluster) this.#dirty.delete(key);
+    for (const [id, p] of this.#processing) {
+      if (p.entry.item.cluster === cluster) this.#dirty.delete(id);
     }
-    for (const key of c.limited) this.#limiter.forget(key);
+    for (const key of c.limited.values()) this.#limiter.forget(key);
     c.limited.clear();
     this.#limiter.forgetCluster?.(cluster);
     // The rings drop the stale state lazily, in #next.
@@ -307,12 +314,12 @@ export class FairWorkQueue {
     if (!c) {
       c = {
         name: cluster,
-        live: new Lane("live"),
-        low: new Lane("low"),
+        live: new Lane<Queued>("live"),
+        low: new Lane<Queued>("low"),
         processing: 0,
         removed: false,
         delayed: new DelayedAdds(this.#clock, (key, priority) => this.add(key, priority)),
-        limited: new Set(),
+        limited: new Map(),
       };
       this.#clusters.set(cluster, c);
     }
@@ -320,16 +327,16 @@ export class FairWorkQueue {
   }
 
   /** Moves a queued low key to the live lane (or, while it is processing, makes done() queue it live). */
-  #promote(key: string, entry: Entry): void {
+  #promote(entry: Queued): void {
     entry.priority = "live";
-    if (this.#processing.has(key)) return;
-    const c = this.#state(clusterOf(key));
+    if (this.#processing.has(entry.key)) return;
+    const c = this.#state(entry.item.cluster);
     c.low.left();
     this.#queued--;
     this.#push(c, entry);
   }
 
-  #push(c: ClusterState, entry: Entry): void {
+  #push(c: ClusterState, entry: Queued): void {
     const lane = entry.priority === "live" ? c.live : c.low;
     lane.push(entry);
     this.#queued++;
@@ -346,7 +353,7 @@ export class FairWorkQueue {
   }
 
   /** Takes the next key in turn order (live lane first) and marks it processing. Only call when `#queued > 0`. */
-  #next(): string {
+  #next(): QueueKey {
     const live = this.#queuedLive > 0;
     const ring = live ? this.#liveRing : this.#lowRing;
     for (;;) {
@@ -357,7 +364,7 @@ export class FairWorkQueue {
         lane.inRing = false;
         continue;
       }
-      const entry = lane.shift() as Entry;
+      const entry = lane.shift() as Queued;
       this.#queued--;
       if (live) this.#queuedLive--;
       ring.shift();
@@ -366,12 +373,12 @@ export class FairWorkQueue {
       this.#dirty.delete(entry.key);
       this.#processing.set(entry.key, { entry, cluster: c });
       c.processing++;
-      this.#hooks.handedOut?.(entry.key, this.#clock.now() - entry.at);
-      return entry.key;
+      this.#hooks.handedOut?.(entry.item, this.#clock.now() - entry.at);
+      return entry.item;
     }
   }
 
-  #settle(waiter: Waiter, key: string | undefined): void {
+  #settle(waiter: Waiter, key: QueueKey | undefined): void {
     if (waiter.onAbort) waiter.signal?.removeEventListener("abort", waiter.onAbort);
     waiter.resolve(key);
   }

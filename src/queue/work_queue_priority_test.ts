@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { VirtualClock } from "../util/clock.ts";
 import { ItemExponentialLimiter } from "./rate_limiter.ts";
-import { FairWorkQueue, makeKey, type QueuePriority, type WorkQueueOptions } from "./work_queue.ts";
+import type { QueueKey } from "./key.ts";
+import { FairWorkQueue, type QueuePriority, type WorkQueueOptions } from "./work_queue.ts";
 
 function setup(options: WorkQueueOptions = {}) {
   const clock = new VirtualClock();
@@ -10,8 +11,8 @@ function setup(options: WorkQueueOptions = {}) {
 }
 
 /** Hands out keys until the queue is empty, marking each done at once. */
-function drain(queue: FairWorkQueue, max = Infinity): string[] {
-  const out: string[] = [];
+function drain(queue: FairWorkQueue, max = Infinity): QueueKey[] {
+  const out: QueueKey[] = [];
   for (let key = queue.tryGet(); key !== undefined; key = out.length < max ? queue.tryGet() : undefined) {
     out.push(key);
     queue.done(key);
@@ -20,15 +21,21 @@ function drain(queue: FairWorkQueue, max = Infinity): string[] {
   return out;
 }
 
-const k = (cluster: string, name: string) => makeKey(cluster, "op", "ns", name);
+const k = (cluster: string, name: string): QueueKey => ({
+  cluster,
+  operator: "op",
+  request: { namespace: "ns", name },
+});
+/** A key's parts as one string, for sets of keys compared by value. */
+const id = (key: QueueKey) => `${key.cluster} ${key.operator} ${key.request.namespace} ${key.request.name}`;
 
 Deno.test("FairWorkQueue hands out live keys before low keys queued earlier in the same cluster", () => {
   const { queue } = setup();
   for (let i = 0; i < 5; i++) queue.add(k("prod", `listed${i}`), "low");
   queue.add(k("prod", "live0"));
   queue.add(k("prod", "live1"), "live");
-  assert.equal(queue.len(), 7);
-  assert.equal(queue.stats("prod").queuedLow, 5);
+  assert.deepEqual(queue.len(), 7);
+  assert.deepEqual(queue.stats("prod").queuedLow, 5);
   assert.deepEqual(drain(queue), [
     k("prod", "live0"),
     k("prod", "live1"),
@@ -43,7 +50,7 @@ Deno.test("FairWorkQueue: a cluster relisting 10,000 objects delays no live key,
   queue.add(k("dev", "created"));
   queue.add(k("prod", "changed"));
   assert.deepEqual(drain(queue, 2), [k("dev", "created"), k("prod", "changed")], "both live keys come next");
-  assert.equal(drain(queue).length, 10_000 - 3, "every low key is still handed out, once");
+  assert.deepEqual(drain(queue).length, 10_000 - 3, "every low key is still handed out, once");
 });
 
 Deno.test("FairWorkQueue serves the low lane round-robin across clusters", () => {
@@ -79,7 +86,7 @@ Deno.test("FairWorkQueue serves the live lane round-robin across clusters while 
 });
 
 Deno.test("FairWorkQueue.add() live promotes a key queued low: handed out next, once, with its first add time", async () => {
-  const waits: [string, number][] = [];
+  const waits: [QueueKey, number][] = [];
   let adds = 0;
   const { clock, queue } = setup({
     hooks: { added: () => void adds++, handedOut: (key, ms) => void waits.push([key, ms]) },
@@ -88,12 +95,12 @@ Deno.test("FairWorkQueue.add() live promotes a key queued low: handed out next, 
   await clock.advance(40);
   queue.add(k("prod", "o3"));
   queue.add(k("prod", "o3"), "low");
-  assert.equal(queue.len(), 5, "a promotion is no second add");
-  assert.equal(queue.stats("prod").queuedLow, 4);
-  assert.equal(adds, 5);
+  assert.deepEqual(queue.len(), 5, "a promotion is no second add");
+  assert.deepEqual(queue.stats("prod").queuedLow, 4);
+  assert.deepEqual(adds, 5);
   assert.deepEqual(drain(queue), [k("prod", "o3"), k("prod", "o0"), k("prod", "o1"), k("prod", "o2"), k("prod", "o4")]);
   assert.deepEqual(waits[0], [k("prod", "o3"), 40], "its wait counts from its first add");
-  assert.equal(queue.len(), 0);
+  assert.deepEqual(queue.len(), 0);
 });
 
 Deno.test("FairWorkQueue.add() low never demotes a key queued live", () => {
@@ -101,7 +108,7 @@ Deno.test("FairWorkQueue.add() low never demotes a key queued live", () => {
   queue.add(k("prod", "low"), "low");
   queue.add(k("prod", "a"));
   queue.add(k("prod", "a"), "low");
-  assert.equal(queue.stats("prod").queuedLow, 1);
+  assert.deepEqual(queue.stats("prod").queuedLow, 1);
   assert.deepEqual(drain(queue), [k("prod", "a"), k("prod", "low")]);
 });
 
@@ -110,15 +117,15 @@ Deno.test("FairWorkQueue: a live add of a processing key handed out low queues i
   queue.add(k("prod", "a"), "low");
   queue.add(k("prod", "b"), "low");
   const a = queue.tryGet()!;
-  assert.equal(queue.priorityOf(a), "low");
+  assert.deepEqual(queue.priorityOf(a), "low");
   queue.add(a, "low");
   queue.add(a);
-  assert.equal(queue.tryGet(), k("prod", "b"), "never handed out twice at once");
+  assert.deepEqual(queue.tryGet(), k("prod", "b"), "never handed out twice at once");
   queue.add(k("prod", "c"), "low");
   queue.done(a);
   assert.deepEqual(drain(queue), [a, k("prod", "c")], "a jumps ahead of the low lane");
   queue.done(k("prod", "b"));
-  assert.equal(queue.len(), 0);
+  assert.deepEqual(queue.len(), 0);
 });
 
 Deno.test("FairWorkQueue: many promotions never grow the queue or lose a key", () => {
@@ -127,15 +134,15 @@ Deno.test("FairWorkQueue: many promotions never grow the queue or lose a key", (
   for (let round = 0; round < 50; round++) {
     for (let i = 0; i < 100; i++) queue.add(k("prod", `o${i}`), "low");
     for (let i = 0; i < 100; i += 2) queue.add(k("prod", `o${i}`));
-    assert.equal(queue.len(), 100);
+    assert.deepEqual(queue.len(), 100);
     // Take the 50 promoted ones; the other 50 stay low and are re-added (no-ops) next round.
-    for (const key of drain(queue, 50)) handed.add(key);
+    for (const key of drain(queue, 50)) handed.add(id(key));
   }
-  assert.equal(queue.len(), 50);
+  assert.deepEqual(queue.len(), 50);
   const rest = drain(queue);
-  assert.equal(rest.length, 50);
-  assert.ok(rest.every((key) => Number(key.slice(key.lastIndexOf("/o") + 2)) % 2 === 1), "the low ones come out last");
-  assert.equal(handed.size, 50);
+  assert.deepEqual(rest.length, 50);
+  assert.ok(rest.every((key) => Number(key.request.name.slice(1)) % 2 === 1), "the low ones come out last");
+  assert.deepEqual(handed.size, 50);
 });
 
 Deno.test("FairWorkQueue requeues keep the priority the key was handed out with; the rate limits are unchanged", async () => {
@@ -145,9 +152,9 @@ Deno.test("FairWorkQueue requeues keep the priority the key was handed out with;
   queue.addRateLimited(key);
   queue.done(key);
   await clock.advance(4);
-  assert.equal(queue.len(), 0, "5 ms backoff, as before");
+  assert.deepEqual(queue.len(), 0, "5 ms backoff, as before");
   await clock.advance(1);
-  assert.equal(queue.stats("prod").queuedLow, 1, "the retry stays low");
+  assert.deepEqual(queue.stats("prod").queuedLow, 1, "the retry stays low");
   queue.add(k("prod", "live"));
   assert.deepEqual(drain(queue), [k("prod", "live"), key]);
   queue.forget(key);
@@ -157,8 +164,8 @@ Deno.test("FairWorkQueue requeues keep the priority the key was handed out with;
   queue.addAfter(r, 10, "live");
   queue.done(r);
   await clock.advance(10);
-  assert.equal(queue.stats("prod").queuedLow, 0, "an explicit priority wins");
-  assert.equal(queue.len(), 1);
+  assert.deepEqual(queue.stats("prod").queuedLow, 0, "an explicit priority wins");
+  assert.deepEqual(queue.len(), 1);
   drain(queue);
 
   queue.addAfter(k("prod", "x"), 100, "low");
@@ -172,7 +179,7 @@ Deno.test("FairWorkQueue requeues keep the priority the key was handed out with;
     retrying: 0,
     oldestWaitingMs: 0,
   }, "the earlier due time and the higher priority win");
-  assert.equal(queue.priorityOf(k("prod", "x")), undefined, "not processing");
+  assert.deepEqual(queue.priorityOf(k("prod", "x")), undefined, "not processing");
 });
 
 Deno.test("FairWorkQueue.removeCluster() drops low and promoted keys of that cluster only", () => {
@@ -181,7 +188,7 @@ Deno.test("FairWorkQueue.removeCluster() drops low and promoted keys of that clu
   queue.add(k("prod", "o4"));
   queue.add(k("dev", "d"), "low");
   queue.removeCluster("prod");
-  assert.equal(queue.len(), 1);
+  assert.deepEqual(queue.len(), 1);
   assert.deepEqual(drain(queue), [k("dev", "d")]);
   queue.add(k("prod", "o4"), "low");
   assert.deepEqual(drain(queue), [k("prod", "o4")], "a key of the removed cluster can be added afresh");
@@ -193,9 +200,9 @@ Deno.test("FairWorkQueue.oldestWaitingMs() counts the low lane's head too", asyn
   await clock.advance(30);
   queue.add(k("prod", "live"));
   await clock.advance(5);
-  assert.equal(queue.oldestWaitingMs("prod"), 35);
-  assert.equal(queue.tryGet(), k("prod", "live"));
-  assert.equal(queue.oldestWaitingMs("prod"), 35);
+  assert.deepEqual(queue.oldestWaitingMs("prod"), 35);
+  assert.deepEqual(queue.tryGet(), k("prod", "live"));
+  assert.deepEqual(queue.oldestWaitingMs("prod"), 35);
 });
 
 Deno.test("FairWorkQueue under random adds, promotions and workers: no key twice at once, none lost", async () => {
@@ -207,41 +214,41 @@ Deno.test("FairWorkQueue under random adds, promotions and workers: no key twice
   const processing = new Set<string>();
   /** Keys added since they were last handed out: each must be handed out again. */
   const owed = new Set<string>();
-  const held: string[] = [];
+  const held: QueueKey[] = [];
   for (let step = 0; step < 20_000; step++) {
     const r = random();
     if (r < 0.45) {
       const key = k(clusters[Math.floor(random() * 3)], `o${Math.floor(random() * 300)}`);
       const priority: QueuePriority = random() < 0.7 ? "low" : "live";
       queue.add(key, priority);
-      owed.add(key);
+      owed.add(id(key));
     } else if (r < 0.75) {
       const key = queue.tryGet();
       if (key === undefined) continue;
-      assert.ok(!processing.has(key), `${key} handed out twice at once`);
-      processing.add(key);
-      owed.delete(key);
+      assert.ok(!processing.has(id(key)), `${id(key)} handed out twice at once`);
+      processing.add(id(key));
+      owed.delete(id(key));
       held.push(key);
     } else if (held.length) {
       const key = held.splice(Math.floor(random() * held.length), 1)[0];
       if (random() < 0.1) {
         queue.addRateLimited(key);
-        owed.add(key);
+        owed.add(id(key));
       } else queue.forget(key);
-      processing.delete(key);
+      processing.delete(id(key));
       queue.done(key);
     }
     if (step % 1000 === 0) await clock.advance(20);
   }
   for (const key of held) {
-    processing.delete(key);
+    processing.delete(id(key));
     queue.done(key);
   }
   await clock.advance(1_000);
   for (let key = queue.tryGet(); key !== undefined; key = queue.tryGet()) {
-    owed.delete(key);
+    owed.delete(id(key));
     queue.done(key);
   }
   assert.deepEqual([...owed], [], "every key added is handed out after its last add");
-  assert.equal(queue.len(), 0);
+  assert.deepEqual(queue.len(), 0);
 });

@@ -1,6 +1,6 @@
 // The controller loop: workers take fair keys from the shared queue, spend the global budget, and reconcile.
 
-import { type FairWorkQueue, makeKey, type QueuePriority, splitKey, type TokenBucket } from "../queue/mod.ts";
+import type { FairWorkQueue, NamespacedName, QueueKey, QueuePriority, TokenBucket } from "../queue/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
 import type { BackgroundTasks } from "./background_tasks.ts";
 import { type ClusterConnection, type EventSink, type Reconciler, TerminalError } from "./reconciler.ts";
@@ -99,18 +99,18 @@ export class Controller {
   }
 
   /**
-   * Queues `namespace/name` (or `name`) cache keys of one operator in one cluster, at `priority` (default `live`;
-   * `low` for keys from a list, a relist or a resync: see FairWorkQueue).
+   * Queues objects of one operator in one cluster, at `priority` (default `live`; `low` for objects from a list, a
+   * relist or a resync: see FairWorkQueue).
    */
-  enqueue(cluster: string, operator: string, keys: Iterable<string>, priority: QueuePriority = "live"): void {
-    for (const k of keys) {
-      const slash = k.indexOf("/");
-      this.#o.queue.add(
-        slash < 0
-          ? makeKey(cluster, operator, "", k)
-          : makeKey(cluster, operator, k.slice(0, slash), k.slice(slash + 1)),
-        priority,
-      );
+  enqueue(
+    cluster: string,
+    operator: string,
+    requests: Iterable<NamespacedName>,
+    priority: QueuePriority = "live",
+  ): void {
+    const { queue } = this.#o;
+    for (const r of requests) {
+      queue.add({ cluster, operator, request: { namespace: r.namespace, name: r.name } }, priority);
     }
   }
 
@@ -181,9 +181,9 @@ export class Controller {
     }
   }
 
-  async #process(key: string, stop: AbortSignal): Promise<void> {
+  async #process(key: QueueKey, stop: AbortSignal): Promise<void> {
     const { queue, logger } = this.#o;
-    const { cluster, operator, namespace, name } = splitKey(key);
+    const { cluster, operator, request: { namespace, name } } = key;
     const target = this.#o.target(cluster, operator);
     if (!target) {
       queue.forget(key);
@@ -203,7 +203,9 @@ export class Controller {
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = this.#clock.setTimer(timeoutMs, () => {
-          const err = new ReconcileTimeoutError(`reconcile of ${key} did not finish within ${timeoutMs} ms`);
+          const err = new ReconcileTimeoutError(
+            `reconcile of ${cluster}/${operator}/${namespace}/${name} did not finish within ${timeoutMs} ms`,
+          );
           // Reject first: a reconcile that returns as soon as it is aborted must still count as timed out.
           reject(err);
           abort.abort(err);

@@ -11,4 +11,5 @@ export * from "./health_state.ts";
 export * from "./background_tasks.ts";
 export * from "./cache_observer.ts";
 export * from "./admission.ts";
+export * from "./informer.ts";
 export * from "./partial_metadata.ts";

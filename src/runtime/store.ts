@@ -94,6 +94,15 @@ export function objectKey(meta: { namespace?: string; name: string }): string {
 }
 
 /**
+ * The namespace and name a store key names: the inverse of `objectKey` (namespace "" for a cluster-scoped object).
+ * The one place a store key is read back, so what the cache reports changed reaches the queue typed.
+ */
+export function objectName(key: string): { namespace: string; name: string } {
+  const slash = key.indexOf("/");
+  return slash < 0 ? { namespace: "", name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+/**
  * True when resourceVersion `a` is certainly newer than `b`: both are decimal integers (etcd revisions, which every
  * apiserver backed by etcd hands out, comparable since Kubernetes' "comparable resource version" KEP-5504) and `a` is
  * larger. False whenever either is missing or not a decimal integer, so an opaque version is never judged older.
