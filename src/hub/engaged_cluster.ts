@@ -104,8 +104,13 @@ export class EngagedCluster {
   readonly #informers = new Map<string, Informer>();
   /** The watches of operators' other watched resources (see WatchedResource), until they stop. */
   readonly #otherRuns: Promise<void>[] = [];
-  /** A namespaced cluster's rules review, shared by its operators' first pre-flight attempts. */
-  readonly #firstRules: FirstRulesReview | undefined;
+  /**
+   * The rules review of the one namespace checked here (a namespaced cluster's, or the only one watched), shared by
+   * its operators' first pre-flight attempts.
+   */
+  readonly #firstRules: { namespace: string; firstRules: FirstRulesReview } | undefined;
+  /** The informers whose watch runs early, before any of their operators passed pre-flight (see #run). */
+  readonly #early = new Set<Informer>();
   /** Per operator: its background tasks here (daemons), closed whenever this replica stops reconciling here. */
   readonly #tasks = new Map<string, TaskSet>();
 
@@ -139,9 +144,13 @@ export class EngagedCluster {
       }),
     );
     for (const op of options.operators) this.#slots.set(op.name, this.#slot(op));
-    const scope = this.#scope;
+    // One rules review answers the checks of one namespace (those it does not allow are still asked one by one).
+    const scope = this.#namespaces.length === 1 ? this.#namespaces[0] : undefined;
     this.#firstRules = scope
-      ? new FirstRulesReview((signal) => rulesReview(this.#client, scope, signal), this.#slots.size)
+      ? {
+        namespace: scope,
+        firstRules: new FirstRulesReview((signal) => rulesReview(this.#client, scope, signal), this.#slots.size),
+      }
       : undefined;
   }
 
@@ -175,7 +184,10 @@ export class EngagedCluster {
   /** `operator`'s cached objects of its own resource in this cluster ([] for an operator it does not host). */
   cachedObjects(operator: string): StoredObject[] {
     const slot = this.#slots.get(operator);
-    return slot ? [...slot.informer.store.keys()].map((k) => slot.informer.store.get(k)!).filter(Boolean) : [];
+    // Before its pre-flight passed, an operator's objects are not shown (its watch may run early: see #run).
+    return slot && !slot.preflight
+      ? [...slot.informer.store.keys()].map((k) => slot.informer.store.get(k)!).filter(Boolean)
+      : [];
   }
 
   /**
@@ -312,9 +324,19 @@ export class EngagedCluster {
     };
   }
 
-  /** One operator: pre-flight until it passes, then join (or start) its resource's watch. */
+  /**
+   * One operator: pre-flight until it passes, then join (or start) its resource's watch. The watch starts early, with
+   * the first attempt (the checks cannot change what is listed), but nothing is queued, shown as cached to other
+   * clusters or reconciled before a pre-flight passed; an attempt that fails stops it (its cache emptied) until then.
+   */
   async #run(slot: Slot, signal: AbortSignal): Promise<void> {
-    if (!(await preflight(slot, this.#preflightContext(), signal))) return;
+    const ctx: PreflightContext = {
+      ...this.#preflightContext(),
+      onFirstAttempt: () => this.#watchEarly(slot, signal),
+      onFailedAttempt: () => this.#stopEarly(slot.informer),
+    };
+    if (!(await preflight(slot, ctx, signal))) return;
+    this.#early.delete(slot.informer);
     this.#engaged(slot);
     if (!slot.owns) {
       slot.preflight = null;
@@ -328,9 +350,26 @@ export class EngagedCluster {
     slot.preflight = null;
     // Joining a watch that already runs: everything cached so far is new to this operator.
     informer.addListener(slot.changed, informer.started ? "low" : undefined);
-    const type = slot.operator.resource;
-    informer.start((store, onChange) => scopedWatchers(type, store, onChange, this.#watchContext()), signal);
+    this.#startWatch(slot, signal);
     this.#watchOthers(slot, signal);
+  }
+
+  /** Starts the watch of the operator's resource (shared by its informer's operators) until `signal` aborts. */
+  #startWatch(slot: Slot, signal: AbortSignal): void {
+    const type = slot.operator.resource;
+    slot.informer.start((store, onChange) => scopedWatchers(type, store, onChange, this.#watchContext()), signal);
+  }
+
+  /** The operator's first pre-flight attempt began: its resource's list starts now, unless its watch already runs. */
+  #watchEarly(slot: Slot, signal: AbortSignal): void {
+    if (!slot.owns || slot.informer.started || signal.aborted) return;
+    this.#early.add(slot.informer);
+    this.#startWatch(slot, signal);
+  }
+
+  /** An attempt failed before any operator of `informer` passed: its early watch stops and its cache is emptied. */
+  #stopEarly(informer: Informer): void {
+    if (this.#early.delete(informer)) this.#otherRuns.push(informer.stop());
   }
 
   /** The operator's objects that act on this cluster (its `onEngage`), queued in their clusters. */
@@ -381,7 +420,7 @@ export class EngagedCluster {
       api: this.#api,
       client: this.#client,
       namespaces: this.#namespaces,
-      scope: this.#scope ? { namespace: this.#scope, firstRules: this.#firstRules! } : undefined,
+      scope: this.#firstRules,
       extraPermissions: this.#o.extraPermissions,
       gate: this.#o.preflightGate,
       clock: this.#clock,
