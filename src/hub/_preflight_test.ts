@@ -96,6 +96,38 @@ Deno.test("preflight() waits for the gate's permit before its first request", as
   }
 });
 
+Deno.test("preflight() calls onFirstAttempt once, holding the gate's permit, and onFailedAttempt after each attempt that did not pass", async () => {
+  const client = await localKubeClient("prod");
+  const clock = new VirtualClock(0);
+  const stop = new AbortController();
+  const gate = new Semaphore(1);
+  const calls: string[] = [];
+  const hooks = (s: Slot): Partial<PreflightContext> => ({
+    gate,
+    onFirstAttempt: () => calls.push(`first ${s.operator.name} attempt ${s.preflight?.attempts} held ${gate.held}`),
+    onFailedAttempt: () => calls.push(`failed ${s.operator.name} ${s.preflight?.state}`),
+  });
+  try {
+    const maps = slot({ group: "", version: "v1", kind: "ConfigMap", plural: "configmaps" }, "maps");
+    assert.equal(await preflight(maps, context(client, clock, hooks(maps)), stop.signal), true);
+    assert.deepEqual(calls, ["first maps attempt 1 held 1"], "a pass: the first-attempt hook only");
+
+    calls.length = 0;
+    const nope = slot(NOPES, "nope");
+    const running = preflight(nope, context(client, clock, hooks(nope)), stop.signal);
+    await waitFor(() => calls.length === 2, "the first attempt's hooks", HANG_GUARD_MS, 20);
+    assert.deepEqual(calls, ["first nope attempt 1 held 1", "failed nope missing-crd"]);
+    await clock.advance(30_000); // past the longest first backoff
+    await waitFor(() => calls.length === 3, "the second attempt's failure", HANG_GUARD_MS, 20);
+    assert.equal(calls[2], "failed nope missing-crd", "no second first-attempt call");
+    stop.abort();
+    assert.equal(await running, false);
+  } finally {
+    stop.abort();
+    client.close();
+  }
+});
+
 Deno.test("preflight() in a namespaced cluster checks the namespace's rules, one review shared by the operators' first attempts", () =>
   inLocalNamespace("prod", "preflight", async (client, namespace) => {
     let asks = 0;
