@@ -16,7 +16,7 @@ export interface StartsProvider {
 export interface HomeProvidersOptions {
   flags: HubFlags;
   registry: ClusterRegistry;
-  /** Without a home cluster none is built (main.ts already refused the flags that need one). */
+  /** Without a home cluster none is built (selectClusters() already refused the flags that need one). */
   home: ClusterAccess | undefined;
   requestTimeoutMs: number;
   idleTimeoutMs: number;

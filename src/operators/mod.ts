@@ -6,7 +6,7 @@ import { uuidOperator } from "./uuid/mod.ts";
 
 /** What a built-in operator's factory may use: the hub's home cluster and its own flags. */
 export interface BuiltInContext {
-  /** The home cluster's name (see `homeCluster()` in src/cli/main.ts). */
+  /** The home cluster's name (see `homeCluster()` in src/cli/cluster_selection.ts). */
   homeCluster: string;
   /** `--mirror-orphan-on-unreachable-after`, in ms. */
   mirrorOrphanOnUnreachableAfterMs?: number;

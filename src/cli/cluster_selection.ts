@@ -1,0 +1,169 @@
+// main()'s cluster step: the registered clusters the flags select, the home cluster, and the leader-election Lease.
+
+import type { HubLeaderElection } from "../hub/mod.ts";
+import { loadRegisteredClusters, type RegisteredClusters } from "../hub/providers/mod.ts";
+import { type ClusterAccess, ConfigError, IN_CLUSTER } from "../kube/mod.ts";
+import type { Logger } from "../util/mod.ts";
+import type { HubFlags, MetricsServingFlags } from "./flags.ts";
+import { granted, hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
+import { UsageError } from "./usage_error.ts";
+
+/** What the hub runs on, as the flags chose it. */
+export interface ClusterSelection {
+  /** The registry (folder, `--kubeconfig` files, `in-cluster`) and its folder provider, not started yet. */
+  registered: RegisteredClusters;
+  /** The clusters selected and registered now. */
+  selected: ClusterAccess[];
+  /** Holds the hub's own objects (see `homeCluster`); undefined when nothing selected is registered yet. */
+  home: ClusterAccess | undefined;
+  /** The Lease of `--leader-elect`; undefined without it. */
+  leaderElection: HubLeaderElection | undefined;
+}
+
+/**
+ * Loads the registered clusters the flags select and settles the home cluster and leader election.
+ *
+ * Guarantees: everything the user must fix throws UsageError with one line, before any cluster is contacted or any
+ * port opened: an unknown context, a missing or invalid kubeconfig, a Deno permission missing for a cluster, a
+ * proxy, a port or a TLS file (naming the flag to add), a bad `--home-cluster` or `--leader-elect-cluster`, and a flag
+ * that needs a home cluster when none is selected.
+ */
+export async function selectClusters(flags: HubFlags, logger: Logger): Promise<ClusterSelection> {
+  try {
+    const registered = await loadRegisteredClusters({
+      clusters: flags.clusters,
+      kubeconfigs: flags.kubeconfigs,
+      clusterDir: flags.clusterDir,
+      clusterSecrets: flags.clusterSecrets,
+      clusterApi: flags.clusterProviders.clusterApi,
+      clusterProfiles: flags.clusterProfiles?.namespaces,
+      prefixes: flags.clusterProviders.namePrefixes,
+      env: readEnv,
+      cwd: Deno.cwd(),
+      policy: flags.credentialPolicy,
+      inCluster: { root: flags.serviceAccountRoot, env: readEnv },
+      logger,
+    });
+    const selected = registered.selected;
+    // A missing Deno permission fails here, with the flag to add, instead of as endless retries later.
+    requireNet(netTargets(flags, selected));
+    requireTlsFiles(flags.metricsServing);
+    const home = selected.length > 0 || flags.homeCluster !== undefined
+      ? homeCluster(flags.homeCluster, selected)
+      : undefined;
+    const needsHome = flagNeedingHome(flags);
+    if (!home && needsHome) {
+      throw new ConfigError(
+        `${needsHome} needs a home cluster, and no selected cluster is registered yet: select "${IN_CLUSTER}" or ` +
+          `a context from a kubeconfig file`,
+      );
+    }
+    const leaderElection = flags.leaderElection.enabled
+      ? leaderElectionFor(flags.leaderElection, selected, home!)
+      : undefined;
+    return { registered, selected, home, leaderElection };
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof PermissionError) throw new UsageError(err.message, { cause: err });
+    throw err;
+  }
+}
+
+/**
+ * The home cluster holds the hub's own objects (Leases, cluster Secrets, Mirror sources, TokenReviews): the pod's own
+ * cluster when selected, else `--home-cluster`, else the first selected cluster.
+ */
+export function homeCluster(requested: string | undefined, selected: ClusterAccess[]): ClusterAccess {
+  const inCluster = selected.find((a) => a.name === IN_CLUSTER);
+  if (inCluster) return inCluster;
+  if (requested === undefined) return selected[0];
+  const found = selected.find((a) => a.name === requested);
+  if (!found) {
+    throw new ConfigError(
+      `invalid --home-cluster "${requested}": choose one of the selected clusters (${
+        selected.map((a) => a.name).join(", ")
+      })`,
+    );
+  }
+  return found;
+}
+
+/** Every host the hub will connect to or listen on, each named for the error that a missing --allow-net gives. */
+function netTargets(flags: HubFlags, selected: ClusterAccess[]): { what: string; host: string }[] {
+  return [
+    ...selected.flatMap((a) => [
+      { what: `cluster "${a.name}"`, host: netHost(a.server) },
+      ...(a.proxyUrl ? [{ what: `the proxy of cluster "${a.name}"`, host: netHost(a.proxyUrl) }] : []),
+    ]),
+    ...(flags.liveness
+      ? [{ what: "the --liveness address", host: `${flags.liveness.hostname}:${flags.liveness.port}` }]
+      : []),
+    ...(flags.metricsServing
+      ? [{
+        what: "the --metrics-bind-address",
+        host: `${flags.metricsServing.hostname}:${flags.metricsServing.port}`,
+      }]
+      : []),
+    ...(flags.webhook
+      ? [{ what: "the --webhook-bind-address", host: `${flags.webhook.hostname}:${flags.webhook.port}` }]
+      : []),
+  ];
+}
+
+/** The first flag given that needs a home cluster (the error names it); undefined when none does. */
+function flagNeedingHome(flags: HubFlags): string | undefined {
+  return flags.clusterSecrets !== undefined
+    ? "--cluster-secrets"
+    : flags.clusterProviders.clusterApi !== undefined
+    ? "--cluster-api"
+    : flags.clusterProfiles !== undefined
+    ? "--cluster-profiles"
+    : flags.leaderElection.enabled
+    ? "--leader-elect"
+    : flags.shard.enabled
+    ? "--shard"
+    : flags.metricsServing
+    ? "--metrics-bind-address"
+    : flags.operators?.includes("mirror")
+    ? "the mirror operator"
+    : undefined;
+}
+
+/**
+ * Where the Lease lives: `--leader-elect-cluster`, else the home cluster; its namespace:
+ * `--leader-elect-namespace`, else that cluster's namespace (the pod's, in-cluster), else `default`.
+ */
+function leaderElectionFor(
+  f: HubFlags["leaderElection"],
+  selected: ClusterAccess[],
+  home: ClusterAccess,
+): HubLeaderElection {
+  const lease = f.cluster !== undefined ? selected.find((a) => a.name === f.cluster) : home;
+  if (!lease) {
+    throw new ConfigError(
+      `invalid --leader-elect-cluster "${f.cluster}": choose one of the selected clusters (${
+        selected.map((a) => a.name).join(", ")
+      })`,
+    );
+  }
+  return {
+    cluster: lease.name,
+    access: lease,
+    namespace: f.namespace ?? lease.namespace ?? "default",
+    name: f.id,
+    identity: `${hostname("the leader-election identity")}_${crypto.randomUUID()}`,
+    leaseDurationMs: f.leaseDurationMs,
+    renewDeadlineMs: f.renewDeadlineMs,
+    retryPeriodMs: f.retryPeriodMs,
+  };
+}
+
+/** Fails fast, naming the flag to add, when the TLS files cannot be read for lack of a Deno permission. */
+function requireTlsFiles(m: MetricsServingFlags | undefined): void {
+  for (const file of m?.tls ? [m.tls.certFile, m.tls.keyFile] : []) {
+    if (!granted({ name: "read", path: file })) {
+      throw new PermissionError(
+        `cannot read ${file} for the protected port: Deno was started without --allow-read for it`,
+      );
+    }
+  }
+}
