@@ -3,8 +3,9 @@
  * the same arguments as `deno task run` (every flag, operator files, `--help`, `--version`, `cleanup`) and the
  * operators to host beside the built-in ones `--operators` selects, and resolves with the process exit code.
  *
- * Operators are written with the package root (`defineOperator`, `defineHandlers`); a program that wants the Hub
- * without the command line uses `"./hub"`.
+ * {@link homeCluster} is the command line's rule for the cluster that holds the hub's own objects (Leases, cluster
+ * Secrets, Mirror sources). Operators are written with the package root (`defineOperator`, `defineHandlers`); a
+ * program that wants the Hub without the command line uses `"./hub"`.
  *
  * @example A binary of your own: `deno compile --allow-net --allow-read --allow-env --allow-sys=hostname main.ts`
  * ```ts
@@ -35,9 +36,10 @@
  * @module
  */
 
-export { main, VERSION } from "./src/cli/main.ts";
+export { homeCluster, main, type MainOptions, VERSION } from "./src/cli/main.ts";
 
-// The operator contract `main` takes, documented at the package root, re-exported as types only.
+// The operator contract `main` takes (documented at the package root) and the cluster access `homeCluster` picks from
+// (documented in "./kube"), re-exported as types only.
 export type {
   AdmissionLabelSelector,
   AdmissionOperation,
@@ -69,5 +71,5 @@ export type {
   Verb,
   WatchedResource,
 } from "./src/sdk/mod.ts";
-export type { ResourceType } from "./src/kube/mod.ts";
+export type { ClusterAccess, ClusterAuth, ResourceType } from "./src/kube/mod.ts";
 export type { LogFields, Logger, LogLevel } from "./src/util/mod.ts";
