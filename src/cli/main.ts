@@ -2,8 +2,7 @@
 
 // First import: npm packages evaluated after it see only the environment variables --allow-env grants.
 import "./_npm_env.ts";
-import type { HubFlags } from "./flags.ts";
-import { FlagError, helpText, parseFlags } from "./flags.ts";
+import { FlagError, helpText, type HubFlags, parseFlags } from "./flags.ts";
 import { cleanupMain } from "./cleanup_cli.ts";
 import { type ClusterSelection, selectClusters } from "./cluster_selection.ts";
 import { assembleHub, connectRegistry, homeProviders, shardCoordinator } from "./hub_assembly.ts";
