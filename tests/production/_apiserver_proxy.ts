@@ -18,12 +18,19 @@ export interface AskedPermission {
 
 /**
  * Records every SelfSubjectAccessReview a client sends through a proxy, deduplicated (a forbidden cluster's
- * pre-flight is retried), in first-seen order. Install with `proxy.hook = reviews.hook`.
+ * pre-flight is retried), in first-seen order, and the namespaces of its SelfSubjectRulesReviews (a hub watching one
+ * namespace asks that namespace's rules first, and access reviews only for what they do not allow). Install with
+ * `proxy.hook = reviews.hook`.
  */
 export class AccessReviews {
   readonly #asked = new Map<string, AskedPermission>();
+  readonly #rules = new Set<string>();
 
   readonly hook = (req: InterceptedRequest): HookResult => {
+    if (req.method === "POST" && req.path.endsWith("/selfsubjectrulesreviews")) {
+      this.#rules.add(JSON.parse(req.body).spec.namespace);
+      return undefined;
+    }
     if (req.method !== "POST" || !req.path.endsWith("/selfsubjectaccessreviews")) return undefined;
     const a = JSON.parse(req.body).spec.resourceAttributes;
     const p: AskedPermission = { verb: a.verb, group: a.group ?? "", resource: a.resource };
@@ -36,6 +43,11 @@ export class AccessReviews {
   /** Every distinct permission asked so far. */
   asked(): AskedPermission[] {
     return [...this.#asked.values()];
+  }
+
+  /** The namespaces whose rules were asked so far. */
+  rulesAsked(): string[] {
+    return [...this.#rules];
   }
 }
 
