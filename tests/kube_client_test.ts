@@ -394,7 +394,7 @@ Deno.test("KubeClient.close() ends a running watch and leaves no socket or timer
   // Deno.test's resource and op sanitizers (on by default) fail this test if anything is left open.
 });
 
-Deno.test("KubeClient keeps an HTTP/1.1 pool by default and multiplexes one connection with http2: true", async () => {
+Deno.test("KubeClient writes on an HTTP/1.1 pool by default and multiplexes one connection with http2: true", async () => {
   const { access, client: probe } = await connect();
   probe.close();
   const port = Number(new URL(access.server).port);
@@ -408,9 +408,11 @@ Deno.test("KubeClient keeps an HTTP/1.1 pool by default and multiplexes one conn
     };
     const client = new KubeClient(viaProxy, { requestTimeoutMs: 15_000, http2 });
     try {
-      await client.request("GET", "/version"); // one warm connection first
-      // Eight requests at once: HTTP/1.1 needs a connection each (no pipelining), HTTP/2 none more.
-      await Promise.all(Array.from({ length: 8 }, () => client.listPage(resourcePath(UUID), { limit: 1 })));
+      await client.request("PATCH", "/api/v1/namespaces/default", { body: {} }); // one warm connection first
+      // Eight writes at once (an empty merge patch): HTTP/1.1 needs a connection each (no pipelining), HTTP/2 none more.
+      await Promise.all(
+        Array.from({ length: 8 }, () => client.request("PATCH", "/api/v1/namespaces/default", { body: {} })),
+      );
       return proxy.accepted;
     } finally {
       client.close();
@@ -421,6 +423,57 @@ Deno.test("KubeClient keeps an HTTP/1.1 pool by default and multiplexes one conn
   const h2 = await connectionsFor(true);
   assert.ok(h1 >= 4, `the default (HTTP/1.1) should open several connections for 8 concurrent requests, saw ${h1}`);
   assert.equal(h2, 1, "with http2: true every request should share one connection");
+});
+
+Deno.test("Every watch, list and read of a client is a stream of one HTTP/2 connection; writes (PATCH) use HTTP/1.1; a dropped connection errors the watches and the next one reconnects", async () => {
+  const { access, client: probe } = await connect();
+  probe.close();
+  const proxy = FaultProxy.start({ targetPort: Number(new URL(access.server).port) });
+  const client = new KubeClient({ ...access, server: proxy.url, auth: () => access.auth() }, {
+    requestTimeoutMs: 15_000,
+  });
+  const ac = new AbortController();
+  try {
+    await client.request("GET", "/version"); // the HTTP/2 connection
+    assert.equal(proxy.accepted, 1);
+    const paths = [resourcePath(UUID), "/api/v1/namespaces", "/api/v1/namespaces/default/configmaps"];
+    const opened: Promise<void>[] = [];
+    const ends = paths.map((path) => {
+      let open!: () => void;
+      opened.push(new Promise<void>((r) => open = r));
+      return (async () => {
+        for await (const _ of client.watch(path, { timeoutSeconds: 300, signal: ac.signal, onOpen: open })) {
+          // ADDED events of what exists; keep reading until the connection drops.
+        }
+        return "ended";
+      })().catch((err) => err);
+    });
+    await Promise.all(opened);
+    await client.listPage(resourcePath(UUID), { limit: 1 });
+    assert.equal(proxy.accepted, 1, "three watches and the reads should share the one connection");
+    // A write goes out on an HTTP/1.1 connection of its own.
+    await client.request("PATCH", "/api/v1/namespaces/default", { body: {} });
+    assert.equal(proxy.accepted, 2, "a PATCH should open the HTTP/1.1 connection");
+    proxy.dropAll(); // the server side goes away (an apiserver restart)
+    for (const end of await Promise.all(ends)) {
+      assert.ok(end instanceof TransportError, `a lost connection should error the watch, got ${end}`);
+    }
+    let reopened!: () => void;
+    const again = new Promise<void>((r) => reopened = r);
+    const last = (async () => {
+      for await (const _ of client.watch(paths[1], { timeoutSeconds: 300, signal: ac.signal, onOpen: reopened })) {
+        // until aborted
+      }
+    })();
+    await again;
+    assert.equal(proxy.accepted, 3, "the next watch should open one new connection");
+    ac.abort();
+    await last;
+  } finally {
+    ac.abort();
+    client.close();
+    await proxy.close();
+  }
 });
 
 Deno.test("A credential with a line break is refused before anything is sent, naming the header, never its value", async () => {
@@ -449,7 +502,7 @@ Deno.test("A credential with a line break is refused before anything is sent, na
   }
 });
 
-Deno.test("Client-certificate login works on our HTTP/1.1 sockets and on --http2, and the apiserver sees the certificate's user", async () => {
+Deno.test("Client-certificate login works on our HTTP/1.1 sockets, on watch streams and on --http2, and the apiserver sees the certificate's user", async () => {
   await using dir = await tempDir("client-cert");
   const openssl = async (...args: string[]) => {
     const out = await new Deno.Command("openssl", { args, cwd: dir.path, stdout: "null", stderr: "piped" }).output();
@@ -526,6 +579,11 @@ Deno.test("Client-certificate login works on our HTTP/1.1 sockets and on --http2
       assert.ok(review.status.userInfo.groups.includes("system:masters"));
       const page = await client.listPage(resourcePath(UUID), { limit: 1 });
       assert.ok(page.resourceVersion, "an authorised list");
+      // A watch (an HTTP/2 stream by default) presents the certificate too: a 401 or 403 would throw ApiError.
+      for await (const ev of client.watch("/api/v1/namespaces", { timeoutSeconds: 30 })) {
+        assert.equal(ev.type, "ADDED", `http2=${http2}`);
+        break;
+      }
     } finally {
       client.close();
     }

@@ -2,6 +2,7 @@
 // (insecure-skip-tls-verify), behind one small interface.
 
 import { type ByteScratch, declaredOverLimit, limitedText } from "./_body_limit.ts";
+import { H2Streams, H2UnsupportedError } from "./_h2_streams.ts";
 import { Http1Pool } from "./_http1.ts";
 import type { Call } from "./_call.ts";
 import { nodeHttpsTransport } from "./_node_https.ts";
@@ -61,6 +62,8 @@ export interface Transport {
     body: string | Uint8Array | undefined,
     call: Call,
     accept?: string,
+    /** A long-lived request (a watch): always a stream of the client's one HTTP/2 connection where there is one. */
+    long?: boolean,
   ): Promise<WireResponse>;
   close(): void;
   inflight: number;
@@ -75,6 +78,12 @@ export interface Transport {
  * configured (kubeconfig proxy-url or an HTTPS_PROXY-style variable), which Deno's fetch handles. A tls-server-name is
  * honoured on our own sockets with token credentials (SNI and the certificate check use it); with a client certificate,
  * HTTP/2 or a proxy every request fails with a TransportError naming the conflict, and nothing is sent.
+ *
+ * On our own sockets and on insecure-skip-tls-verify, watches and every request but PATCH and PUT (reads, lists,
+ * reviews, creates, deletes) are streams of one HTTP/2 connection per transport (node:http2, src/kube/_h2_streams.ts),
+ * so a cluster that only watches holds one connection whatever the number of watches; writes keep the HTTP/1.1 pool.
+ * The same TLS material and server name apply. All stays on HTTP/1.1 for a plain-http server, a kubeconfig without a
+ * CA (node:tls would need --allow-sys=ca for the system store), or a server that does not negotiate HTTP/2.
  */
 export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions): Transport {
   const { server, userAgent } = o;
@@ -106,7 +115,26 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
       key: auth.key,
       rejectUnauthorized: false,
     });
-    return fetchTransport(t.fetch, t.close);
+    const base = fetchTransport(t.fetch, t.close);
+    const h2 = h2For(server, auth, undefined, false);
+    if (!h2) return base;
+    const long = h2Long(h2, new URL(server).pathname.replace(/\/+$/, ""), userAgent);
+    return {
+      ...base,
+      send: async (method, target, authHeaders, contentType, body, call, accept, isLong) => {
+        if (isLong || onH2(method)) {
+          headerLines(authHeaders); // refuses a line break, as our own sockets do
+          if (contentType) headerLines({ "Content-Type": contentType });
+          const res = await long(method, target, authHeaders, accept, call, contentType, body);
+          if (res) return res;
+        }
+        return await base.send(method, target, authHeaders, contentType, body, call, accept);
+      },
+      close: () => {
+        h2.close();
+        t.close();
+      },
+    };
   }
   const ownSockets = !o.fetch && !o.http2 && !o.proxyUrl && !proxyFromEnvironment();
   if (o.tlsServerName && (!ownSockets || (auth.cert && auth.key))) {
@@ -135,12 +163,19 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
     // Credential headers are validated and rendered once per credentials object, not per request.
     let authFor: Record<string, string> | undefined;
     let authLines = "";
+    const h2 = h2For(server, auth, o.tlsServerName, true);
+    const long = h2 && h2Long(h2, prefix, userAgent);
     return {
       fp,
-      send: async (method, target, authHeaders, contentType, body, call, accept) => {
+      send: async (method, target, authHeaders, contentType, body, call, accept, isLong) => {
         if (authHeaders !== authFor) {
           authLines = headerLines(authHeaders);
           authFor = authHeaders;
+        }
+        if (long && (isLong || onH2(method))) {
+          if (contentType) contentTypeLine(contentTypes, contentType); // refuses a line break
+          const res = await long(method, target, authHeaders, accept, call, contentType, body);
+          if (res) return res;
         }
         let head = fixed;
         if (accept !== undefined && accept !== "application/json") {
@@ -159,7 +194,10 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
           call,
         );
       },
-      close: () => pool.close(),
+      close: () => {
+        h2?.close();
+        pool.close();
+      },
       inflight: 0,
       retired: false,
     };
@@ -179,6 +217,78 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
 }
 
 const ENCODER = new TextEncoder();
+
+/**
+ * Which requests go out as streams of the HTTP/2 connection: all but the status and object writes (PATCH, PUT), which
+ * are the hot path and cost about half the CPU on our HTTP/1.1 sockets. So a cluster that only watches and lists, as
+ * an idle one does, holds one connection, and its start-up (pre-flight reviews, discovery, first lists, watches)
+ * opens one instead of one per request in flight.
+ */
+function onH2(method: string): boolean {
+  return method !== "PATCH" && method !== "PUT";
+}
+
+/**
+ * The HTTP/2 sessions a transport carries its watches on, or undefined where watches stay one connection each: a
+ * plain-http server, or no CA in the kubeconfig (node:tls would then load the system store, which needs
+ * --allow-sys=ca; our own sockets use Deno's bundled roots).
+ */
+function h2For(
+  server: string,
+  auth: ClusterAuth,
+  serverName: string | undefined,
+  verify: boolean,
+): H2Streams | undefined {
+  const url = new URL(server);
+  if (url.protocol !== "https:" || (verify && !auth.caCerts?.length)) return undefined;
+  return new H2Streams({
+    origin: url.origin,
+    caCerts: auth.caCerts?.length ? auth.caCerts : undefined,
+    cert: auth.cert && auth.key ? auth.cert : undefined,
+    key: auth.cert && auth.key ? auth.key : undefined,
+    serverName,
+    rejectUnauthorized: verify,
+  });
+}
+
+/**
+ * Sends a request as an HTTP/2 stream; resolves undefined (and from then on at once) when the server does not speak
+ * HTTP/2, so the caller sends it on HTTP/1.1. The caller checked `authHeaders` and `contentType` for line breaks.
+ */
+function h2Long(h2: H2Streams, prefix: string, userAgent: string) {
+  let unsupported = false;
+  return async (
+    method: string,
+    target: string,
+    authHeaders: Record<string, string>,
+    accept: string | undefined,
+    call: Call,
+    contentType?: string,
+    body?: string | Uint8Array,
+  ): Promise<WireResponse | undefined> => {
+    if (unsupported) return undefined;
+    const headers: Record<string, string> = {
+      ...authHeaders,
+      accept: accept ?? "application/json",
+      "user-agent": userAgent,
+    };
+    if (contentType) headers["content-type"] = contentType;
+    try {
+      return await h2.request(
+        method,
+        prefix + target,
+        headers,
+        call,
+        typeof body === "string" ? ENCODER.encode(body) : body,
+      );
+    } catch (err) {
+      if (!(err instanceof H2UnsupportedError)) throw err;
+      unsupported = true;
+      h2.close();
+      return undefined;
+    }
+  };
+}
 
 /** A transport that sends nothing and fails every request with `message` (a TLS setting it cannot honour). */
 function refusing(fp: string, message: string): Transport {

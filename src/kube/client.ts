@@ -33,7 +33,8 @@ export interface ResponseInfo {
 export interface KubeClientOptions {
   /**
    * Sends every request through this fetch. Default: the client's own HTTP/1.1 keep-alive sockets
-   * (src/kube/_http1.ts), or Deno's fetch for HTTP/2, a proxy, or insecure-skip-tls-verify.
+   * (src/kube/_http1.ts) for writes, with watches and reads as streams of one HTTP/2 connection
+   * (src/kube/_h2_streams.ts); Deno's fetch for --http2 and a proxy; node:https for insecure-skip-tls-verify.
    */
   fetch?: FetchLike;
   /** Time source, for tests on virtual time. Default the system clock. */
@@ -49,10 +50,10 @@ export interface KubeClientOptions {
   /** How long credentials from `access.auth()` are reused. Default 1 s. A 401 drops them at once. */
   authTtlMs?: number;
   /**
-   * Offer HTTP/2 (ALPN, through Deno's fetch) instead of HTTP/1.1 keep-alive sockets. Default false:
-   * measured on the local apiservers (`deno task bench`), HTTP/1.1 on our own sockets costs the hub
-   * about half the CPU per status write, and a hub has one watch per cluster and resource, so
-   * multiplexing saves nothing worth that.
+   * Send everything through Deno's fetch offering HTTP/2 (ALPN). Default false: measured on the local apiservers
+   * (`deno task bench`), HTTP/1.1 on our own sockets costs the hub about half the CPU per status write, while the
+   * watches are multiplexed anyway: by default every watch and read is a stream of the client's one HTTP/2 connection
+   * (node:http2), so a cluster holds one connection whatever the number of watches.
    */
   http2?: boolean;
   /**
@@ -405,7 +406,7 @@ export class KubeClient {
         contentType = opts.contentType ?? (method === "PATCH" ? "application/merge-patch+json" : "application/json");
       }
       const target = requestTarget(path, opts.query);
-      const res = await transport.send(method, target, auth.headers, contentType, body, call, opts.accept);
+      const res = await transport.send(method, target, auth.headers, contentType, body, call, opts.accept, watch);
       this.#report(method, path, res.status, started);
       if (res.status === 401) this.#auth.drop();
       if (watch) call.disarm(); // the caller arms the stream's own deadline

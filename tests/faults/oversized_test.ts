@@ -19,9 +19,12 @@ const CAP = 4 * MiB;
 /**
  * What the hub may grow beyond the cap while attacked: the cap's buffer grows by doubling once (its smaller steps are
  * garbage until V8 collects them), plus TLS sockets, V8 heap slack and the reconciles of prod and staging meanwhile.
- * Measured: 4 to 12 MiB beyond the cap (see the figures these tests print; 8.7–16.1 MiB of growth in all).
+ * Reads and watches are streams of one HTTP/2 connection (node:http2, src/kube/_h2_streams.ts), whose chunks arrive as
+ * fresh Buffers, garbage until V8 collects them (about the cap per refused request), where our HTTP/1.1 sockets read
+ * into one buffer of their own. Measured on 2026-12-04 (see the figures these tests print): 12.7–17.0 MiB of growth
+ * in all on HTTP/1.1, 14.8–24.0 MiB on HTTP/2 streams, under a 1-minute load of 7–14.
  */
-const SLACK = 16 * MiB;
+const SLACK = 24 * MiB;
 /** What the attacker is ready to send per request. */
 const ATTACK_BYTES = 512 * MiB;
 /** Hang guard: the attack phase ends here at the latest (on the fixed hub it ends within a few seconds). */

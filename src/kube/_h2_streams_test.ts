@@ -1,0 +1,190 @@
+// Tests of watches as HTTP/2 streams against the real local apiserver of context prod: several streams share one
+// session, aborts and server ends, a server name other than the host, and the idle close.
+import assert from "node:assert/strict";
+import { adminToken, apiserverCa, apiserverUrl, requireClusters } from "../../dev/support/local_clusters.ts";
+import { STATE_DIR } from "../../dev/clusters/_layout.ts";
+import { VirtualClock } from "../util/mod.ts";
+import { Call } from "./_call.ts";
+import { H2StreamError, H2Streams, H2UnsupportedError } from "./_h2_streams.ts";
+
+function target() {
+  requireClusters();
+  return {
+    origin: apiserverUrl("prod"),
+    ca: apiserverCa("prod"),
+    auth: { authorization: `Bearer ${adminToken("prod")}` },
+  };
+}
+const newCall = () => new Call(new VirtualClock(0), undefined, new Set());
+const dec = new TextDecoder();
+/** The serving certificate the local apiserver `name` generated (its key lies beside it). */
+const apiserverCaFile = (name: string) => `${STATE_DIR}/${name}/certs/apiserver.crt`;
+
+Deno.test("H2Streams carries several watches as streams of one session, each with its own events", async () => {
+  const { origin, ca, auth } = target();
+  const h2 = new H2Streams({ origin, caCerts: [ca], rejectUnauthorized: true });
+  try {
+    const calls = [newCall(), newCall(), newCall()];
+    const paths = [
+      "/api/v1/namespaces",
+      "/api/v1/namespaces/default/configmaps",
+      "/api/v1/namespaces/default/services",
+    ];
+    const res = await Promise.all(
+      paths.map((p, i) => h2.request("GET", `${p}?watch=true&timeoutSeconds=60`, auth, calls[i])),
+    );
+    assert.equal(h2.sessions, 1);
+    assert.equal(h2.streams, 3);
+    for (const [i, r] of res.entries()) {
+      assert.equal(r.status, 200);
+      assert.match(r.header("content-type") ?? "", /application\/json/);
+      const it = r.chunks(true)[Symbol.asyncIterator]();
+      const first = await it.next();
+      assert.equal(first.done, false);
+      assert.match(dec.decode(first.value!), /"type":"ADDED"/, paths[i]);
+      calls[i].close();
+      // The abort closes the stream: the body ends at once instead of after the watch's 60 s.
+      assert.equal((await it.next()).done, true);
+    }
+    await waitUntil(() => h2.streams === 0);
+    assert.equal(h2.sessions, 1, "the idle session stays until idleMs");
+  } finally {
+    h2.close();
+  }
+});
+
+Deno.test("H2Streams ends a body at the server's end, and reads a short answer whole within a limit", async () => {
+  const { origin, ca, auth } = target();
+  const h2 = new H2Streams({ origin, caCerts: [ca], rejectUnauthorized: true });
+  try {
+    const res = await h2.request(
+      "GET",
+      "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1",
+      auth,
+      newCall(),
+    );
+    let bytes = 0;
+    for await (const c of res.chunks()) bytes += c.length;
+    assert.ok(bytes > 0);
+    const v = await h2.request("GET", "/version", auth, newCall());
+    assert.match(JSON.parse(await v.text(64 * 1024)).gitVersion, /^v1\./);
+    const big = await h2.request("GET", "/openapi/v2", auth, newCall());
+    await assert.rejects(big.text(1024), { name: "BodyLimitError" });
+  } finally {
+    h2.close();
+  }
+});
+
+Deno.test("H2Streams checks the certificate against serverName, and rejects a request aborted while it waits", async () => {
+  const { origin, ca, auth } = target();
+  const good = new H2Streams({ origin, caCerts: [ca], serverName: "kubernetes.default", rejectUnauthorized: true });
+  const bad = new H2Streams({ origin, caCerts: [ca], serverName: "wrong.example", rejectUnauthorized: true });
+  try {
+    assert.equal((await good.request("GET", "/version", auth, newCall())).status, 200);
+    await assert.rejects(bad.request("GET", "/version", auth, newCall()), /wrong\.example/);
+    const call = newCall();
+    const pending = good.request("GET", "/api/v1/namespaces?watch=true&timeoutSeconds=60", auth, call);
+    call.close();
+    await assert.rejects(pending);
+  } finally {
+    good.close();
+    bad.close();
+  }
+});
+
+Deno.test("H2Streams reads a whole 401 answer though the apiserver closes the connection after it (GOAWAY), then reconnects", async () => {
+  const { origin, ca, auth } = target();
+  const h2 = new H2Streams({ origin, caCerts: [ca], rejectUnauthorized: true });
+  try {
+    const res = await h2.request("GET", "/version", { authorization: "Bearer not-a-valid-token" }, newCall());
+    assert.equal(res.status, 401);
+    assert.equal(JSON.parse(await res.text(64 * 1024)).reason, "Unauthorized");
+    assert.equal((await h2.request("GET", "/version", auth, newCall())).status, 200);
+  } finally {
+    h2.close();
+  }
+});
+
+Deno.test("H2Streams without verification (insecure-skip-tls-verify) reaches a server it has no CA for", async () => {
+  const { origin, auth } = target();
+  const strict = new H2Streams({ origin, caCerts: [], rejectUnauthorized: true });
+  const loose = new H2Streams({ origin, caCerts: [], rejectUnauthorized: false });
+  try {
+    await assert.rejects(strict.request("GET", "/version", auth, newCall()));
+    assert.equal((await loose.request("GET", "/version", auth, newCall())).status, 200);
+  } finally {
+    strict.close();
+    loose.close();
+  }
+});
+
+Deno.test("H2Streams: close() errors an open body; the idle session is closed after idleMs", async () => {
+  const { origin, ca, auth } = target();
+  const h2 = new H2Streams({ origin, caCerts: [ca], rejectUnauthorized: true, idleMs: 50 });
+  const res = await h2.request("GET", "/api/v1/namespaces?watch=true&timeoutSeconds=60", auth, newCall());
+  const read = (async () => {
+    for await (const _ of res.chunks()) { /* events */ }
+  })();
+  h2.close();
+  await assert.rejects(read, H2StreamError);
+  assert.equal(h2.sessions, 0);
+  await assert.rejects(h2.request("GET", "/version", auth, newCall()), H2StreamError);
+
+  const idle = new H2Streams({ origin, caCerts: [ca], rejectUnauthorized: true, idleMs: 50 });
+  try {
+    await (await idle.request("GET", "/version", auth, newCall())).discard();
+    await waitUntil(() => idle.sessions === 0);
+  } finally {
+    idle.close();
+  }
+});
+
+Deno.test("H2Streams rejects with H2UnsupportedError when the server offers only HTTP/1.1 (ALPN), and sends nothing", async () => {
+  const { ca, auth } = target();
+  // A TLS peer with the prod apiserver's own certificate (trusted through the same CA), offering http/1.1 only.
+  const certFile = apiserverCaFile("prod");
+  const listener = Deno.listenTls({
+    hostname: "127.0.0.1",
+    port: 0,
+    cert: Deno.readTextFileSync(certFile),
+    key: Deno.readTextFileSync(certFile.replace(/\.crt$/, ".key")),
+    alpnProtocols: ["http/1.1"],
+  });
+  let received = 0;
+  const serving = (async () => {
+    for await (const conn of listener) {
+      const buf = new Uint8Array(4096);
+      try {
+        await conn.handshake();
+        for (let n; (n = await conn.read(buf)) !== null;) received += n;
+      } catch {
+        // The client gave up after the handshake: expected.
+      } finally {
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      }
+    }
+  })();
+  const h2 = new H2Streams({
+    origin: `https://127.0.0.1:${listener.addr.port}`,
+    caCerts: [ca],
+    rejectUnauthorized: true,
+  });
+  try {
+    await assert.rejects(h2.request("GET", "/version", auth, newCall()), H2UnsupportedError);
+    assert.equal(received, 0, "no request byte was sent");
+  } finally {
+    h2.close();
+    listener.close();
+    await serving.catch(() => {});
+  }
+});
+
+async function waitUntil(ok: () => boolean, ms = 5_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
