@@ -79,9 +79,9 @@ export interface Transport {
  * honoured on our own sockets with token credentials (SNI and the certificate check use it); with a client certificate,
  * HTTP/2 or a proxy every request fails with a TransportError naming the conflict, and nothing is sent.
  *
- * On our own sockets and on insecure-skip-tls-verify, watches and every request but PATCH and PUT (reads, lists,
- * reviews, creates, deletes) are streams of one HTTP/2 connection per transport (node:http2, src/kube/_h2_streams.ts),
- * so a cluster that only watches holds one connection whatever the number of watches; writes keep the HTTP/1.1 pool.
+ * On our own sockets and on insecure-skip-tls-verify, watches, reads and pre-flight's reviews are streams of one HTTP/2
+ * connection per transport (node:http2, src/kube/_h2_streams.ts), so a cluster that only watches holds one connection
+ * whatever the number of watches; writes keep the HTTP/1.1 pool.
  * The same TLS material and server name apply. All stays on HTTP/1.1 for a plain-http server, a kubeconfig without a
  * CA (node:tls would need --allow-sys=ca for the system store), or a server that does not negotiate HTTP/2.
  */
@@ -122,7 +122,7 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
     return {
       ...base,
       send: async (method, target, authHeaders, contentType, body, call, accept, isLong) => {
-        if (isLong || onH2(method)) {
+        if (isLong || onH2(method, target)) {
           headerLines(authHeaders); // refuses a line break, as our own sockets do
           if (contentType) headerLines({ "Content-Type": contentType });
           const res = await long(method, target, authHeaders, accept, call, contentType, body);
@@ -172,7 +172,7 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
           authLines = headerLines(authHeaders);
           authFor = authHeaders;
         }
-        if (long && (isLong || onH2(method))) {
+        if (long && (isLong || onH2(method, target))) {
           if (contentType) contentTypeLine(contentTypes, contentType); // refuses a line break
           const res = await long(method, target, authHeaders, accept, call, contentType, body);
           if (res) return res;
@@ -219,13 +219,16 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
 const ENCODER = new TextEncoder();
 
 /**
- * Which requests go out as streams of the HTTP/2 connection: all but the status and object writes (PATCH, PUT), which
- * are the hot path and cost about half the CPU on our HTTP/1.1 sockets. So a cluster that only watches and lists, as
- * an idle one does, holds one connection, and its start-up (pre-flight reviews, discovery, first lists, watches)
- * opens one instead of one per request in flight.
+ * Which requests go out as streams of the HTTP/2 connection besides watches: reads (GET) and the access and identity
+ * reviews of pre-flight (POSTs that write nothing). Writes (status and object patches, Events, creates, deletes) are
+ * the hot path and cost less CPU on our HTTP/1.1 sockets. So a cluster that only watches and lists, as an idle one
+ * does, holds one connection, and its start-up (pre-flight reviews, discovery, first lists, watches) opens one instead
+ * of one per request in flight.
  */
-function onH2(method: string): boolean {
-  return method !== "PATCH" && method !== "PUT";
+function onH2(method: string, target: string): boolean {
+  return method === "GET" ||
+    (method === "POST" &&
+      (target.startsWith("/apis/authorization.k8s.io/") || target.startsWith("/apis/authentication.k8s.io/")));
 }
 
 /**
