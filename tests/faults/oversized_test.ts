@@ -22,7 +22,7 @@ const CAP = 4 * MiB;
  * Reads and watches are streams of one HTTP/2 connection (node:http2, src/kube/_h2_streams.ts), whose chunks arrive as
  * fresh Buffers, garbage until V8 collects them (about the cap per refused request), where our HTTP/1.1 sockets read
  * into one buffer of their own. Measured on 2026-12-04 (see the figures these tests print): 12.7–17.0 MiB of growth
- * in all on HTTP/1.1, 14.8–24.0 MiB on HTTP/2 streams, under a 1-minute load of 7–14.
+ * in all on HTTP/1.1, 14.8–25.4 MiB on HTTP/2 streams, under a 1-minute load of 7–14.
  */
 const SLACK = 24 * MiB;
 /** What the attacker is ready to send per request. */
