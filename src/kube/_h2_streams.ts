@@ -62,6 +62,8 @@ interface Session {
   ready: Promise<void>;
   /** Destroyed by this side (close(), or idle): node:http2 then ends its streams as if the server had. */
   killed: boolean;
+  /** When a response head or body bytes last arrived on any of its streams (performance.now()). */
+  lastFrame: number;
 }
 
 /** HTTP/2 sessions to one API server, carrying requests as streams. */
@@ -77,6 +79,15 @@ export class H2Streams {
   /** Sessions open now, for tests. */
   get sessions(): number {
     return this.#sessions.length;
+  }
+
+  /**
+   * Whether a session still taking streams received a response head or body bytes within the last `ms`: the
+   * connection is alive then, whatever one silent stream on it suggests (a half-open connection delivers nothing).
+   */
+  aliveWithin(ms: number): boolean {
+    const since = performance.now() - ms;
+    return this.#sessions.some((x) => !x.done && !x.s.destroyed && x.lastFrame >= since);
   }
 
   /** Streams open now, for tests. */
@@ -142,6 +153,7 @@ export class H2Streams {
         }
       });
       stream.once("response", (head) => {
+        session.lastFrame = performance.now();
         if (answered) return;
         answered = true;
         resolve(new H2Response(session, stream, head, abort));
@@ -186,7 +198,15 @@ export class H2Streams {
       servername: serverName,
       rejectUnauthorized,
     });
-    const x: Session = { s, streams: 0, done: false, idle: undefined, ready: Promise.resolve(), killed: false };
+    const x: Session = {
+      s,
+      streams: 0,
+      done: false,
+      idle: undefined,
+      ready: Promise.resolve(),
+      killed: false,
+      lastFrame: -Infinity,
+    };
     x.ready = new Promise<void>((resolve, reject) => {
       s.once("connect", () => {
         if (s.alpnProtocol !== "h2") {
@@ -298,6 +318,7 @@ class H2Response implements WireResponse {
     this.status = Number(head[":status"]);
     this.ok = this.status >= 200 && this.status < 300;
     stream.on("data", (chunk: Uint8Array) => {
+      session.lastFrame = performance.now();
       this.#queue.push(chunk);
       this.#queued += chunk.length;
       if (this.#queued > HIGH_WATER) stream.pause();

@@ -188,3 +188,20 @@ async function waitUntil(ok: () => boolean, ms = 5_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+Deno.test("H2Streams.aliveWithin() is true once a stream received its response, false before and after the session is gone", async () => {
+  const { origin, ca, auth } = target();
+  const h2 = new H2Streams({ origin, caCerts: [ca], rejectUnauthorized: true });
+  try {
+    assert.equal(h2.aliveWithin(60_000), false, "no session yet");
+    const call = newCall();
+    const res = await h2.request("GET", "/api/v1/namespaces?watch=true&timeoutSeconds=60", auth, call);
+    assert.equal(res.status, 200);
+    assert.equal(h2.aliveWithin(60_000), true, "a response head arrived just now");
+    assert.equal(h2.aliveWithin(-1), false, "nothing arrived in the future");
+    call.close();
+  } finally {
+    h2.close();
+  }
+  assert.equal(h2.aliveWithin(60_000), false, "closed: no session takes streams");
+});

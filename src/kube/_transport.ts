@@ -66,6 +66,11 @@ export interface Transport {
     long?: boolean,
   ): Promise<WireResponse>;
   close(): void;
+  /**
+   * Whether the connection the transport multiplexes its watches over (HTTP/2) received anything within the last
+   * `ms`; absent where each watch has a connection of its own.
+   */
+  aliveWithin?(ms: number): boolean;
   inflight: number;
   retired: boolean;
 }
@@ -134,6 +139,7 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
         h2.close();
         t.close();
       },
+      aliveWithin: (ms) => h2.aliveWithin(ms),
     };
   }
   const ownSockets = !o.fetch && !o.http2 && !o.proxyUrl && !proxyFromEnvironment();
@@ -198,6 +204,7 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
         h2?.close();
         pool.close();
       },
+      aliveWithin: h2 ? (ms) => h2.aliveWithin(ms) : undefined,
       inflight: 0,
       retired: false,
     };

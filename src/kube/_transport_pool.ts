@@ -57,6 +57,16 @@ export class TransportPool {
     if (this.#current) this.#retire(this.#current);
   }
 
+  /**
+   * As `reset()`, unless the current transport multiplexes its watches over one connection that received anything
+   * within the last `ms` (then that connection is alive and is kept). Returns whether it reset.
+   */
+  resetUnlessAlive(ms: number): boolean {
+    if (this.#current?.aliveWithin?.(ms)) return false;
+    this.reset();
+    return true;
+  }
+
   /** Closes every transport, in flight or not. */
   close(): void {
     for (const t of [this.#current, ...this.#retired]) {

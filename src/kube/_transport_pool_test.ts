@@ -139,3 +139,29 @@ Deno.test("TransportPool.acquire() keeps the current transport when making a new
   assert.equal(pool.acquire(AUTH, "fp2"), made[1]);
   assert.equal(made.length, 2);
 });
+
+Deno.test("TransportPool.resetUnlessAlive() keeps a transport whose shared connection is alive, and resets one that is not", () => {
+  let alive = true;
+  let made = 0;
+  const closed: number[] = [];
+  const pool = new TransportPool((_auth, fp) => {
+    const id = ++made;
+    return {
+      fp,
+      send: () => Promise.reject(new Error("unused")),
+      close: () => closed.push(id),
+      aliveWithin: (ms: number) => alive && ms === 60_000,
+      inflight: 0,
+      retired: false,
+    };
+  });
+  const first = pool.acquire(AUTH, "fp");
+  pool.release(first);
+  assert.equal(pool.resetUnlessAlive(60_000), false, "alive: kept");
+  assert.equal(pool.acquire(AUTH, "fp"), first, "the same transport serves the next request");
+  pool.release(first);
+  alive = false;
+  assert.equal(pool.resetUnlessAlive(60_000), true, "silent: reset");
+  assert.deepEqual(closed, [1], "the idle silent transport is closed");
+  assert.notEqual(pool.acquire(AUTH, "fp"), first, "the next request gets a new transport");
+});

@@ -380,9 +380,15 @@ export class KubeClient {
    * The watcher calls this when its inactivity watchdog fires; the client does it by itself after
    * a request timed out, because a half-open connection (no FIN, no RST) stays in the pool forever
    * otherwise, and with HTTP/2 every later request would be multiplexed onto it.
+   *
+   * With `quietMs` (the watchdog's: a stream was silent that long), a cluster's watches share one HTTP/2 connection,
+   * and another stream on it received anything within `quietMs`, the connection is alive and kept: one silent stream
+   * is that stream's, and the watcher reopens it, so an idle cluster does not pay a new TLS connection per silent
+   * watch. A half-open connection delivers nothing, so at most one more watchdog later it is replaced.
    */
-  resetConnections(): void {
-    this.#transports.reset();
+  resetConnections(quietMs?: number): void {
+    if (quietMs === undefined) this.#transports.reset();
+    else this.#transports.resetUnlessAlive(quietMs);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -85,7 +85,7 @@ export interface MetadataListWatchClient {
     path: string,
     options: Parameters<ListWatchClient["watch"]>[1] & { metadataOnly?: boolean },
   ): AsyncIterable<WatchEvent>;
-  resetConnections?(): void;
+  resetConnections?(quietMs?: number): void;
 }
 
 /**
@@ -97,6 +97,6 @@ export function metadataOnlyClient(client: MetadataListWatchClient): ListWatchCl
   return {
     listPage: (path, options) => client.listPage(path, { ...options, metadataOnly: true }),
     watch: (path, options) => client.watch(path, { ...options, metadataOnly: true }),
-    resetConnections: () => client.resetConnections?.(),
+    resetConnections: (quietMs) => client.resetConnections?.(quietMs),
   };
 }

@@ -22,8 +22,12 @@ export interface ListWatchClient {
     /** Called once the server accepted the watch (2xx headers), before any event arrives. */
     onOpen?: () => void;
   }): AsyncIterable<WatchEvent>;
-  /** Makes the next request use a new connection (the watchdog calls it: the current one may be half-open). */
-  resetConnections?(): void;
+  /**
+   * Makes the next request use a new connection (the watchdog calls it: the current one may be half-open). With
+   * `quietMs`, the stream was silent that long: a connection shared with other streams that received anything within
+   * it is alive and may be kept.
+   */
+  resetConnections?(quietMs?: number): void;
 }
 
 /** A ListWatchClient whose list and watch also take a label selector (the kube layer's KubeClient fits). */
@@ -36,7 +40,7 @@ export interface SelectableListWatchClient {
     path: string,
     options: Parameters<ListWatchClient["watch"]>[1] & { labelSelector?: string },
   ): AsyncIterable<WatchEvent>;
-  resetConnections?(): void;
+  resetConnections?(quietMs?: number): void;
 }
 
 /** `client` with every list and watch restricted to objects matching the label `selector` (`key=value,…`). */
@@ -44,7 +48,7 @@ export function labelled(client: SelectableListWatchClient, selector: string): L
   return {
     listPage: (path, options) => client.listPage(path, { ...options, labelSelector: selector }),
     watch: (path, options) => client.watch(path, { ...options, labelSelector: selector }),
-    resetConnections: () => client.resetConnections?.(),
+    resetConnections: (quietMs) => client.resetConnections?.(quietMs),
   };
 }
 
@@ -113,7 +117,8 @@ class StreamStalledError extends Error {
  * - a 410 Gone, as an HTTP status or as an in-stream ERROR event, leads to a relist whose diff is
  *   reported through `onChange`, so deletions during a gap are seen;
  * - a stream with no event or bookmark for `idleTimeoutMs` is aborted and reopened over a new
- *   connection (`resetConnections`), since the silent one may be half-open;
+ *   connection (`resetConnections`), since the silent one may be half-open (a connection other streams share is kept
+ *   while they received anything within the same quiet spell: it is alive);
  * - a list page the client refuses as too large (`too-large`) is asked for again with half the objects, down to
  *   one, so a collection of objects each under the client's cap is always listed with at most one page of it held;
  *   a single object or watch event over the cap puts the phase in `too-large`, and the loop relists after the backoff.
@@ -252,7 +257,7 @@ export class Watcher {
       if (quiet >= idle) {
         stalled = true;
         // A silent stream is most likely a half-open connection: never send the reconnect over it.
-        client.resetConnections?.();
+        client.resetConnections?.(quiet);
         stream.abort();
       } else timer = this.#clock.setTimer(Math.max(1, idle - quiet), check);
     };
