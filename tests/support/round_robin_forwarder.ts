@@ -38,6 +38,17 @@ export class RoundRobinForwarder {
     await Promise.allSettled([...this.#running]);
   }
 
+  /**
+   * Closes every connection open now, both sides (as a Service's endpoint change or an idle timeout would): a client
+   * that kept its connections alive has to open new ones, which go to the next backends in turn. Returns how many
+   * client connections it closed.
+   */
+  dropConnections(): number {
+    const n = this.#open.size;
+    for (const c of this.#open) quietClose(c);
+    return n;
+  }
+
   async #accept(): Promise<void> {
     while (!this.#closed) {
       let conn: Deno.Conn;
