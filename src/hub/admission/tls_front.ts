@@ -1,7 +1,7 @@
 // The admission port's public socket: plain TCP piped to the current TLS server behind it, so a new certificate is
 // taken without ever closing the port (no refused connection while it rotates).
 
-import { closeQuietly } from "../http/connection_gate.ts";
+import { acceptEach, closeQuietly } from "../http/connection_gate.ts";
 
 /** Where the front listens, and its limits. */
 export interface TlsFrontOptions {
@@ -42,7 +42,6 @@ export class TlsFront {
   readonly #max: number;
   readonly #lifetimeMs: number;
   readonly #open = new Set<Deno.Conn>();
-  readonly #running = new Set<Promise<void>>();
   #closed = false;
   /** Connections closed at accept for the cap. */
   refused = 0;
@@ -82,26 +81,12 @@ export class TlsFront {
     for (const c of this.#open) closeQuietly(c);
   }
 
-  async #accept(): Promise<void> {
-    while (!this.#closed) {
-      let conn: Deno.Conn;
-      try {
-        conn = await this.#listener.accept();
-      } catch (err) {
-        if (this.#closed || err instanceof Deno.errors.BadResource) break;
-        await new Promise((r) => setTimeout(r, 50));
-        continue;
-      }
-      if (this.#open.size >= this.#max) {
-        this.refused++;
-        closeQuietly(conn);
-        continue;
-      }
-      const done = this.#pipe(conn).finally(() => this.#running.delete(done));
-      this.#running.add(done);
-    }
-    this.close();
-    while (this.#running.size) await Promise.allSettled([...this.#running]);
+  #accept(): Promise<void> {
+    return acceptEach(this.#listener, () => this.#closed, (conn) => {
+      if (this.#open.size < this.#max) return this.#pipe(conn);
+      this.refused++;
+      closeQuietly(conn);
+    }, () => this.close());
   }
 
   async #pipe(conn: Deno.Conn): Promise<void> {

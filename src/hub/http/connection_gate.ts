@@ -117,7 +117,6 @@ export class ConnectionGate {
   /** Open client connections still sending their heads, oldest first. */
   readonly #waiting = new Set<Deno.Conn>();
   readonly #handedOn = new Set<Deno.Conn>();
-  readonly #running = new Set<Promise<void>>();
   readonly #stats: ConnectionGateStats = {
     accepted: 0,
     refused: 0,
@@ -182,28 +181,13 @@ export class ConnectionGate {
     for (const conn of this.#handedOn) closeQuietly(conn);
   }
 
-  async #acceptLoop(): Promise<void> {
-    while (!this.#closed) {
-      let conn: Deno.Conn;
-      try {
-        conn = await this.#listener.accept();
-      } catch (err) {
-        if (this.#closed || err instanceof Deno.errors.BadResource) break;
-        // Out of file descriptors or a reset before accept: try again shortly rather than spin.
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        continue;
-      }
+  #acceptLoop(): Promise<void> {
+    return acceptEach(this.#listener, () => this.#closed, (conn) => {
       this.#stats.accepted++;
-      if (!this.#admit()) {
-        this.#shed("refused");
-        closeQuietly(conn);
-        continue;
-      }
-      const done = this.#serve(conn).finally(() => this.#running.delete(done));
-      this.#running.add(done);
-    }
-    this.close();
-    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+      if (this.#admit()) return this.#serve(conn);
+      this.#shed("refused");
+      closeQuietly(conn);
+    }, () => this.close());
   }
 
   #shed(reason: ShedReason): void {
@@ -401,6 +385,39 @@ async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
 }
 
 /** Closes `conn`, ignoring that it is already closed. */
+/**
+ * Accepts connections from `listener` until it is closed (`closed()` turns true, or the listener is gone), handing each
+ * to `serve`, which either returns the promise of serving it or takes care of the connection itself (refused, closed)
+ * and returns nothing; then calls `end` and settles once every served connection's promise did.
+ *
+ * Guarantees: an accept error other than the listener's end (out of file descriptors, a reset before accept) is
+ * retried after 50 ms rather than spun on.
+ */
+export async function acceptEach(
+  listener: Deno.Listener,
+  closed: () => boolean,
+  serve: (conn: Deno.Conn) => Promise<void> | void,
+  end: () => void,
+): Promise<void> {
+  const running = new Set<Promise<void>>();
+  while (!closed()) {
+    let conn: Deno.Conn;
+    try {
+      conn = await listener.accept();
+    } catch (err) {
+      if (closed() || err instanceof Deno.errors.BadResource) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      continue;
+    }
+    const serving = serve(conn);
+    if (!serving) continue;
+    const done: Promise<void> = serving.finally(() => running.delete(done));
+    running.add(done);
+  }
+  end();
+  while (running.size > 0) await Promise.allSettled([...running]);
+}
+
 export function closeQuietly(conn: Deno.Conn): void {
   try {
     conn.close();
