@@ -1,7 +1,8 @@
 // The admission port's public socket: plain TCP piped to the current TLS server behind it, so a new certificate is
 // taken without ever closing the port (no refused connection while it rotates).
 
-import { acceptEach, closeQuietly } from "../http/connection_gate.ts";
+import { acceptEach } from "../http/accept_each.ts";
+import { closeQuietly } from "../http/connection_gate.ts";
 
 /** Where the front listens, and its limits. */
 export interface TlsFrontOptions {
