@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import * as http2 from "node:http2";
 import { localEndpoint } from "../../dev/support/cluster_api.ts";
 import { ensureTenantNamespaces, removeTenantNamespaces, tenants } from "../lib/tenants.ts";
+import { openAndMeasure, sleep } from "../lib/open_watches.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -38,7 +39,6 @@ const servers = ["prod", "staging", "dev"];
 const list = tenants(n, servers);
 const made = await ensureTenantNamespaces(list);
 const eps = new Map(servers.map((s) => [s, localEndpoint(s)]));
-const rssMib = () => Number(/^VmRSS:\s+(\d+)/m.exec(Deno.readTextFileSync("/proc/self/status"))![1]) / 1024;
 /** utime + stime of this process, in seconds. */
 const cpuSeconds = () => {
   const f = Deno.readTextFileSync("/proc/self/stat").split(") ")[1].split(" ");
@@ -53,7 +53,6 @@ const tcpConnections = () => {
   }
   return count;
 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const paths = (ns: string) =>
   [
     `/apis/demo.operator/v1/namespaces/${ns}/uuid`,
@@ -127,22 +126,7 @@ async function openNodeH2(i: number): Promise<void> {
   }
 }
 const open = mode === "h1" ? openH1 : mode === "h2" ? openH2 : openNodeH2;
-await open(0);
-await sleep(2000);
-const before = rssMib();
-const t0 = performance.now();
-let next = 1;
-await Promise.all(Array.from({ length: 16 }, async () => {
-  while (next < n) await open(next++);
-}));
-const openSeconds = (performance.now() - t0) / 1000;
-await sleep(Number(values.settle));
-const samples: number[] = [];
-for (let i = 0; i < 5; i++) {
-  samples.push(rssMib());
-  await sleep(200);
-}
-const after = samples.sort((a, b) => a - b)[2];
+const { before, after, openSeconds } = await openAndMeasure(open, n, Number(values.settle));
 const idleS = Number(values["idle-s"]);
 const cpu0 = cpuSeconds();
 const w0 = performance.now();

@@ -13,6 +13,7 @@
 import { parseArgs } from "node:util";
 import { localEndpoint } from "../../dev/support/cluster_api.ts";
 import { ensureTenantNamespaces, removeTenantNamespaces, tenants } from "../lib/tenants.ts";
+import { openAndMeasure } from "../lib/open_watches.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -36,8 +37,6 @@ const list = tenants(n, servers);
 // Namespaces made here are removed at the end; those a caller made (the clusters phase) stay for it to remove.
 const made = await ensureTenantNamespaces(list);
 const eps = new Map(servers.map((s) => [s, localEndpoint(s)]));
-const rssMib = () => Number(/^VmRSS:\s+(\d+)/m.exec(Deno.readTextFileSync("/proc/self/status"))![1]) / 1024;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const path = (ns: string) =>
   `/apis/demo.operator/v1/namespaces/${ns}/uuid?watch=1&allowWatchBookmarks=true&timeoutSeconds=1800`;
 
@@ -83,22 +82,7 @@ async function openFetch(i: number): Promise<void> {
   held.push(client, reader);
 }
 const open = mode === "tls" ? openTls : openFetch;
-await open(0);
-await sleep(2000);
-const before = rssMib();
-const t0 = performance.now();
-let next = 1;
-await Promise.all(Array.from({ length: 16 }, async () => {
-  while (next < n) await open(next++);
-}));
-const openSeconds = (performance.now() - t0) / 1000;
-await sleep(Number(values.settle));
-const samples: number[] = [];
-for (let i = 0; i < 5; i++) {
-  samples.push(rssMib());
-  await sleep(200);
-}
-const after = samples.sort((a, b) => a - b)[2];
+const { before, after, openSeconds } = await openAndMeasure(open, n, Number(values.settle));
 const perWatch = (after - before) / (n - 1);
 const result = {
   mode,
