@@ -7,6 +7,7 @@ import { silentLogger } from "../util/mod.ts";
 import { homeCluster, selectClusters } from "./cluster_selection.ts";
 import { parseFlags } from "./flags.ts";
 import { UsageError } from "./usage_error.ts";
+import { kubeconfigFile } from "./_test_kubeconfig.ts";
 
 function access(name: string): ClusterAccess {
   return {
@@ -17,22 +18,7 @@ function access(name: string): ClusterAccess {
   };
 }
 
-/** A kubeconfig with the given contexts (all on one made-up server), in a fresh temporary file. */
-function kubeconfig(contexts: string[]): string {
-  const file = Deno.makeTempFileSync({ prefix: "cluster-selection-", suffix: ".yaml" });
-  const lines = [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    "- name: c",
-    "  cluster:",
-    "    server: https://127.0.0.1:1",
-  ];
-  lines.push("users:", "- name: u", "  user:", "    token: t", "contexts:");
-  for (const name of contexts) lines.push(`- name: ${name}`, "  context:", "    cluster: c", "    user: u");
-  Deno.writeTextFileSync(file, lines.join("\n") + "\n");
-  return file;
-}
+const kubeconfig = (contexts: string[]) => kubeconfigFile(contexts, "cluster-selection-");
 
 Deno.test("homeCluster() prefers in-cluster, then --home-cluster, then the first selected cluster", () => {
   const [a, b, pod] = [access("a"), access("b"), access(IN_CLUSTER)];

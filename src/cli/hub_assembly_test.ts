@@ -7,23 +7,9 @@ import { selectClusters } from "./cluster_selection.ts";
 import { parseFlags } from "./flags.ts";
 import { assembleHub, homeProviders, shardCoordinator } from "./hub_assembly.ts";
 import { UsageError } from "./usage_error.ts";
+import { kubeconfigFile } from "./_test_kubeconfig.ts";
 
-/** A kubeconfig with the given contexts (on a made-up server nothing listens on), in a fresh temporary file. */
-function kubeconfig(contexts: string[]): string {
-  const file = Deno.makeTempFileSync({ prefix: "hub-assembly-", suffix: ".yaml" });
-  const lines = [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    "- name: c",
-    "  cluster:",
-    "    server: https://127.0.0.1:1",
-  ];
-  lines.push("users:", "- name: u", "  user:", "    token: t", "contexts:");
-  for (const name of contexts) lines.push(`- name: ${name}`, "  context:", "    cluster: c", "    user: u");
-  Deno.writeTextFileSync(file, lines.join("\n") + "\n");
-  return file;
-}
+const kubeconfig = (contexts: string[]) => kubeconfigFile(contexts, "hub-assembly-");
 
 Deno.test("assembleHub() hosts the built-ins, the embedder's and the files' operators, in that order", async () => {
   const file = kubeconfig(["one"]);
