@@ -94,10 +94,13 @@ Deno.test("The example Greeting operator reconciles in prod, staging and dev bes
     await hub.stop("SIGTERM");
     hub = HubProcess.start({ clusters: CLUSTERS, entry: ENTRY, args: ["--namespace", ns.name] });
     await hub.waitStatus((s) => operatorState(s, "dev", "greeting") === "missing-crd", 60_000, "missing-crd at start");
+    // Each cluster's lists finish in their own time: wait for all of them, then read the probe once.
     await hub.waitStatus(
-      (s) => ["prod", "staging"].every((c) => s.clusters[c].state === "watching"),
+      (s) =>
+        ["prod", "staging"].every((c) => s.clusters[c].state === "watching") &&
+        operatorState(s, "dev", "uuid") === "watching",
       60_000,
-      "prod and staging watching",
+      "prod and staging watching, and uuid watching in dev",
     );
     const readyz = await hub.get("/readyz");
     assert.equal(readyz.status, 503, readyz.text);

@@ -29,6 +29,7 @@ import {
 } from "../clusters/clusters.ts";
 import { pidRunning, spawnDetached, stopPid, waitPortFree } from "../clusters/_process.ts";
 import { ClusterApi } from "./cluster_api.ts";
+import { freePort } from "./free_port.ts";
 import { ClustersNotRunningError } from "./local_clusters.ts";
 import { setTimeout as sleep } from "node:timers/promises";
 
@@ -53,14 +54,6 @@ export function randomToken(): string {
 
 function randomSuffix(): string {
   return randomToken().slice(0, 8);
-}
-
-/** A free loopback port, from the OS. */
-export function freeLoopbackPort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -264,7 +257,7 @@ export class FaultApiserver {
 
   private constructor(options: FaultApiserverOptions) {
     this.name = options.name;
-    this.port = freeLoopbackPort();
+    this.port = freePort();
     this.url = `https://127.0.0.1:${this.port}`;
     this.dir = `${FAULTS_DIR}/apiserver-${options.name}-${randomSuffix()}`;
     this.certDir = `${this.dir}/certs`;

@@ -1,6 +1,10 @@
 // Runs the hub as a real subprocess, with exactly the permissions of `deno task run`, for end-to-end tests.
 // deno-lint-ignore-file no-explicit-any -- JSON from the apiserver and the hub is checked by the tests themselves.
 
+import { freePort } from "./free_port.ts";
+
+export { freePort };
+
 const root = new URL("../..", import.meta.url).pathname;
 
 /** The permission flags of deno.json's `run` task, so tests exercise what users (and the binary) get. */
@@ -113,7 +117,9 @@ export class HubProcess {
       } catch { /* not listening yet */ }
       await new Promise((r) => setTimeout(r, 200));
     }
-    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last /status: ${JSON.stringify(last)}`);
+    throw new Error(
+      `timed out after ${timeoutMs} ms waiting for ${what}; last /status: ${JSON.stringify(last)}\n${this.tail()}`,
+    );
   }
 
   /** Waits for /readyz to answer 200. */
@@ -140,14 +146,6 @@ export class HubProcess {
   tail(n = 30): string {
     return this.logs.slice(-n).join("\n");
   }
-}
-
-/** A free loopback port, from the OS. */
-export function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 /** Runs the hub CLI to completion (for flag and kubeconfig errors). */

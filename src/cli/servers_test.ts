@@ -1,6 +1,7 @@
 // Tests of main()'s serving step over real HTTP on loopback, on a hub built but never started (no cluster contacted).
 
 import assert from "node:assert/strict";
+import { freePort } from "../../dev/support/hub_process.ts";
 import { Logger, silentLogger } from "../util/mod.ts";
 import { selectClusters } from "./cluster_selection.ts";
 import { parseFlags } from "./flags.ts";
@@ -20,13 +21,6 @@ async function hubWith(extra: string[]) {
   const clusters = await selectClusters(flags, silentLogger());
   const { hub, hosted } = assembleHub(flags, clusters, { embedded: [], files: [] }, silentLogger());
   return { file, flags, clusters, hub, hosted };
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 Deno.test("startServers() serves the probes and /status on --liveness until the signal aborts", async () => {

@@ -4,13 +4,8 @@
 
 import assert from "node:assert/strict";
 import { waitAllAssigned } from "../../dev/support/cluster_api.ts";
-import {
-  FaultApiserver,
-  freeLoopbackPort,
-  kubeconfigText,
-  randomToken,
-  tempDir,
-} from "../../dev/support/fault_cluster.ts";
+import { freePort } from "../../dev/support/free_port.ts";
+import { FaultApiserver, kubeconfigText, randomToken, tempDir } from "../../dev/support/fault_cluster.ts";
 import { Cleanup, finishHub, startHub, waitStatus } from "../support/fault_harness.ts";
 
 Deno.test("No credential appears in the hub's log, /status or /metrics, at debug level, while tokens, exec plugins, token files and client certificates fail", async () => {
@@ -38,7 +33,7 @@ Deno.test("No credential appears in the hub's log, /status or /metrics, at debug
   const goodTokenFile = await dir.write("good.token", good + "\n");
   const vanishing = randomToken();
   const vanishingFile = await dir.write("vanishing.token", vanishing + "\n");
-  const deadPort = freeLoopbackPort();
+  const deadPort = freePort();
   const base = f.context("x");
   const kubeconfig = await dir.write(
     "kubeconfig.yaml",

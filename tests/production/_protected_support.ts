@@ -47,7 +47,9 @@ export async function waitProbe(
     } catch { /* not listening yet */ }
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new Error(`hang guard: ${what} not seen within ${timeoutMs} ms; last /readyz: ${JSON.stringify(last)}`);
+  throw new Error(
+    `hang guard: ${what} not seen within ${timeoutMs} ms; last /readyz: ${JSON.stringify(last)}\n${hub.tail()}`,
+  );
 }
 
 /** One GET through real curl (the way an operator checks by hand): status code and body. `-k`: self-signed. */

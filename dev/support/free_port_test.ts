@@ -1,0 +1,33 @@
+import assert from "node:assert/strict";
+import { FREE_PORT_RANGE, freePort } from "./free_port.ts";
+
+Deno.test("freePort() hands out distinct ports below the ephemeral range that bind on 127.0.0.1 and 0.0.0.0", () => {
+  const [lo, hi] = FREE_PORT_RANGE;
+  const [ephemeralLo] = Deno.readTextFileSync("/proc/sys/net/ipv4/ip_local_port_range").trim().split(/\s+/).map(Number);
+  assert.ok(hi < ephemeralLo, `the range ends at ${hi}, the kernel's ephemeral ports start at ${ephemeralLo}`);
+  const ports = Array.from({ length: 200 }, () => freePort());
+  assert.equal(new Set(ports).size, ports.length, "no port handed out twice");
+  for (const port of ports) assert.ok(port >= lo && port <= hi, `${port} in ${lo}-${hi}`);
+  for (const hostname of ["127.0.0.1", "0.0.0.0"]) Deno.listen({ hostname, port: ports[0] }).close();
+});
+
+Deno.test("freePort() skips a port something listens on", () => {
+  const [lo, hi] = FREE_PORT_RANGE;
+  // Hold every port of the range but a handful: freePort() must find one of those, never a held one.
+  const held: Deno.Listener[] = [];
+  const heldPorts = new Set<number>();
+  try {
+    for (let port = lo; port <= hi; port++) {
+      if (port % 1000 === 7) continue;
+      try {
+        held.push(Deno.listen({ hostname: "0.0.0.0", port }));
+        heldPorts.add(port);
+      } catch { /* taken already */ }
+    }
+    const port = freePort();
+    assert.ok(!heldPorts.has(port), `${port} is held`);
+    assert.equal(port % 1000, 7);
+  } finally {
+    for (const l of held) l.close();
+  }
+});
