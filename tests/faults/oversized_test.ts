@@ -21,10 +21,12 @@ const CAP = 4 * MiB;
  * garbage until V8 collects them), plus TLS sockets, V8 heap slack and the reconciles of prod and staging meanwhile.
  * Reads and watches are streams of one HTTP/2 connection (node:http2, src/kube/_h2_streams.ts), whose chunks arrive as
  * fresh Buffers, garbage until V8 collects them (about the cap per refused request), where our HTTP/1.1 sockets read
- * into one buffer of their own. Measured on 2026-12-04 (see the figures these tests print): 12.7–17.0 MiB of growth
- * in all on HTTP/1.1, 14.8–25.4 MiB on HTTP/2 streams, under a 1-minute load of 7–14.
+ * into one buffer of their own; V8 collects external memory like that only once tens of MiB of it piled up. Measured
+ * (see the figures these tests print): 12.7–17.0 MiB of growth in all on HTTP/1.1, 14.8–29.8 MiB on HTTP/2 streams
+ * (the list case refuses nine pages, about 36 MiB read in all; 29.8 in a fresh-clone CI run with the parallel group
+ * beside it). Without the cap the same attacks grew the hub by 1,455–1,711 MiB.
  */
-const SLACK = 24 * MiB;
+const SLACK = 40 * MiB;
 /** What the attacker is ready to send per request. */
 const ATTACK_BYTES = 512 * MiB;
 /** Hang guard: the attack phase ends here at the latest (on the fixed hub it ends within a few seconds). */
@@ -151,7 +153,7 @@ async function underAttack(
   }
 }
 
-Deno.test("A cluster whose watch streams 512 MiB without a newline turns too-large in /healthz and /status, the hub grows by at most the cap plus a few MiB, and prod and staging keep serving", async () => {
+Deno.test("A cluster whose watch streams 512 MiB without a newline turns too-large in /healthz and /status, the hub grows by at most the cap plus a bounded slack, and prod and staging keep serving", async () => {
   const { status, attacker, ns } = await underAttack(
     "watch",
     (a, on) => (r) =>
@@ -164,7 +166,7 @@ Deno.test("A cluster whose watch streams 512 MiB without a newline turns too-lar
   assert.ok(attacker.sent < attacker.requests * (CAP + 8 * MiB), `the hub read little beyond the cap per attack`);
 });
 
-Deno.test("A cluster whose list answers a 512 MiB body that never completes turns too-large, after asking for smaller pages, and the hub grows by at most the cap plus a few MiB", async () => {
+Deno.test("A cluster whose list answers a 512 MiB body that never completes turns too-large, after asking for smaller pages, and the hub grows by at most the cap plus a bounded slack", async () => {
   let expired = false;
   const { status, attacker } = await underAttack(
     "list",
