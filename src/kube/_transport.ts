@@ -2,7 +2,7 @@
 // (insecure-skip-tls-verify), behind one small interface.
 
 import { type ByteScratch, declaredOverLimit, limitedText } from "./_body_limit.ts";
-import { H2Streams, H2UnsupportedError } from "./_h2_streams.ts";
+import { h2For, withH2 } from "./_h2_transport.ts";
 import { Http1Pool } from "./_http1.ts";
 import type { Call } from "./_call.ts";
 import { nodeHttpsTransport } from "./_node_https.ts";
@@ -122,25 +122,7 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
     });
     const base = fetchTransport(t.fetch, t.close);
     const h2 = h2For(server, auth, undefined, false);
-    if (!h2) return base;
-    const long = h2Long(h2, new URL(server).pathname.replace(/\/+$/, ""), userAgent);
-    return {
-      ...base,
-      send: async (method, target, authHeaders, contentType, body, call, accept, isLong) => {
-        if (isLong || onH2(method, target)) {
-          headerLines(authHeaders); // refuses a line break, as our own sockets do
-          if (contentType) headerLines({ "Content-Type": contentType });
-          const res = await long(method, target, authHeaders, accept, call, contentType, body);
-          if (res) return res;
-        }
-        return await base.send(method, target, authHeaders, contentType, body, call, accept);
-      },
-      close: () => {
-        h2.close();
-        t.close();
-      },
-      aliveWithin: (ms) => h2.aliveWithin(ms),
-    };
+    return h2 ? withH2(base, h2, new URL(server).pathname.replace(/\/+$/, ""), userAgent, headerCheck()) : base;
   }
   const ownSockets = !o.fetch && !o.http2 && !o.proxyUrl && !proxyFromEnvironment();
   if (o.tlsServerName && (!ownSockets || (auth.cert && auth.key))) {
@@ -165,24 +147,11 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
     const fixed = headerLines({ Accept: "application/json", "User-Agent": userAgent });
     // Other Accept values (metadata-only lists and watches): their fixed lines, validated once per distinct value.
     const fixedFor = new Map<string, string>();
-    const contentTypes = new Map<string, string>();
-    // Credential headers are validated and rendered once per credentials object, not per request.
-    let authFor: Record<string, string> | undefined;
-    let authLines = "";
-    const h2 = h2For(server, auth, o.tlsServerName, true);
-    const long = h2 && h2Long(h2, prefix, userAgent);
-    return {
+    const lines = headerCheck();
+    const http1: Transport = {
       fp,
-      send: async (method, target, authHeaders, contentType, body, call, accept, isLong) => {
-        if (authHeaders !== authFor) {
-          authLines = headerLines(authHeaders);
-          authFor = authHeaders;
-        }
-        if (long && (isLong || onH2(method, target))) {
-          if (contentType) contentTypeLine(contentTypes, contentType); // refuses a line break
-          const res = await long(method, target, authHeaders, accept, call, contentType, body);
-          if (res) return res;
-        }
+      // async: a refused header rejects the promise, as every transport's send does, instead of throwing.
+      send: async (method, target, authHeaders, contentType, body, call, accept) => {
         let head = fixed;
         if (accept !== undefined && accept !== "application/json") {
           head = fixedFor.get(accept) ?? "";
@@ -195,19 +164,17 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
         return await pool.request(
           method,
           prefix + target,
-          head + authLines + (contentType ? contentTypeLine(contentTypes, contentType) : ""),
+          head + lines.auth(authHeaders) + (contentType ? lines.contentType(contentType) : ""),
           typeof body === "string" ? ENCODER.encode(body) : body,
           call,
         );
       },
-      close: () => {
-        h2?.close();
-        pool.close();
-      },
-      aliveWithin: h2 ? (ms) => h2.aliveWithin(ms) : undefined,
+      close: () => pool.close(),
       inflight: 0,
       retired: false,
     };
+    const h2 = h2For(server, auth, o.tlsServerName, true);
+    return h2 ? withH2(http1, h2, prefix, userAgent, lines) : http1;
   }
   const options: Deno.CreateHttpClientOptions & Partial<Deno.TlsCertifiedKeyPem> = {
     http1: true,
@@ -224,81 +191,6 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
 }
 
 const ENCODER = new TextEncoder();
-
-/**
- * Which requests go out as streams of the HTTP/2 connection besides watches: reads (GET) and the access and identity
- * reviews of pre-flight (POSTs that write nothing). Writes (status and object patches, Events, creates, deletes) are
- * the hot path and cost less CPU on our HTTP/1.1 sockets. So a cluster that only watches and lists, as an idle one
- * does, holds one connection, and its start-up (pre-flight reviews, discovery, first lists, watches) opens one instead
- * of one per request in flight.
- */
-function onH2(method: string, target: string): boolean {
-  return method === "GET" ||
-    (method === "POST" &&
-      (target.startsWith("/apis/authorization.k8s.io/") || target.startsWith("/apis/authentication.k8s.io/")));
-}
-
-/**
- * The HTTP/2 sessions a transport carries its watches on, or undefined where watches stay one connection each: a
- * plain-http server, or no CA in the kubeconfig (node:tls would then load the system store, which needs
- * --allow-sys=ca; our own sockets use Deno's bundled roots).
- */
-function h2For(
-  server: string,
-  auth: ClusterAuth,
-  serverName: string | undefined,
-  verify: boolean,
-): H2Streams | undefined {
-  const url = new URL(server);
-  if (url.protocol !== "https:" || (verify && !auth.caCerts?.length)) return undefined;
-  return new H2Streams({
-    origin: url.origin,
-    caCerts: auth.caCerts?.length ? auth.caCerts : undefined,
-    cert: auth.cert && auth.key ? auth.cert : undefined,
-    key: auth.cert && auth.key ? auth.key : undefined,
-    serverName,
-    rejectUnauthorized: verify,
-  });
-}
-
-/**
- * Sends a request as an HTTP/2 stream; resolves undefined (and from then on at once) when the server does not speak
- * HTTP/2, so the caller sends it on HTTP/1.1. The caller checked `authHeaders` and `contentType` for line breaks.
- */
-function h2Long(h2: H2Streams, prefix: string, userAgent: string) {
-  let unsupported = false;
-  return async (
-    method: string,
-    target: string,
-    authHeaders: Record<string, string>,
-    accept: string | undefined,
-    call: Call,
-    contentType?: string,
-    body?: string | Uint8Array,
-  ): Promise<WireResponse | undefined> => {
-    if (unsupported) return undefined;
-    const headers: Record<string, string> = {
-      ...authHeaders,
-      accept: accept ?? "application/json",
-      "user-agent": userAgent,
-    };
-    if (contentType) headers["content-type"] = contentType;
-    try {
-      return await h2.request(
-        method,
-        prefix + target,
-        headers,
-        call,
-        typeof body === "string" ? ENCODER.encode(body) : body,
-      );
-    } catch (err) {
-      if (!(err instanceof H2UnsupportedError)) throw err;
-      unsupported = true;
-      h2.close();
-      return undefined;
-    }
-  };
-}
 
 /** A transport that sends nothing and fails every request with `message` (a TLS setting it cannot honour). */
 function refusing(fp: string, message: string): Transport {
@@ -364,14 +256,37 @@ async function* readAll(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncG
   }
 }
 
-/** `Content-Type: …` as a header line, validated once per distinct value (`cache` is the transport's). */
-function contentTypeLine(cache: Map<string, string>, value: string): string {
-  let line = cache.get(value);
-  if (line === undefined) {
-    line = headerLines({ "Content-Type": value });
-    if (cache.size < 32) cache.set(value, line);
-  }
-  return line;
+/**
+ * Credential and Content-Type header lines, validated (headerLines) and rendered once per credentials object and per
+ * distinct content type, not per request.
+ */
+export interface HeaderCheck {
+  auth(headers: Record<string, string>): string;
+  contentType(value: string): string;
+}
+
+/** A HeaderCheck for one transport. */
+export function headerCheck(): HeaderCheck {
+  let authFor: Record<string, string> | undefined;
+  let authLines = "";
+  const contentTypes = new Map<string, string>();
+  return {
+    auth(headers) {
+      if (headers !== authFor) {
+        authLines = headerLines(headers);
+        authFor = headers;
+      }
+      return authLines;
+    },
+    contentType(value) {
+      let line = contentTypes.get(value);
+      if (line === undefined) {
+        line = headerLines({ "Content-Type": value });
+        if (contentTypes.size < 32) contentTypes.set(value, line);
+      }
+      return line;
+    },
+  };
 }
 
 /** Request headers as HTTP/1.1 lines. A CR or LF inside a value (header injection) is refused. */
