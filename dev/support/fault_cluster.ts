@@ -152,8 +152,8 @@ export interface KubeContext {
   user: KubeUser;
 }
 
-/** The kubeconfig text for `contexts` (YAML is a superset of JSON). */
-export function kubeconfigText(contexts: KubeContext[]): string {
+/** The kubeconfig text for `contexts` (YAML is a superset of JSON); `current` is its current-context, "" for none. */
+export function kubeconfigText(contexts: KubeContext[], current = contexts[0]?.name ?? ""): string {
   const doc = {
     apiVersion: "v1",
     kind: "Config",
@@ -176,7 +176,7 @@ export function kubeconfigText(contexts: KubeContext[]): string {
       return { name: c.name, user };
     }),
     contexts: contexts.map((c) => ({ name: c.name, context: { cluster: c.name, user: c.name } })),
-    "current-context": contexts[0]?.name ?? "",
+    "current-context": current,
     preferences: {},
   };
   return JSON.stringify(doc, null, 2) + "\n";

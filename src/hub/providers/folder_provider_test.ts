@@ -8,6 +8,7 @@ import { ConfigError, MAX_UNTRUSTED_KUBECONFIG_BYTES } from "../../kube/mod.ts";
 import { Logger, silentLogger } from "../../util/mod.ts";
 import { FolderProvider } from "./folder_provider.ts";
 import type { ClusterOffer, ClusterRegistry, ProviderWatch } from "./registry.ts";
+import { kubeconfigText } from "../../../dev/support/fault_cluster.ts";
 
 /** What the provider told the registry, in order. */
 class RecordingRegistry {
@@ -33,20 +34,7 @@ class RecordingRegistry {
 }
 
 function kubeconfig(contexts: string[], server = "https://127.0.0.1:6443", token = "t0ken"): string {
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    `current-context: ${contexts[0]}`,
-    "clusters:",
-    ...contexts.flatMap((c) => [`- name: ${c}`, "  cluster:", `    server: ${server}`]),
-    "users:",
-    "- name: u",
-    "  user:",
-    `    token: ${token}`,
-    "contexts:",
-    ...contexts.flatMap((c) => [`- name: ${c}`, "  context:", `    cluster: ${c}`, "    user: u"]),
-    "",
-  ].join("\n");
+  return kubeconfigText(contexts.map((name) => ({ name, server, user: { token } })));
 }
 
 function provider(dir: string, files?: string[]) {

@@ -7,18 +7,11 @@ import { withTempDir } from "../../../dev/support/local_client.ts";
 import { ConfigError } from "../../kube/mod.ts";
 import { silentLogger } from "../../util/mod.ts";
 import { loadRegisteredClusters, type RegisteredClustersOptions } from "./registered_clusters.ts";
+import { kubeconfigText, type KubeUser } from "../../../dev/support/fault_cluster.ts";
 
-function kubeconfig(contexts: string[]): string {
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    ...contexts.flatMap((c) => [`- name: ${c}`, "  cluster:", `    server: https://${c}.example:6443`]),
-    "users: [{name: u, user: {token: t}}]",
-    "contexts:",
-    ...contexts.flatMap((c) => [`- name: ${c}`, "  context:", `    cluster: ${c}`, "    user: u"]),
-    "",
-  ].join("\n");
+/** A kubeconfig without a current context, each context on its own made-up server. */
+function kubeconfig(contexts: string[], user: KubeUser = { token: "t" }): string {
+  return kubeconfigText(contexts.map((name) => ({ name, server: `https://${name}.example:6443`, user })), "");
 }
 
 function load(cwd: string, over: Partial<RegisteredClustersOptions>) {
@@ -102,7 +95,7 @@ Deno.test("loadRegisteredClusters trusts a --kubeconfig file even inside --clust
     await Deno.mkdir(dir);
     const tokenFile = join(cwd, "token");
     await Deno.writeTextFile(tokenFile, "hub-token\n");
-    const withTokenFile = (names: string[]) => kubeconfig(names).replace("{token: t}", `{tokenFile: ${tokenFile}}`);
+    const withTokenFile = (names: string[]) => kubeconfig(names, { tokenFile });
     await Deno.writeTextFile(join(dir, "local.yaml"), withTokenFile(["prod"]));
     await Deno.writeTextFile(join(dir, "dropped.yaml"), withTokenFile(["dropped"]));
     const r = await load(cwd, { clusters: ["all"], kubeconfigs: [join(dir, "local.yaml")], clusterDir: dir });

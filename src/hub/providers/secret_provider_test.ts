@@ -9,6 +9,7 @@ import { type KubeClient, loadContexts } from "../../kube/mod.ts";
 import { silentLogger } from "../../util/mod.ts";
 import type { ClusterOffer, ClusterRegistry, ProviderWatch } from "./registry.ts";
 import { KUBECONFIG_SECRET_KEY, KUBECONFIG_SECRET_LABEL, SecretProvider } from "./secret_provider.ts";
+import { kubeconfigText } from "../../../dev/support/fault_cluster.ts";
 
 /** Hang guard: a list and a watch on a local apiserver; 30 s is far above any run seen. */
 const HANG_GUARD_MS = 30_000;
@@ -32,17 +33,10 @@ class RecordingRegistry {
 }
 
 function kubeconfig(contexts: string[], current: string | undefined, token = "t0ken"): string {
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    ...(current ? [`current-context: ${current}`] : []),
-    "clusters:",
-    ...contexts.flatMap((c) => [`- name: ${c}`, "  cluster:", `    server: https://${c}.example:6443`]),
-    "users: [{name: u, user: {token: " + token + "}}]",
-    "contexts:",
-    ...contexts.flatMap((c) => [`- name: ${c}`, "  context:", `    cluster: ${c}`, "    user: u"]),
-    "",
-  ].join("\n");
+  return kubeconfigText(
+    contexts.map((name) => ({ name, server: `https://${name}.example:6443`, user: { token } })),
+    current ?? "",
+  );
 }
 
 function secret(ns: string, name: string, data: Record<string, string>, labelled = true) {
