@@ -2,10 +2,10 @@
 // session, aborts and server ends, a server name other than the host, and the idle close.
 import assert from "node:assert/strict";
 import { adminToken, apiserverCa, apiserverUrl, requireClusters } from "../../dev/support/local_clusters.ts";
-import { STATE_DIR } from "../../dev/clusters/_layout.ts";
 import { VirtualClock } from "../util/mod.ts";
 import { Call } from "./_call.ts";
 import { H2StreamError, H2Streams, H2UnsupportedError } from "./_h2_streams.ts";
+import { http1OnlyPeer } from "./_test_http1_peer.ts";
 
 function target() {
   requireClusters();
@@ -17,8 +17,6 @@ function target() {
 }
 const newCall = () => new Call(new VirtualClock(0), undefined, new Set());
 const dec = new TextDecoder();
-/** The serving certificate the local apiserver `name` generated (its key lies beside it). */
-const apiserverCaFile = (name: string) => `${STATE_DIR}/${name}/certs/apiserver.crt`;
 
 Deno.test("H2Streams carries several watches as streams of one session, each with its own events", async () => {
   const { origin, ca, auth } = target();
@@ -141,43 +139,14 @@ Deno.test("H2Streams: close() errors an open body; the idle session is closed af
 
 Deno.test("H2Streams rejects with H2UnsupportedError when the server offers only HTTP/1.1 (ALPN), and sends nothing", async () => {
   const { ca, auth } = target();
-  // A TLS peer with the prod apiserver's own certificate (trusted through the same CA), offering http/1.1 only.
-  const certFile = apiserverCaFile("prod");
-  const listener = Deno.listenTls({
-    hostname: "127.0.0.1",
-    port: 0,
-    cert: Deno.readTextFileSync(certFile),
-    key: Deno.readTextFileSync(certFile.replace(/\.crt$/, ".key")),
-    alpnProtocols: ["http/1.1"],
-  });
-  let received = 0;
-  const serving = (async () => {
-    for await (const conn of listener) {
-      const buf = new Uint8Array(4096);
-      try {
-        await conn.handshake();
-        for (let n; (n = await conn.read(buf)) !== null;) received += n;
-      } catch {
-        // The client gave up after the handshake: expected.
-      } finally {
-        try {
-          conn.close();
-        } catch { /* closed */ }
-      }
-    }
-  })();
-  const h2 = new H2Streams({
-    origin: `https://127.0.0.1:${listener.addr.port}`,
-    caCerts: [ca],
-    rejectUnauthorized: true,
-  });
+  const peer = http1OnlyPeer();
+  const h2 = new H2Streams({ origin: `https://127.0.0.1:${peer.port}`, caCerts: [ca], rejectUnauthorized: true });
   try {
     await assert.rejects(h2.request("GET", "/version", auth, newCall()), H2UnsupportedError);
-    assert.equal(received, 0, "no request byte was sent");
+    assert.equal(peer.received(), 0, "no request byte was sent");
   } finally {
     h2.close();
-    listener.close();
-    await serving.catch(() => {});
+    await peer.close();
   }
 });
 

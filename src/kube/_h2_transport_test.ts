@@ -2,11 +2,11 @@
 // wrapped transport, the header check before either, and the fallback when the server offers HTTP/1.1 only.
 import assert from "node:assert/strict";
 import { adminToken, apiserverCa, apiserverUrl, requireClusters } from "../../dev/support/local_clusters.ts";
-import { STATE_DIR } from "../../dev/clusters/_layout.ts";
 import { VirtualClock } from "../util/mod.ts";
 import { Call } from "./_call.ts";
 import { H2Streams } from "./_h2_streams.ts";
 import { onH2, withH2 } from "./_h2_transport.ts";
+import { http1OnlyPeer } from "./_test_http1_peer.ts";
 import { headerCheck, type Transport, type WireResponse } from "./_transport.ts";
 import { TransportError } from "./errors.ts";
 
@@ -108,25 +108,9 @@ Deno.test("withH2() refuses a credential or Content-Type with a line break befor
 
 Deno.test("withH2() sends a read on the wrapped transport, then every request, once the server offers HTTP/1.1 only", async () => {
   requireClusters();
-  // A TLS peer with the prod apiserver's own certificate (trusted through the same CA), offering http/1.1 only.
-  const certFile = `${STATE_DIR}/prod/certs/apiserver.crt`;
-  const listener = Deno.listenTls({
-    hostname: "127.0.0.1",
-    port: 0,
-    cert: Deno.readTextFileSync(certFile),
-    key: Deno.readTextFileSync(certFile.replace(/\.crt$/, ".key")),
-    alpnProtocols: ["http/1.1"],
-  });
-  const serving = (async () => {
-    for await (const conn of listener) {
-      await conn.handshake().catch(() => {});
-      try {
-        conn.close();
-      } catch { /* closed */ }
-    }
-  })();
+  const peer = http1OnlyPeer();
   const h2 = new H2Streams({
-    origin: `https://127.0.0.1:${listener.addr.port}`,
+    origin: `https://127.0.0.1:${peer.port}`,
     caCerts: [apiserverCa("prod")],
     rejectUnauthorized: true,
   });
@@ -137,9 +121,9 @@ Deno.test("withH2() sends a read on the wrapped transport, then every request, o
     await t.send("GET", "/api", {}, undefined, undefined, newCall(), undefined, true);
     assert.deepEqual(base.sent, ["GET /version", "GET /api"]);
     assert.equal(h2.sessions, 0);
+    assert.equal(peer.received(), 0, "no request byte went to the HTTP/2 attempt");
   } finally {
     t.close();
-    listener.close();
-    await serving.catch(() => {});
+    await peer.close();
   }
 });
