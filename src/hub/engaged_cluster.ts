@@ -1,18 +1,10 @@
 // One engaged cluster: its client, and per operator its pre-flight, watch (shared per resource) and health.
 
-import {
-  type ClusterAccess,
-  type FetchLike,
-  KubeClient,
-  type PermissionCheck,
-  type ResourceType,
-  rulesReview,
-} from "../kube/mod.ts";
-import type { NamespacedName, QueuePriority, TokenBucket } from "../queue/mod.ts";
+import { type ClusterAccess, KubeClient, type ResourceType, rulesReview } from "../kube/mod.ts";
+import type { NamespacedName, QueuePriority } from "../queue/mod.ts";
 import {
   type ApiClient,
   type ClusterConnection,
-  type EventLevel,
   EventRecorder,
   Informer,
   objectName,
@@ -24,7 +16,7 @@ import {
   TaskSet,
   trimObject,
 } from "../runtime/mod.ts";
-import { type Clock, type Logger, type Semaphore, SystemClock } from "../util/mod.ts";
+import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
 import { budgeted } from "./_budgeted_api.ts";
 import { ClusterClients } from "./_cluster_clients.ts";
 import { type Slot, slotsHealth } from "./_cluster_slot.ts";
@@ -32,46 +24,9 @@ import type { ClusterHealth } from "./cluster_health.ts";
 import { FirstRulesReview } from "./_first_rules.ts";
 import { preflight, type PreflightContext } from "./_preflight.ts";
 import { requestsByCluster, scopedWatchers, type WatchContext, watchOtherResources } from "./_watched_resources.ts";
+import type { EngagedClusterOptions } from "./engaged_cluster_options.ts";
 
-export interface EngagedClusterOptions {
-  operators: readonly Operator[];
-  /**
-   * Namespaces to watch; empty means all. A cluster whose access has a `namespaceScope` (namespaced access, opted in
-   * per kubeconfig context) watches and checks its rights in that one namespace instead.
-   */
-  namespaces: readonly string[];
-  /** Permissions checked in every operator's pre-flight besides its own (e.g. the leader-election Lease's). */
-  extraPermissions?: readonly PermissionCheck[];
-  /**
-   * Called with objects of one operator in one cluster that changed and need a reconcile: at `live` priority for watch
-   * events, at `low` for what a list, a relist or a resync found (see FairWorkQueue).
-   */
-  onChange(cluster: string, operator: string, requests: readonly NamespacedName[], priority: QueuePriority): void;
-  /** Another engaged cluster, for reconcilers that reach across clusters. */
-  lookup(cluster: string): EngagedCluster | undefined;
-  /** The names of every engaged cluster, for a reconcile's `clusters()`. */
-  clusterNames?(): string[];
-  /**
-   * Shared by every cluster of the hub: each pre-flight attempt (discovery and RBAC checks, the first requests, with
-   * the TLS handshake) holds a permit, so thousands of clusters engaged at once reach their API servers in waves.
-   */
-  preflightGate?: Semaphore;
-  /** This cluster's API budget, spent by every request a reconciler makes. */
-  apiBudget: TokenBucket;
-  eventLevel?: EventLevel;
-  idleTimeoutMs?: number;
-  requestTimeoutMs?: number;
-  /** The largest response body or watch event held from this cluster (see KubeClientOptions.maxObjectBytes). */
-  maxObjectBytes?: number;
-  pageSize?: number;
-  /** Offer HTTP/2 to the API server instead of HTTP/1.1 keep-alive (see KubeClientOptions.http2). */
-  http2?: boolean;
-  /** The transport, for in-process tests (see KubeClientOptions.fetch). */
-  fetch?: FetchLike;
-  clock?: Clock;
-  logger: Logger;
-  onResponse?(info: { method: string; code: number | "error"; durationMs: number }): void;
-}
+export type { EngagedClusterOptions } from "./engaged_cluster_options.ts";
 
 /**
  * Runs everything one cluster needs, for every operator of the hub.

@@ -1,14 +1,14 @@
 // The Hub: hosts several operators, engages and disengages clusters at runtime, and drives one shared, fair controller.
 
-import type { ClusterAccess, FetchLike, PermissionCheck } from "../kube/mod.ts";
+import type { ClusterAccess } from "../kube/mod.ts";
 import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../queue/mod.ts";
 import { Controller, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
-import { type Clock, type Logger, Semaphore, SystemClock } from "../util/mod.ts";
+import { type Clock, Semaphore, SystemClock } from "../util/mod.ts";
 import type { ClusterHealth, ProviderHealth } from "./cluster_health.ts";
 import { EngagedCluster } from "./engaged_cluster.ts";
 import { HubMetrics } from "./metrics.ts";
 import { rollUpHealth } from "./_health_rollup.ts";
-import { HomeLease, type HubLeaderElection, leasePermissions } from "./_home_lease.ts";
+import { HomeLease, leasePermissions } from "./_home_lease.ts";
 import { QueueSeries } from "./_queue_series.ts";
 import { ShardPause } from "./_shard_pause.ts";
 import {
@@ -20,51 +20,12 @@ import {
   type RegistrationProblem,
 } from "./hub_health.ts";
 import { DEFAULT_LIMITS, type HubLimits, type ScaledLimit, scaledLimit } from "./hub_limits.ts";
+import type { ClusterObserver, HubOptions } from "./hub_options.ts";
 
 export * from "./hub_health.ts";
 export * from "./hub_limits.ts";
 export type { HubLeaderElection } from "./_home_lease.ts";
-
-/** How to build a Hub; only `logger` is required. */
-export interface HubOptions {
-  /** The operators to host; more can be added with `register` before `start`. */
-  operators?: readonly Operator[];
-  /** Namespaces to watch in every cluster; empty means all. */
-  namespaces?: string[];
-  /** Overrides of DEFAULT_LIMITS. */
-  limits?: Partial<HubLimits>;
-  /** Kubernetes Events are posted at or above this level. Default "Warning". */
-  eventLevel?: "Normal" | "Warning";
-  /** When set, only the replica holding the Lease reconciles; the others keep watching (warm caches). */
-  leaderElection?: HubLeaderElection;
-  /** Offer HTTP/2 to the API servers instead of HTTP/1.1 keep-alive (`--http2`). Default false. */
-  http2?: boolean;
-  /**
-   * Checked in every operator's pre-flight in every cluster besides its own (e.g. the webhook installer's RBAC).
-   * @ignore
-   */
-  clusterPermissions?: readonly PermissionCheck[];
-  /**
-   * The transport of every cluster client, for in-process tests (see KubeClientOptions.fetch).
-   * @ignore
-   */
-  fetch?: FetchLike;
-  /**
-   * Time source, for tests on virtual time.
-   * @ignore
-   */
-  clock?: Clock;
-  /** Where the hub logs, one structured line per event. */
-  logger: Logger;
-}
-
-/** Told of clusters engaged and disengaged in a Hub (e.g. the webhook installer). */
-export interface ClusterObserver {
-  /** `name` was engaged (launched) with `access`. */
-  engaged(name: string, access: ClusterAccess): void;
-  /** `name` was disengaged (its work is stopping). */
-  disengaged(name: string): void;
-}
+export type { ClusterObserver, HubOptions } from "./hub_options.ts";
 
 interface Engaged {
   cluster: EngagedCluster;

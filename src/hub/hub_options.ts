@@ -1,0 +1,48 @@
+// How a Hub is built (HubOptions), and what it tells of the clusters it engages (ClusterObserver).
+
+import type { ClusterAccess, FetchLike, PermissionCheck } from "../kube/mod.ts";
+import type { Operator } from "../runtime/mod.ts";
+import type { Clock, Logger } from "../util/mod.ts";
+import type { HubLeaderElection } from "./_home_lease.ts";
+import type { HubLimits } from "./hub_limits.ts";
+
+/** How to build a Hub; only `logger` is required. */
+export interface HubOptions {
+  /** The operators to host; more can be added with `register` before `start`. */
+  operators?: readonly Operator[];
+  /** Namespaces to watch in every cluster; empty means all. */
+  namespaces?: string[];
+  /** Overrides of DEFAULT_LIMITS. */
+  limits?: Partial<HubLimits>;
+  /** Kubernetes Events are posted at or above this level. Default "Warning". */
+  eventLevel?: "Normal" | "Warning";
+  /** When set, only the replica holding the Lease reconciles; the others keep watching (warm caches). */
+  leaderElection?: HubLeaderElection;
+  /** Offer HTTP/2 to the API servers instead of HTTP/1.1 keep-alive (`--http2`). Default false. */
+  http2?: boolean;
+  /**
+   * Checked in every operator's pre-flight in every cluster besides its own (e.g. the webhook installer's RBAC).
+   * @ignore
+   */
+  clusterPermissions?: readonly PermissionCheck[];
+  /**
+   * The transport of every cluster client, for in-process tests (see KubeClientOptions.fetch).
+   * @ignore
+   */
+  fetch?: FetchLike;
+  /**
+   * Time source, for tests on virtual time.
+   * @ignore
+   */
+  clock?: Clock;
+  /** Where the hub logs, one structured line per event. */
+  logger: Logger;
+}
+
+/** Told of clusters engaged and disengaged in a Hub (e.g. the webhook installer). */
+export interface ClusterObserver {
+  /** `name` was engaged (launched) with `access`. */
+  engaged(name: string, access: ClusterAccess): void;
+  /** `name` was disengaged (its work is stopping). */
+  disengaged(name: string): void;
+}
