@@ -85,17 +85,19 @@ export function withH2(
       return undefined;
     }
   };
+  // Not async on the way to `base`: a write costs no promise of this wrapper's own.
+  const viaH2: Transport["send"] = async (method, target, auth, contentType, body, call, accept) => {
+    check.auth(auth);
+    if (contentType) check.contentType(contentType);
+    const res = await stream(method, target, auth, accept, call, contentType, body);
+    return res ?? await base.send(method, target, auth, contentType, body, call, accept);
+  };
   return {
     fp: base.fp,
-    send: async (method, target, auth, contentType, body, call, accept, long) => {
-      if (!unsupported && (long || onH2(method, target))) {
-        check.auth(auth);
-        if (contentType) check.contentType(contentType);
-        const res = await stream(method, target, auth, accept, call, contentType, body);
-        if (res) return res;
-      }
-      return await base.send(method, target, auth, contentType, body, call, accept);
-    },
+    send: (method, target, auth, contentType, body, call, accept, long) =>
+      !unsupported && (long || onH2(method, target))
+        ? viaH2(method, target, auth, contentType, body, call, accept)
+        : base.send(method, target, auth, contentType, body, call, accept),
     close: () => {
       h2.close();
       base.close();
