@@ -16,20 +16,19 @@
 //   (the watch then reconnects as on a closed socket).
 // - The body is read with backpressure: the stream is paused while more than HIGH_WATER bytes wait unread.
 // - A server that does not negotiate HTTP/2 (ALPN) makes the request reject with H2UnsupportedError, nothing sent.
+// - A session whose TLS handshake does not complete within `handshakeTimeoutMs` is destroyed: its waiting requests
+//   reject with an H2StreamError that says so, and the next request connects anew.
 
 import * as http2 from "node:http2";
-import { BodyLimitError, type ByteScratch, declaredOverLimit, GrowingBytes } from "./_body_limit.ts";
+import { cancelStream, H2Response, H2StreamError } from "./_h2_response.ts";
 import type { Abortable } from "./_http1_connection.ts";
 import type { WireResponse } from "./_transport.ts";
+
+export { H2StreamError };
 
 /** The server did not agree to HTTP/2: the caller sends the request another way. */
 export class H2UnsupportedError extends Error {
   override name = "H2UnsupportedError";
-}
-
-/** A stream ended before the server ended its body (reset, or its connection lost). */
-export class H2StreamError extends Error {
-  override name = "H2StreamError";
 }
 
 export interface H2Options {
@@ -47,10 +46,9 @@ export interface H2Options {
   idleMs?: number;
   /** Streams per session at most; more open another session. Default 100 (below any API server's limit). */
   maxStreams?: number;
+  /** A session whose TLS handshake has not completed this long after the connect is destroyed. Default 10 s. */
+  handshakeTimeoutMs?: number;
 }
-
-/** Unread body bytes above which the stream is paused. */
-const HIGH_WATER = 256 * 1024;
 
 interface Session {
   s: http2.ClientHttp2Session;
@@ -207,6 +205,15 @@ export class H2Streams {
       killed: false,
       lastFrame: -Infinity,
     };
+    // As client-go's TLSHandshakeTimeout: a server that accepts the connection and never completes the handshake would
+    // otherwise hold every watch and read of the cluster until each one's own deadline.
+    const handshakeMs = this.#o.handshakeTimeoutMs ?? 10_000;
+    const handshake = setTimeout(() => {
+      s.destroy(new H2StreamError(`the TLS handshake with ${origin} did not complete within ${handshakeMs} ms`));
+    }, handshakeMs);
+    Deno.unrefTimer(handshake as unknown as number);
+    s.once("connect", () => clearTimeout(handshake));
+    s.once("close", () => clearTimeout(handshake));
     x.ready = new Promise<void>((resolve, reject) => {
       s.once("connect", () => {
         if (s.alpnProtocol !== "h2") {
@@ -273,138 +280,4 @@ function raceAbort<T>(p: Promise<T>, abort: Abortable): Promise<T> {
     abort.onAbort(() => reject(abort.aborted));
     p.then(resolve, reject);
   });
-}
-
-function cancelStream(stream: http2.ClientHttp2Stream): void {
-  if (stream.closed || stream.destroyed) return;
-  try {
-    stream.close(http2.constants.NGHTTP2_CANCEL);
-  } catch {
-    stream.destroy();
-  }
-}
-
-/** Why a body ended early. */
-function lost(stream: http2.ClientHttp2Stream): H2StreamError {
-  return new H2StreamError(
-    stream.rstCode && stream.rstCode !== http2.constants.NGHTTP2_CANCEL
-      ? `the server reset the stream (HTTP/2 error ${stream.rstCode}) before the response ended`
-      : "the connection closed before the response ended",
-  );
-}
-
-/** One stream's response: its head, and its body read with backpressure. */
-class H2Response implements WireResponse {
-  readonly status: number;
-  readonly ok: boolean;
-  readonly #stream: http2.ClientHttp2Stream;
-  readonly #head: http2.IncomingHttpHeaders;
-  readonly #abort: Abortable;
-  readonly #queue: Uint8Array[] = [];
-  #queued = 0;
-  #ended = false;
-  #error: unknown;
-  #wake: (() => void) | undefined;
-
-  constructor(
-    session: Session,
-    stream: http2.ClientHttp2Stream,
-    head: http2.IncomingHttpHeaders,
-    abort: Abortable,
-  ) {
-    this.#stream = stream;
-    this.#head = head;
-    this.#abort = abort;
-    this.status = Number(head[":status"]);
-    this.ok = this.status >= 200 && this.status < 300;
-    stream.on("data", (chunk: Uint8Array) => {
-      session.lastFrame = performance.now();
-      this.#queue.push(chunk);
-      this.#queued += chunk.length;
-      if (this.#queued > HIGH_WATER) stream.pause();
-      this.#notify();
-    });
-    stream.on("end", () => {
-      // node:http2 also ends the readable side when the stream was reset (a lost connection resets it) or when this
-      // side destroyed the session: only an end without either is the server's END_STREAM. (A session closing after
-      // GOAWAY still delivers whole answers: the apiserver sends GOAWAY with the 401 of an unauthenticated request.)
-      if (stream.rstCode || session.killed) this.#error ??= lost(stream);
-      else this.#ended = true;
-      this.#notify();
-    });
-    stream.on("error", (err) => {
-      this.#error ??= err;
-      this.#notify();
-    });
-    stream.on("close", () => {
-      if (!this.#ended) this.#error ??= lost(stream);
-      this.#notify();
-    });
-  }
-
-  header(name: string): string | null {
-    const v = this.#head[name.toLowerCase()];
-    if (v === undefined) return null;
-    return Array.isArray(v) ? v.join(", ") : String(v);
-  }
-
-  async text(maxBytes = Infinity, scratch?: ByteScratch): Promise<string> {
-    const declared = Number.isFinite(maxBytes) ? declaredOverLimit(this.header("content-length"), maxBytes) : undefined;
-    if (declared) {
-      this.cancel();
-      throw declared;
-    }
-    // As on our HTTP/1.1 sockets: gathered in one growing byte array (the client's scratch), decoded once.
-    const length = Number(this.header("content-length"));
-    const initial = Number.isSafeInteger(length) && length > 0 ? length : 16 * 1024;
-    const acc = scratch?.take(maxBytes, initial) ?? new GrowingBytes(initial).reset(maxBytes);
-    let refused = false;
-    try {
-      for await (const chunk of this.chunks()) {
-        if (acc.length + chunk.length > maxBytes) {
-          refused = true;
-          throw new BodyLimitError("response body", maxBytes);
-        }
-        acc.push(chunk);
-      }
-      return acc.text();
-    } catch (err) {
-      this.cancel();
-      throw err;
-    } finally {
-      scratch?.give(acc, refused);
-    }
-  }
-
-  async *chunks(_transient?: boolean): AsyncGenerator<Uint8Array, void, undefined> {
-    for (;;) {
-      if (this.#abort.aborted !== undefined) return;
-      const chunk = this.#queue.shift();
-      if (chunk) {
-        this.#queued -= chunk.length;
-        if (this.#queued <= HIGH_WATER && this.#stream.isPaused()) this.#stream.resume();
-        yield chunk;
-        continue;
-      }
-      if (this.#ended) return;
-      if (this.#error !== undefined) throw this.#error;
-      await new Promise<void>((resolve) => this.#wake = resolve);
-    }
-  }
-
-  async discard(): Promise<void> {
-    for await (const _ of this.chunks()) { /* dropped */ }
-  }
-
-  cancel(): void {
-    this.#queue.length = 0;
-    this.#queued = 0;
-    cancelStream(this.#stream);
-  }
-
-  #notify(): void {
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
-  }
 }

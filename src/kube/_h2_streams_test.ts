@@ -174,3 +174,42 @@ Deno.test("H2Streams.aliveWithin() is true once a stream received its response, 
   }
   assert.equal(h2.aliveWithin(60_000), false, "closed: no session takes streams");
 });
+
+Deno.test("H2Streams gives up on a server that accepts the connection and never completes the TLS handshake, and connects anew next time", async () => {
+  // A peer standing in for a stalled server: it accepts and holds the socket without a byte.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of listener) held.push(conn);
+  })();
+  const h2 = new H2Streams({
+    origin: `https://127.0.0.1:${listener.addr.port}`,
+    rejectUnauthorized: false,
+    handshakeTimeoutMs: 300,
+  });
+  try {
+    const started = performance.now();
+    let guard: ReturnType<typeof setTimeout> | undefined;
+    const hang = new Promise((resolve) =>
+      guard = setTimeout(() => resolve(new Error("hang guard: still waiting")), 10_000)
+    );
+    const err = await Promise.race([h2.request("GET", "/version", {}, newCall()).catch((e) => e), hang]);
+    clearTimeout(guard);
+    const tookMs = performance.now() - started;
+    assert.ok(err instanceof H2StreamError, String(err));
+    assert.match(err.message, /TLS handshake with https:\/\/127\.0\.0\.1:\d+ did not complete within 300 ms/);
+    assert.ok(tookMs >= 290 && tookMs < 10_000, `gave up after ${tookMs} ms`);
+    await waitUntil(() => h2.sessions === 0);
+    await h2.request("GET", "/version", {}, newCall()).catch(() => {});
+    await waitUntil(() => held.length === 2); // a new connection, not the destroyed session
+  } finally {
+    h2.close();
+    listener.close();
+    for (const c of held) {
+      try {
+        c.close();
+      } catch { /* closed */ }
+    }
+    await accepting.catch(() => {});
+  }
+});
