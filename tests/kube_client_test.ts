@@ -6,7 +6,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FaultApiserver, kubeconfigText, tempDir } from "../dev/support/fault_cluster.ts";
+import { FaultApiserver, tempDir } from "../dev/support/fault_cluster.ts";
+import { kubeconfigText } from "../dev/support/kubeconfig_text.ts";
 import { FaultProxy } from "../dev/support/fault_proxy.ts";
 import { errorText } from "../src/util/mod.ts";
 import {

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { localEndpoint, waitFor } from "../dev/support/cluster_api.ts";
 import { HubProcess } from "../dev/support/hub_process.ts";
-import { FaultApiserver, kubeconfigText, tempDir } from "../dev/support/fault_cluster.ts";
+import { FaultApiserver, tempDir } from "../dev/support/fault_cluster.ts";
+import { kubeconfigText } from "../dev/support/kubeconfig_text.ts";
 import { kubectl, kubectlOk, mergePatch, testNamespace } from "./support/mod.ts";
 import { watchEvents } from "../dev/support/watch_events.ts";
 

@@ -15,7 +15,8 @@
 
 import { parseArgs } from "node:util";
 import { type ClusterApi, localApi, UUID_V4, waitFor } from "../dev/support/cluster_api.ts";
-import { FaultApiserver, kubeconfigText, tempDir } from "../dev/support/fault_cluster.ts";
+import { FaultApiserver, tempDir } from "../dev/support/fault_cluster.ts";
+import { kubeconfigText } from "../dev/support/kubeconfig_text.ts";
 import { Cleanup, finishHub, startHub } from "./support/fault_harness.ts";
 import { requireClusters, testNamespace } from "./support/mod.ts";
 

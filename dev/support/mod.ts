@@ -10,5 +10,6 @@ export { KUBE_VERSION } from "../build/build.ts";
 // Private apiservers on the shared etcd, and the network-level fault proxy (tests/faults/, tests/soak.ts, the bench).
 export * from "./fault_cluster.ts";
 export * from "./free_port.ts";
+export * from "./kubeconfig_text.ts";
 export * from "./fault_proxy.ts";
 export * from "./cluster_api.ts";

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { waitAllAssigned } from "../../dev/support/cluster_api.ts";
 import { freePort } from "../../dev/support/free_port.ts";
-import { FaultApiserver, kubeconfigText, randomToken, tempDir } from "../../dev/support/fault_cluster.ts";
+import { FaultApiserver, randomToken, tempDir } from "../../dev/support/fault_cluster.ts";
+import { kubeconfigText } from "../../dev/support/kubeconfig_text.ts";
 import { Cleanup, finishHub, startHub, waitStatus } from "../support/fault_harness.ts";
 
 Deno.test("No credential appears in the hub's log, /status or /metrics, at debug level, while tokens, exec plugins, token files and client certificates fail", async () => {

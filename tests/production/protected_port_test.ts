@@ -2,7 +2,8 @@
 // probes that reveal nothing, against the real local apiservers, with one cluster down and one forbidden.
 
 import assert from "node:assert/strict";
-import { kubeconfigText, tempDir } from "../../dev/support/fault_cluster.ts";
+import { tempDir } from "../../dev/support/fault_cluster.ts";
+import { kubeconfigText } from "../../dev/support/kubeconfig_text.ts";
 import { localEndpoint } from "../../dev/support/cluster_api.ts";
 import { FaultProxy } from "../../dev/support/fault_proxy.ts";
 import { adminToken, apiserverUrl, KUBECONFIG_PATH, testNamespace } from "../support/mod.ts";

@@ -6,7 +6,8 @@
 
 import assert from "node:assert/strict";
 import { names } from "../../dev/support/cluster_api.ts";
-import { FaultApiserver, kubeconfigText, tempDir } from "../../dev/support/fault_cluster.ts";
+import { FaultApiserver, tempDir } from "../../dev/support/fault_cluster.ts";
+import { kubeconfigText } from "../../dev/support/kubeconfig_text.ts";
 import { headlessChromium } from "../support/headless_chromium.ts";
 import { KUBECONFIG_PATH, testNamespace } from "../support/mod.ts";
 import { localApi, localEndpoint } from "../../dev/support/cluster_api.ts";

@@ -12,12 +12,11 @@ import {
   FaultApiserver,
   type FaultApiserverOptions,
   FAULTS_DIR,
-  kubeconfigText,
-  type KubeContext,
   localClusterTokens,
   type TempDir,
   tempDir,
 } from "../../dev/support/fault_cluster.ts";
+import { kubeconfigText, type KubeContext } from "../../dev/support/kubeconfig_text.ts";
 import { HubProcess, type HubProcessOptions } from "../../dev/support/hub_process.ts";
 import { type TestNamespace, testNamespace } from "../../dev/support/namespace.ts";
 

@@ -8,7 +8,7 @@ import { ConfigError, MAX_UNTRUSTED_KUBECONFIG_BYTES } from "../../kube/mod.ts";
 import { Logger, silentLogger } from "../../util/mod.ts";
 import { FolderProvider } from "./folder_provider.ts";
 import type { ClusterOffer, ClusterRegistry, ProviderWatch } from "./registry.ts";
-import { kubeconfigText } from "../../../dev/support/fault_cluster.ts";
+import { kubeconfigText } from "../../../dev/support/kubeconfig_text.ts";
 
 /** What the provider told the registry, in order. */
 class RecordingRegistry {

@@ -7,7 +7,7 @@ import { withTempDir } from "../../../dev/support/local_client.ts";
 import { ConfigError } from "../../kube/mod.ts";
 import { silentLogger } from "../../util/mod.ts";
 import { loadRegisteredClusters, type RegisteredClustersOptions } from "./registered_clusters.ts";
-import { kubeconfigText, type KubeUser } from "../../../dev/support/fault_cluster.ts";
+import { kubeconfigText, type KubeUser } from "../../../dev/support/kubeconfig_text.ts";
 
 /** A kubeconfig without a current context, each context on its own made-up server. */
 function kubeconfig(contexts: string[], user: KubeUser = { token: "t" }): string {

@@ -9,7 +9,7 @@ import { type KubeClient, loadContexts } from "../../kube/mod.ts";
 import { silentLogger } from "../../util/mod.ts";
 import type { ClusterOffer, ClusterRegistry, ProviderWatch } from "./registry.ts";
 import { KUBECONFIG_SECRET_KEY, KUBECONFIG_SECRET_LABEL, SecretProvider } from "./secret_provider.ts";
-import { kubeconfigText } from "../../../dev/support/fault_cluster.ts";
+import { kubeconfigText } from "../../../dev/support/kubeconfig_text.ts";
 
 /** Hang guard: a list and a watch on a local apiserver; 30 s is far above any run seen. */
 const HANG_GUARD_MS = 30_000;
