@@ -1,8 +1,10 @@
 // What bench/tools/idle_watches.ts and cluster_watches_rss.ts measure alike: this process's RSS before and after it
 // opened N idle watches, 16 at a time.
 
+import { memoryMb } from "./proc.ts";
+
 /** This process's resident set, MiB. */
-export const rssMib = () => Number(/^VmRSS:\s+(\d+)/m.exec(Deno.readTextFileSync("/proc/self/status"))![1]) / 1024;
+const rssMib = () => memoryMb(Deno.pid).rss;
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -26,8 +26,6 @@ import { preflight, type PreflightContext } from "./_preflight.ts";
 import { requestsByCluster, scopedWatchers, type WatchContext, watchOtherResources } from "./_watched_resources.ts";
 import type { EngagedClusterOptions } from "./engaged_cluster_options.ts";
 
-export type { EngagedClusterOptions } from "./engaged_cluster_options.ts";
-
 /**
  * Runs everything one cluster needs, for every operator of the hub.
  *

@@ -30,8 +30,6 @@ export type { FetchLike } from "./_transport.ts";
 
 export type { QueryValue } from "./_request_target.ts";
 
-export * from "./client_options.ts";
-
 interface Opened {
   res: WireResponse;
   call: Call;

@@ -3,14 +3,8 @@
 import assert from "node:assert/strict";
 import { VirtualClock } from "../util/mod.ts";
 import { NdjsonDecoder, NdjsonError } from "./_ndjson.ts";
-import {
-  type FetchLike,
-  KubeClient,
-  PARTIAL_METADATA_ACCEPT,
-  PARTIAL_METADATA_LIST_ACCEPT,
-  type ResponseInfo,
-  type WatchEvent,
-} from "./client.ts";
+import { type FetchLike, KubeClient, type WatchEvent } from "./client.ts";
+import { PARTIAL_METADATA_ACCEPT, PARTIAL_METADATA_LIST_ACCEPT, type ResponseInfo } from "./client_options.ts";
 import { ApiError, apiErrorFrom, TransportError } from "./errors.ts";
 import type { ClusterAccess, ClusterAuth } from "./cluster_access.ts";
 

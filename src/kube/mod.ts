@@ -8,22 +8,18 @@ export {
   type LoadContextsOptions,
 } from "./kubeconfig.ts";
 export { IN_CLUSTER, inClusterAccess, type InClusterOptions, SERVICE_ACCOUNT_ROOT } from "./in_cluster.ts";
+export { type FetchLike, KubeClient, type QueryValue, type WatchEvent, type WatchEventType } from "./client.ts";
 export {
   DEFAULT_MAX_OBJECT_BYTES,
-  type FetchLike,
-  KubeClient,
   type KubeClientOptions,
   type KubeRequestOptions,
   type ListPage,
   type ListPageOptions,
   PARTIAL_METADATA_ACCEPT,
   PARTIAL_METADATA_LIST_ACCEPT,
-  type QueryValue,
   type ResponseInfo,
-  type WatchEvent,
-  type WatchEventType,
   type WatchOptions,
-} from "./client.ts";
+} from "./client_options.ts";
 export {
   ApiError,
   AuthError,
