@@ -41,10 +41,11 @@ const logger = new Logger({ level: "error", format: "json" });
 
 function registry(prefixes: Parameters<typeof parseNamePrefixes>[0]) {
   const target = new RecordingTarget();
+  const clock = new VirtualClock();
   const r = new ClusterRegistry({
     selection: "all",
     prefixes: parseNamePrefixes(prefixes),
-    clock: new VirtualClock(),
+    clock,
     logger,
   });
   r.connect(target);
@@ -53,7 +54,7 @@ function registry(prefixes: Parameters<typeof parseNamePrefixes>[0]) {
   }
   const prom = new client.Registry();
   r.registerMetrics(prom);
-  return { r, target, prom };
+  return { r, target, prom, clock };
 }
 
 Deno.test("parseNamePrefixes() reads PROVIDER=PREFIX entries for every prefixable provider", () => {
@@ -169,11 +170,12 @@ Deno.test("ClusterRegistry never prefixes the command line's names, and a prefix
 
 Deno.test("ClusterRegistry keeps the first of two prefixed sources that land on one name, and hands over when it goes", async () => {
   // Two providers given the same prefix collide again, under the usual first-claimant rule.
-  const { r, target } = registry(["secret=x#", "cluster-api=x#"]);
+  const { r, target, clock } = registry(["secret=x#", "cluster-api=x#"]);
   r.offer("cluster-api", "ns/a", [offer("a")]);
   r.offer("secret", "hub/a", [offer("a", "t2", "e2")]);
   await r.idle();
   assert.deepEqual(target.calls, ["engage x#a cluster-api"]);
+  await clock.advance(3000);
   r.withdraw("cluster-api", "ns/a");
   await r.idle();
   // The registry re-engages the name from its next source (the Hub's engage replaces what served it).

@@ -9,6 +9,7 @@ import { Offers, type Selection, type Source } from "./_offers.ts";
 import { providerHealth, type UnusableSource } from "./_provider_health.ts";
 import { SwappableAccess } from "./swappable_access.ts";
 import { SyncPump } from "./_sync_pump.ts";
+import { EngageSpacing } from "./_engage_spacing.ts";
 import { type NamePrefixes, prefixedName } from "./name_prefixes.ts";
 
 /**
@@ -68,9 +69,18 @@ export interface ClusterRegistryOptions {
    * the command line's names), so providers run side by side without colliding. Default: none.
    */
   prefixes?: NamePrefixes;
+  /**
+   * The least time between two engages of one name, in ms: a source that changes faster than its cluster can be
+   * engaged (a Secret rewritten many times a second) re-engages at most this often, with its latest version. 0 turns
+   * it off. Default {@linkcode DEFAULT_REENGAGE_INTERVAL_MS}.
+   */
+  reengageIntervalMs?: number;
   clock?: Clock;
   logger: Logger;
 }
+
+/** The default least time between two engages of one cluster name (see ClusterRegistryOptions.reengageIntervalMs). */
+export const DEFAULT_REENGAGE_INTERVAL_MS = 3_000;
 
 /** A selected name that would not be served at start-up, and why. */
 export interface StartProblem {
@@ -122,7 +132,10 @@ interface Served {
  * - a provider given a prefix (`prefixes`) has every name its untrusted sources offer registered with the prefix
  *   before it, here, where offers enter, so no provider needs code of its own for it; the command line's names (the
  *   `flag` provider, `in-cluster`, the contexts of `--kubeconfig` files) are never prefixed and stay reserved, and
- *   every rule above applies to the prefixed names.
+ *   every rule above applies to the prefixed names;
+ * - engages of one name are at least `reengageIntervalMs` apart: a change that comes sooner waits (the version served
+ *   keeps serving), changes meanwhile coalesce, and the latest is engaged once the interval has passed, with one log
+ *   line for the burst; withdrawals, holds and in-place credential swaps never wait.
  */
 export class ClusterRegistry {
   #target: EngageTarget | undefined;
@@ -134,6 +147,7 @@ export class ClusterRegistry {
   readonly #served = new Map<string, Served>();
   readonly #held = new Set<string>();
   readonly #pump: SyncPump;
+  readonly #spacing: EngageSpacing;
   /** Each provider's own watch, as it reports it. */
   readonly #watches = new Map<ProviderName, () => ProviderWatch>();
   /** `provider\0source` → why that source offers nothing (a file that does not parse, a Secret that cannot be read). */
@@ -148,6 +162,11 @@ export class ClusterRegistry {
     this.#pump = new SyncPump((name) => this.#sync(name), {
       concurrency: options.concurrency ?? 8,
       onError: (name, err) => this.#log.error("cluster registration failed", { cluster: name, error: errorText(err) }),
+    });
+    this.#spacing = new EngageSpacing({
+      intervalMs: options.reengageIntervalMs ?? DEFAULT_REENGAGE_INTERVAL_MS,
+      clock: this.#clock,
+      due: (name) => this.#pump.mark(name),
     });
     if (names !== "all") { for (const name of names) this.#pump.mark(name); }
   }
@@ -305,6 +324,7 @@ export class ClusterRegistry {
   async start(signal: AbortSignal): Promise<void> {
     if (!signal.aborted) await new Promise<void>((r) => signal.addEventListener("abort", () => r(), { once: true }));
     await this.#pump.stop();
+    this.#spacing.stop();
   }
 
   async #sync(name: string): Promise<void> {
@@ -323,6 +343,18 @@ export class ClusterRegistry {
         cur.source = source;
         return;
       }
+      // Engaged too recently: the version served keeps serving, the latest is engaged once the interval has passed.
+      if (this.#spacing.wait(name) > 0) {
+        this.#spacing.defer(name);
+        // Another source has the name now: what the one before offered is not served while the new one waits.
+        if (cur && (cur.provider !== provider || cur.source !== source)) {
+          this.#served.delete(name);
+          await target.disengage(name);
+          this.#log.info("cluster unregistered", { cluster: name, provider: cur.provider, source: cur.source });
+        }
+        return;
+      }
+      const deferred = this.#spacing.engaged(name);
       const registeredAt = new Date(this.#clock.now()).toISOString();
       const access = new SwappableAccess(name, offer.access);
       this.#served.set(name, {
@@ -343,6 +375,8 @@ export class ClusterRegistry {
         cluster: name,
         provider,
         source,
+        // A burst of changes faster than the cluster could be engaged: this one line stands for all of them.
+        ...(deferred > 0 ? { changesCoalesced: deferred, reengageIntervalMs: this.#spacing.intervalMs } : {}),
       });
       return;
     }

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import type { ClusterAccess, ClusterAuth } from "../../kube/mod.ts";
 import client from "prom-client";
-import { Logger } from "../../util/mod.ts";
+import { Logger, VirtualClock } from "../../util/mod.ts";
 import type { ClusterRegistration, RegistrationProblem } from "../hub.ts";
 import { type ClusterOffer, ClusterRegistry, type EngageTarget } from "./registry.ts";
 
@@ -64,7 +64,8 @@ Deno.test("ClusterRegistry serves a name offered once, and disengages it when it
 
 Deno.test("ClusterRegistry keeps serving the first source of a name a later Secret also offers, and serves the later one once the first goes", async () => {
   const target = new RecordingTarget();
-  const r = new ClusterRegistry({ selection: "all", logger });
+  const clock = new VirtualClock();
+  const r = new ClusterRegistry({ selection: "all", logger, clock });
   r.connect(target);
   r.attach("secret", () => ({ state: "watching", synced: true, watches: ["hub"], lastError: null }));
   r.offer("folder", "/c/a.yaml", [offer("prod")]);
@@ -77,7 +78,12 @@ Deno.test("ClusterRegistry keeps serving the first source of a name a later Secr
     r.providerHealth().secret.errors[0]?.error ?? "no error shown",
     /name collision: cluster "prod" is already registered by folder \/c\/a\.yaml; secret hub\/prod is ignored/,
   );
+  // Engaged less than the re-engage interval ago: the folder's cluster goes at once, the Secret's waits its turn.
   r.withdraw("folder", "/c/a.yaml");
+  await r.idle();
+  assert.deepEqual(target.calls, ["engage prod folder", "disengage prod"]);
+  assert.deepEqual(r.registered(), []);
+  await clock.advance(3000);
   await r.idle();
   assert.deepEqual(target.held.has("prod"), false);
   assert.deepEqual(r.registered().map((c) => [c.name, c.provider, c.source]), [["prod", "secret", "hub/prod"]]);
@@ -100,13 +106,52 @@ Deno.test("ClusterRegistry swaps a credentials-only change into the served acces
 
 Deno.test("ClusterRegistry re-engages a cluster whose server or CA changed", async () => {
   const target = new RecordingTarget();
-  const r = new ClusterRegistry({ selection: "all", logger });
+  const clock = new VirtualClock();
+  const r = new ClusterRegistry({ selection: "all", logger, clock });
   r.connect(target);
   r.offer("folder", "/c/a.yaml", [offer("a", "t", "server-1")]);
   await r.idle();
+  await clock.advance(3000);
   r.offer("folder", "/c/a.yaml", [offer("a", "t", "server-2")]);
   await r.idle();
   assert.deepEqual(target.calls, ["engage a folder", "engage a folder"]);
+});
+
+Deno.test("ClusterRegistry re-engages a source that changes faster than the interval at most once per interval, with its latest version, in one log line per burst", async () => {
+  const target = new RecordingTarget();
+  const clock = new VirtualClock();
+  const lines: string[] = [];
+  const r = new ClusterRegistry({
+    selection: "all",
+    clock,
+    logger: new Logger({ level: "info", format: "json", write: (l) => lines.push(l) }),
+  });
+  r.connect(target);
+  const at = (i: number): ClusterOffer => ({
+    name: "a",
+    access: access("a", "t", `https://127.0.0.1:${10_000 + i}`),
+    endpointDigest: `server-${i}`,
+    credentialsDigest: "t",
+  });
+  // 100 rewrites a second for 10 s, each with another server.
+  for (let i = 0; i < 1000; i++) {
+    r.offer("secret", "hub/a", [at(i)]);
+    await r.idle();
+    await clock.advance(10);
+  }
+  await clock.advance(3000);
+  await r.idle();
+  const engages = target.calls.filter((c) => c === "engage a secret").length;
+  assert.ok(engages >= 2 && engages <= 5, `at most one engage per 3 s over 13 s, got ${engages}`);
+  assert.deepEqual(r.registered().length, 1);
+  // The latest version serves: the served access is the last one offered.
+  assert.equal(target.engaged.get("a")!.server, at(999).access!.server);
+  const registryLines = lines.filter((l) => /"msg":"cluster (re-)?registered/.test(l));
+  assert.equal(registryLines.length, engages, "one line per engage, whatever the number of changes it stands for");
+  assert.match(registryLines.at(-1)!, /"changesCoalesced":\d+/);
+  // Nothing left waiting once it is quiet.
+  await clock.advance(10_000);
+  assert.equal(clock.pending, 0);
 });
 
 Deno.test("ClusterRegistry shows a broken offer as an error on its name instead of serving it", async () => {
