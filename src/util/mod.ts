@@ -2,4 +2,5 @@
 export * from "./clock.ts";
 export * from "./backoff.ts";
 export * from "./logger.ts";
+export * from "./log_burst.ts";
 export * from "./semaphore.ts";

@@ -61,3 +61,36 @@ export function providerHealth(inputs: ProviderHealthInputs): Record<string, Pro
   }
   return out;
 }
+
+/** Why an offer is not served, as `hub_cluster_offers_refused` counts it: a bounded set, never a name. */
+export const REFUSAL_REASONS = ["reserved", "duplicate", "invalid", "unreadable"] as const;
+
+/** One of {@linkcode REFUSAL_REASONS}. */
+export type RefusalReason = typeof REFUSAL_REASONS[number];
+
+/**
+ * The offers each provider makes now that are not served, by reason: `reserved` (a name the command line defines),
+ * `duplicate` (a name an earlier source of the same trust has), `invalid` (its kubeconfig or context cannot be used),
+ * `unreadable` (the source itself cannot be read or parsed). Every provider of `order` and every reason is present
+ * (zero when none), so the series are a fixed set whatever is offered.
+ */
+export function refusedOffers(
+  order: readonly ProviderName[],
+  offers: Offers,
+  unusable: Iterable<UnusableSource>,
+): Map<ProviderName, Map<RefusalReason, number>> {
+  const out = new Map(order.map((p) => [p, new Map(REFUSAL_REASONS.map((r) => [r, 0]))]));
+  const add = (p: ProviderName, r: RefusalReason) => {
+    const m = out.get(p);
+    if (m) m.set(r, m.get(r)! + 1);
+  };
+  for (const u of unusable) add(u.provider, "unreadable");
+  for (const s of offers.sources()) {
+    for (const [name, o] of s.offers) {
+      if (offers.reservedError(name, s)) add(s.provider, "reserved");
+      else if (offers.shadowedError(name, s)) add(s.provider, "duplicate");
+      else if (o.error || !o.access) add(s.provider, "invalid");
+    }
+  }
+  return out;
+}

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import type { ClusterAccess } from "../../kube/mod.ts";
 import { Offers, type Selection } from "./_offers.ts";
-import { providerHealth, type ProviderHealthInputs } from "./_provider_health.ts";
+import { providerHealth, type ProviderHealthInputs, REFUSAL_REASONS, refusedOffers } from "./_provider_health.ts";
 import { type ClusterOffer, type ProviderName, PROVIDERS, type ProviderWatch } from "./registry.ts";
 
 function offer(name: string, over: Partial<ClusterOffer> = {}): ClusterOffer {
@@ -81,4 +81,27 @@ Deno.test("providerHealth() leaves out the troubles of providers not attached", 
   assert.deepEqual(Object.keys(h), ["folder"]);
   assert.deepEqual(h.folder.errors, []);
   assert.equal(h.folder.clusters, 0);
+});
+
+Deno.test("refusedOffers() counts each provider's refused offers by reason, with every provider and reason present", () => {
+  const offers = new Offers();
+  offers.offer("flag", "/k.yaml", [offer("prod")]);
+  offers.offer("secret", "hub/prod", [offer("prod")]);
+  offers.offer("folder", "/c/a.yaml", [offer("a")]);
+  offers.offer("secret", "hub/a", [offer("a")]);
+  for (let i = 0; i < 1000; i++) {
+    offers.offer("secret", `hub/bad-${i}`, [offer(`bad-${i}`, { access: undefined, error: "no context" })]);
+  }
+  offers.offer("secret", "hub/ok", [offer("ok")]);
+  const counts = refusedOffers(PROVIDERS, offers, [{ provider: "folder", source: "/c/x.yaml", error: "not YAML" }]);
+  assert.deepEqual([...counts.keys()], [...PROVIDERS]);
+  for (const m of counts.values()) assert.deepEqual([...m.keys()], [...REFUSAL_REASONS]);
+  assert.deepEqual(Object.fromEntries(counts.get("secret")!), {
+    reserved: 1,
+    duplicate: 1,
+    invalid: 1000,
+    unreadable: 0,
+  });
+  assert.deepEqual(Object.fromEntries(counts.get("folder")!), { reserved: 0, duplicate: 0, invalid: 0, unreadable: 1 });
+  assert.deepEqual(Object.fromEntries(counts.get("flag")!), { reserved: 0, duplicate: 0, invalid: 0, unreadable: 0 });
 });

@@ -1,15 +1,17 @@
 // The registered set: what every provider offers, turned into engage / disengage / credential swaps, with collisions.
 
-import client from "prom-client";
+import type client from "prom-client";
 import type { ClusterAccess } from "../../kube/mod.ts";
 import { type Clock, errorText, type Logger, oneLine, SystemClock } from "../../util/mod.ts";
 import type { ProviderHealth } from "../cluster_health.ts";
 import type { ClusterRegistration, RegistrationCondition, RegistrationProblem } from "../hub_health.ts";
 import { Offers, type Selection, type Source } from "./_offers.ts";
 import { providerHealth, type UnusableSource } from "./_provider_health.ts";
+import { registerRegistryMetrics } from "./_registry_metrics.ts";
 import { SwappableAccess } from "./swappable_access.ts";
 import { SyncPump } from "./_sync_pump.ts";
 import { EngageSpacing } from "./_engage_spacing.ts";
+import { RegistryLog } from "./_registry_log.ts";
 import { type NamePrefixes, prefixedName } from "./name_prefixes.ts";
 
 /**
@@ -148,6 +150,8 @@ export class ClusterRegistry {
   readonly #held = new Set<string>();
   readonly #pump: SyncPump;
   readonly #spacing: EngageSpacing;
+  /** Per-name lines, each message rate-limited and summarised. */
+  readonly #notes: RegistryLog;
   /** Each provider's own watch, as it reports it. */
   readonly #watches = new Map<ProviderName, () => ProviderWatch>();
   /** `provider\0source` → why that source offers nothing (a file that does not parse, a Secret that cannot be read). */
@@ -163,6 +167,7 @@ export class ClusterRegistry {
       concurrency: options.concurrency ?? 8,
       onError: (name, err) => this.#log.error("cluster registration failed", { cluster: name, error: errorText(err) }),
     });
+    this.#notes = new RegistryLog(this.#log, this.#clock);
     this.#spacing = new EngageSpacing({
       intervalMs: options.reengageIntervalMs ?? DEFAULT_REENGAGE_INTERVAL_MS,
       clock: this.#clock,
@@ -263,10 +268,9 @@ export class ClusterRegistry {
     const o = s.offers.get(name);
     if (!o) return;
     const fields = { cluster: name, provider: s.provider, source: s.source };
-    if (this.#offers.reservedError(name, s)) this.#log.warn("cluster name reserved; source ignored", fields);
-    else if (this.#offers.shadowedError(name, s)) {
-      this.#log.warn("cluster name already registered by another source; source ignored", fields);
-    } else if (o.error) this.#log.warn("cluster not usable", { ...fields, error: o.error });
+    if (this.#offers.reservedError(name, s)) this.#notes.note("reserved", name, fields);
+    else if (this.#offers.shadowedError(name, s)) this.#notes.note("shadowed", name, fields);
+    else if (o.error) this.#notes.note("notUsable", name, { ...fields, error: o.error });
   }
 
   /** Everything `source` of `provider` offered is gone (file deleted, Secret deleted). */
@@ -290,34 +294,13 @@ export class ClusterRegistry {
     return this.#pump.idle();
   }
 
-  /** Adds `hub_clusters_registered{provider}` and `hub_cluster_name_collisions{reason}` to a Prometheus registry. */
+  /**
+   * Adds `hub_clusters_registered{provider}`, `hub_cluster_name_collisions{reason}` and
+   * `hub_cluster_offers_refused{provider,reason}` to a Prometheus registry: label values from fixed sets, never a
+   * cluster's name, so what strangers offer cannot add series.
+   */
   registerMetrics(registry: client.Registry): void {
-    const served = this.#served;
-    const offers = this.#offers;
-    new client.Gauge({
-      name: "hub_cluster_name_collisions",
-      help: "Cluster names contested now: reserved (a Secret or dropped file offers a name the command line defines; " +
-        "the command line's cluster keeps serving) or duplicate (two sources of one trust; the first untrusted one keeps it)",
-      labelNames: ["reason"],
-      registers: [registry],
-      collect() {
-        const counts = new Map<string, number>([["reserved", 0], ["duplicate", 0]]);
-        for (const c of offers.collisions()) counts.set(c.reason, counts.get(c.reason)! + 1);
-        for (const [reason, n] of counts) this.set({ reason }, n);
-      },
-    });
-    new client.Gauge({
-      name: "hub_clusters_registered",
-      help:
-        "Clusters engaged, by the provider that registered them (flag, folder, secret, cluster-profile, cluster-api)",
-      labelNames: ["provider"],
-      registers: [registry],
-      collect() {
-        const counts = new Map<string, number>(PROVIDERS.map((p) => [p, 0]));
-        for (const s of served.values()) counts.set(s.provider, (counts.get(s.provider) ?? 0) + 1);
-        for (const [provider, n] of counts) this.set({ provider }, n);
-      },
-    });
+    registerRegistryMetrics(registry, { served: this.#served, offers: this.#offers, unusable: this.#unusable });
   }
 
   /** Syncs until `signal` aborts, then waits for syncs in flight. The target's own stop disengages the clusters. */
@@ -325,6 +308,7 @@ export class ClusterRegistry {
     if (!signal.aborted) await new Promise<void>((r) => signal.addEventListener("abort", () => r(), { once: true }));
     await this.#pump.stop();
     this.#spacing.stop();
+    this.#notes.flush();
   }
 
   async #sync(name: string): Promise<void> {
@@ -338,7 +322,7 @@ export class ClusterRegistry {
         if (cur.credentialsDigest !== offer.credentialsDigest) {
           cur.access.swap(offer.access);
           cur.credentialsDigest = offer.credentialsDigest;
-          this.#log.info("cluster credentials replaced in place", { cluster: name, provider, source });
+          this.#notes.note("swapped", name, { cluster: name, provider, source });
         }
         cur.source = source;
         return;
@@ -350,7 +334,7 @@ export class ClusterRegistry {
         if (cur && (cur.provider !== provider || cur.source !== source)) {
           this.#served.delete(name);
           await target.disengage(name);
-          this.#log.info("cluster unregistered", { cluster: name, provider: cur.provider, source: cur.source });
+          this.#notes.note("unregistered", name, { cluster: name, provider: cur.provider, source: cur.source });
         }
         return;
       }
@@ -371,7 +355,7 @@ export class ClusterRegistry {
         registeredAt,
         ...(offer.condition ? { condition: offer.condition } : {}),
       });
-      this.#log.info(cur ? "cluster re-registered: its server changed" : "cluster registered", {
+      this.#notes.note(cur ? "reregistered" : "registered", name, {
         cluster: name,
         provider,
         source,
@@ -384,12 +368,12 @@ export class ClusterRegistry {
       this.#served.delete(name);
       await target.disengage(name);
       if (want.kind === "none") await target.removed?.(name, cur.access);
-      this.#log.info("cluster unregistered", { cluster: name, provider: cur.provider, source: cur.source });
+      this.#notes.note("unregistered", name, { cluster: name, provider: cur.provider, source: cur.source });
     }
     if (want.kind === "hold") {
       this.#held.add(name);
       target.hold(name, { ...want.problem, error: oneLine(want.problem.error) });
-      this.#log.warn("cluster not served", { cluster: name, error: want.problem.error });
+      this.#notes.note("notServed", name, { cluster: name, error: want.problem.error });
     } else if (this.#held.delete(name)) {
       target.hold(name, undefined);
     }

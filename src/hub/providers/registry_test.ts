@@ -307,3 +307,40 @@ Deno.test("ClusterRegistry serves the first of two untrusted sources offering on
   assert.equal(target.held.has("x"), false);
   assert.match(await prom.metrics(), /^hub_cluster_name_collisions\{reason="duplicate"\} 1$/m);
 });
+
+Deno.test("ClusterRegistry counts 1,000 broken Secrets in a fixed set of series and logs them in a few summarised lines", async () => {
+  const target = new RecordingTarget();
+  const clock = new VirtualClock();
+  const lines: Record<string, unknown>[] = [];
+  const r = new ClusterRegistry({
+    selection: "all",
+    clock,
+    logger: new Logger({ level: "info", format: "json", write: (l) => lines.push(JSON.parse(l)) }),
+  });
+  const prom = new client.Registry();
+  r.registerMetrics(prom);
+  r.connect(target);
+  for (let i = 0; i < 1000; i++) {
+    r.offer("secret", `hub/bad-${i}`, [{
+      name: `bad-${i}`,
+      error: "no context",
+      endpointDigest: "",
+      credentialsDigest: "",
+    }]);
+  }
+  await r.idle();
+  const text = await prom.metrics();
+  assert.match(text, /^hub_cluster_offers_refused\{provider="secret",reason="invalid"\} 1000$/m);
+  const refused = text.split("\n").filter((l) => l.startsWith("hub_cluster_offers_refused{"));
+  assert.equal(refused.length, 20, "5 providers × 4 reasons, whatever the number of names");
+  assert.ok(!text.includes("bad-1"), "no series names a refused cluster");
+  // Each message: 5 lines in full, then one summary with the count once the window ends.
+  await clock.advance(10_000);
+  const notUsable = lines.filter((l) => l.msg === "cluster not usable");
+  const notServed = lines.filter((l) => l.msg === "cluster not served");
+  assert.equal(notUsable.length, 6);
+  assert.equal(notServed.length, 6);
+  assert.equal(notUsable[5].suppressed, 995);
+  assert.equal((notUsable[5].names as string[]).length, 5);
+  assert.equal(target.held.size, 1000, "every name is still held with its error on its /status entry");
+});
