@@ -31,6 +31,8 @@ abstract class Family<S> {
   readonly help: string;
   readonly labelNames: readonly string[];
   protected readonly series: Map<string, { labels: string[]; s: S }> = new Map();
+  /** Set by `foldClusters`: the index of the `cluster` label and which values keep series of their own. */
+  #fold: { index: number; own: () => (cluster: string) => boolean } | undefined;
 
   constructor(registry: client.Registry, name: string, help: string, labelNames: readonly string[]) {
     this.name = name;
@@ -47,6 +49,35 @@ abstract class Family<S> {
     for (const [key, { labels }] of this.series) {
       if (labels[i] === value) this.series.delete(key);
     }
+  }
+
+  /**
+   * Renders the series of a cluster for which `own()(cluster)` is false folded into one per remaining label tuple,
+   * with `cluster=""` (their values summed), so clusters that get no series of their own (see HubMetrics) add none.
+   * What is kept per cluster is unchanged (removed as before by `removeWhere`); only the rendering folds.
+   */
+  foldClusters(own: () => (cluster: string) => boolean): void {
+    const index = this.labelNames.indexOf("cluster");
+    if (index >= 0) this.#fold = { index, own };
+  }
+
+  /** The series to render: each kept as it is, or folded (see `foldClusters`) with `merge`. */
+  protected rendering(merge: (into: S | undefined, from: S) => S): Iterable<{ labels: string[]; s: S }> {
+    const fold = this.#fold;
+    if (!fold) return this.series.values();
+    const own = fold.own();
+    const out: { labels: string[]; s: S }[] = [];
+    const folded = new Map<string, { labels: string[]; s: S }>();
+    for (const e of this.series.values()) {
+      if (own(e.labels[fold.index])) {
+        out.push(e);
+        continue;
+      }
+      const labels = e.labels.map((v, i) => (i === fold.index ? "" : v));
+      const key = labels.join(SEP);
+      folded.set(key, { labels, s: merge(folded.get(key)?.s, e.s) });
+    }
+    return [...out, ...folded.values()];
   }
 
   protected at(values: string[], create: () => S): S {
@@ -84,8 +115,9 @@ abstract class Family<S> {
 /** Counters and gauges: one number per series. */
 abstract class ScalarFamily extends Family<{ v: number }> {
   get(): Promise<Values> {
+    const merge = (into: { v: number } | undefined, from: { v: number }) => ({ v: (into?.v ?? 0) + from.v });
     return this.rendered(
-      [...this.series.values()].map(({ labels, s }) => ({ labels: this.labelsOf(labels), value: s.v })),
+      [...this.rendering(merge)].map(({ labels, s }) => ({ labels: this.labelsOf(labels), value: s.v })),
     );
   }
 }
@@ -152,7 +184,12 @@ export class HistogramSeries extends Family<Buckets> {
 
   get(): Promise<Values> {
     const out: Sample[] = [];
-    for (const { labels, s } of this.series.values()) {
+    const merge = (into: Buckets | undefined, from: Buckets): Buckets => {
+      const counts = new Float64Array(from.counts);
+      if (into) counts.forEach((_, i) => (counts[i] += into.counts[i]));
+      return { counts, sum: (into?.sum ?? 0) + from.sum, count: (into?.count ?? 0) + from.count };
+    };
+    for (const { labels, s } of this.rendering(merge)) {
       const base = this.labelsOf(labels);
       let acc = 0;
       this.#bounds.forEach((le, i) => {

@@ -51,3 +51,26 @@ Deno.test("removeWhere() drops only the series carrying that label value", async
   assert.doesNotMatch(text, /staging/);
   assert.equal(c.value("uuid", "staging"), 0);
 });
+
+Deno.test("foldClusters() renders the series of clusters without their own as one per other labels, summed, and keeps the rest", async () => {
+  const r = new client.Registry();
+  const c = new CounterSeries(r, "c_total", "c", ["cluster", "code"]);
+  const h = new HistogramSeries(r, "h_seconds", "h", ["cluster"], [1, 10]);
+  for (const cluster of ["a", "x", "y"]) {
+    c.inc(cluster, "401");
+    h.observe(5, cluster);
+  }
+  c.inc("a", "200");
+  const own = (cluster: string) => cluster === "a";
+  c.foldClusters(() => own);
+  h.foldClusters(() => own);
+  const text = await r.metrics();
+  assert.match(text, /^c_total\{cluster="a",code="401"\} 1$/m);
+  assert.match(text, /^c_total\{cluster="a",code="200"\} 1$/m);
+  assert.match(text, /^c_total\{cluster="",code="401"\} 2$/m);
+  assert.match(text, /^h_seconds_bucket\{cluster="",le="10"\} 2$/m);
+  assert.match(text, /^h_seconds_count\{cluster=""\} 2$/m);
+  assert.match(text, /^h_seconds_sum\{cluster=""\} 10$/m);
+  assert.doesNotMatch(text, /cluster="[xy]"/);
+  assert.equal(c.value("x", "401"), 1, "what is kept per cluster is unchanged");
+});

@@ -96,3 +96,49 @@ Deno.test("Two HubMetrics never share a counter (one registry each)", async () =
   assert.match(await a.registry.metrics(), /controller_runtime_reconcile_total\{[^}]*\} 1/);
   assert.doesNotMatch(await b.registry.metrics(), /controller_runtime_reconcile_total\{/);
 });
+
+Deno.test("HubMetrics gives series of their own only to the command line's clusters and to clusters reached, and counts the rest by provider and state", async () => {
+  const clusters: Record<string, ClusterHealth> = {
+    prod: health("unreachable", { lastEventAgeSeconds: null }),
+    reached: health("watching", { provider: "secret", gatesReadiness: false }),
+  };
+  for (let i = 0; i < 1000; i++) {
+    clusters[`hostile-${i}`] = health(i % 2 ? "unreachable" : "unauthorized", {
+      provider: "secret",
+      gatesReadiness: false,
+      lastEventAgeSeconds: null,
+    });
+  }
+  const m = new HubMetrics(() => clusters);
+  m.requests.inc("prod", "200", "GET");
+  m.requests.inc("reached", "200", "GET");
+  for (let i = 0; i < 1000; i += 2) m.requests.inc(`hostile-${i}`, "401", "GET");
+  const text = await m.registry.metrics();
+  const series = text.split("\n").filter((l) => l && !l.startsWith("#"));
+  assert.ok(!text.includes("hostile-"), "no series names a cluster that was never reached");
+  assert.ok(series.length < 150, `a fixed set of series, whatever the number of strangers: ${series.length}`);
+  assert.match(text, /^hub_cluster_state\{cluster="prod",state="unreachable"\} 1$/m, "the command line's, unreached");
+  assert.match(text, /^hub_cluster_state\{cluster="reached",state="watching"\} 1$/m);
+  assert.match(text, /^hub_clusters_by_state\{provider="secret",state="unreachable"\} 500$/m);
+  assert.match(text, /^hub_clusters_by_state\{provider="secret",state="unauthorized"\} 500$/m);
+  assert.match(text, /^hub_clusters_by_state\{provider="secret",state="watching"\} 1$/m);
+  assert.match(text, /^hub_clusters_by_state\{provider="flag",state="unreachable"\} 1$/m);
+  assert.match(text, /^rest_client_requests_total\{cluster="",code="401",method="GET"\} 500$/m, "folded, summed");
+  assert.match(text, /^rest_client_requests_total\{cluster="reached",code="200",method="GET"\} 1$/m);
+  // A cluster that was reached keeps its series when it later fails, until it is disengaged.
+  clusters.reached = health("unreachable", { provider: "secret", gatesReadiness: false, lastEventAgeSeconds: null });
+  assert.match(await m.registry.metrics(), /^hub_cluster_state\{cluster="reached",state="unreachable"\} 1$/m);
+  m.forgetCluster("reached");
+  assert.doesNotMatch(await m.registry.metrics(), /cluster="reached"/);
+});
+
+Deno.test("HubMetrics reads the clusters' health once per scrape", async () => {
+  let reads = 0;
+  const m = new HubMetrics(() => {
+    reads++;
+    return { prod: health("watching") };
+  });
+  m.requests.inc("prod", "200", "GET");
+  await m.registry.metrics();
+  assert.equal(reads, 1);
+});
