@@ -23,6 +23,7 @@ import { LEADER_ELECTION_OPTIONS, type LeaderElectionFlags, parseLeaderElection 
 import { isNegativeLimit, LIMIT_OPTIONS, parseLimits } from "./limit_flags.ts";
 import { type LivenessFlag, parseLiveness } from "./liveness_flag.ts";
 import { MIRROR_OPTIONS, parseMirrorNamespaces } from "./mirror_flags.ts";
+import { parseReadinessClusters, READINESS_OPTIONS, type ReadinessClusters } from "./readiness_flag.ts";
 import {
   isBareMetricsSecure,
   METRICS_SERVING_OPTIONS,
@@ -47,6 +48,8 @@ export interface HubFlags {
   kubeconfigs: string[];
   namespaces: string[];
   liveness?: LivenessFlag;
+  /** `--readiness-clusters` (readiness_flag.ts): which registered clusters hold /readyz back. */
+  readinessClusters: ReadinessClusters;
   logLevel: LogLevel;
   logFormat: LogFormat;
   eventLevel: "Normal" | "Warning";
@@ -105,6 +108,7 @@ export const HUB_OPTIONS = {
   debug: { type: "boolean" },
   quiet: { type: "boolean" },
   liveness: { type: "string" },
+  ...READINESS_OPTIONS,
   "log-level": { type: "string" },
   "log-format": { type: "string" },
   "event-level": { type: "string" },
@@ -247,6 +251,7 @@ export function parseFlags(argv: string[]): HubFlags {
     kubeconfigs: commaList(values.kubeconfig),
     namespaces: allNamespaces(values),
     liveness: values.liveness === undefined ? undefined : parseLiveness(values.liveness as string),
+    readinessClusters: parseReadinessClusters(values),
     logLevel: logLevel as LogLevel,
     logFormat,
     eventLevel: normalizedEvent,

@@ -9,6 +9,7 @@ import { leaderElectionHelp } from "./leader_election_flags.ts";
 import { limitsHelp } from "./limit_flags.ts";
 import { livenessHelp } from "./liveness_flag.ts";
 import { metricsServingHelp } from "./metrics_serving_flags.ts";
+import { readinessHelp } from "./readiness_flag.ts";
 import { shardHelp } from "./shard_flags.ts";
 import { webhookHelp } from "./webhook_flags.ts";
 import { LOG_LEVELS } from "../util/mod.ts";
@@ -68,6 +69,7 @@ export function helpText(): string {
     ...shardHelp(),
     "",
     ...livenessHelp(),
+    ...readinessHelp(),
     "",
     ...metricsServingHelp(),
     "",

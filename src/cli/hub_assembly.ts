@@ -4,7 +4,7 @@
 import { cleaningOnRemove, Hub } from "../hub/mod.ts";
 import type { EngageTarget } from "../hub/providers/mod.ts";
 import { ShardCoordinator } from "../hub/shards/mod.ts";
-import { type ClusterAccess, ConfigError } from "../kube/mod.ts";
+import { ALL_CONTEXTS, type ClusterAccess, ConfigError } from "../kube/mod.ts";
 import { BUILT_IN_OPERATORS, DEFAULT_OPERATORS } from "../operators/mod.ts";
 import type { Operator } from "../runtime/mod.ts";
 import { FINALIZER } from "../sdk/mod.ts";
@@ -12,6 +12,7 @@ import { errorText, type Logger } from "../util/mod.ts";
 import { type Admission, admissionPermissions } from "./admission_setup.ts";
 import type { ClusterSelection } from "./cluster_selection.ts";
 import { homeClusterProviders, type StartsProvider } from "./cluster_providers.ts";
+import { markingCommandLine } from "./command_line_clusters.ts";
 import type { HubFlags } from "./flags.ts";
 import { hostname } from "./permissions.ts";
 import { UsageError } from "./usage_error.ts";
@@ -69,6 +70,12 @@ export function assembleHub(
       eventLevel: flags.eventLevel,
       leaderElection: clusters.leaderElection,
       http2: flags.http2,
+      // The home cluster and the command line's clusters hold /readyz back; providers' clusters only with `all`.
+      readiness: {
+        clusters: flags.readinessClusters,
+        home: home?.name,
+        named: flags.clusters.filter((c) => c !== ALL_CONTEXTS),
+      },
       logger,
     });
     assembled = { hub, hosted };
@@ -151,7 +158,8 @@ export interface EngageChain {
  * Connects the registry to the hub: through the shard coordinator when sharding (it engages only what this replica
  * owns), then `--cleanup-on-remove` (a leaving cluster first loses every finalizer this hub may have added: every
  * built-in operator's, the embedder's, the files' and the SDK's), then admission (a leaving cluster loses its webhook
- * configurations).
+ * configurations). Every registration on the way says whether the command line defines the cluster
+ * (command_line_clusters.ts): those hold readiness back and keep their detailed errors.
  */
 export function connectRegistry(flags: HubFlags, clusters: ClusterSelection, chain: EngageChain, logger: Logger): void {
   const { hub, shards, admission, extra } = chain;
@@ -169,5 +177,7 @@ export function connectRegistry(flags: HubFlags, clusters: ClusterSelection, cha
       logger,
     })
     : shards ?? hub;
-  clusters.registered.registry.connect(admission ? admission.target(target) : target);
+  clusters.registered.registry.connect(
+    markingCommandLine(admission ? admission.target(target) : target, flags.kubeconfigs, Deno.cwd()),
+  );
 }

@@ -13,5 +13,8 @@ Deno.test("parseLiveness() accepts Kopf's form and rejects other schemes and jun
 Deno.test("livenessHelp() says when /healthz fails and when /readyz turns 200", () => {
   const help = livenessHelp().join("\n").replace(/\s+/g, " ");
   assert.match(help, /\/healthz fails only when the hub is wedged/);
-  assert.match(help, /\/readyz is 200 once every selected cluster listed and every cluster provider read its sources/);
+  assert.match(
+    help,
+    /\/readyz is 200 once the home cluster and the clusters the command line names listed, and every cluster provider read its sources/,
+  );
 });

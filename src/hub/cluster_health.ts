@@ -59,6 +59,11 @@ export interface ClusterHealth {
   condition?: { type: string; status: string; reason?: string; message?: string };
   /** With --shard: the replica that owns it (holds its fence), or null. */
   owner?: string | null;
+  /**
+   * Whether it holds readiness back until synced (set by the Hub): the clusters the command line names or defines, the
+   * home cluster and the Lease's; every cluster with `--readiness-clusters all`. Absent counts as true.
+   */
+  gatesReadiness?: boolean;
 }
 
 /**
@@ -71,6 +76,7 @@ export interface ProviderHealth {
   /**
    * Whether its first read of its sources completed (the folder's first scan, the Secrets' first list): until then the
    * hub does not know every cluster it should serve, so it is not ready, and `notReady` names `<provider> provider`.
+   * The read is of the hub's own home cluster (or folder), never of a cluster it registers.
    */
   synced: boolean;
   /** What it watches: folders and files, or `<cluster>:<namespace>` of the Secrets. */
@@ -84,4 +90,6 @@ export interface ProviderHealth {
    * context, a name registered twice. `cluster` is set when the problem is one name's.
    */
   errors: { source: string; cluster?: string; error: string }[];
+  /** In /status, how many `errors` were left out past the first hundred (absent when none were). */
+  errorsOmitted?: number;
 }

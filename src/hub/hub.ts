@@ -11,6 +11,7 @@ import { rollUpHealth } from "./_health_rollup.ts";
 import { HomeLease, leasePermissions } from "./_home_lease.ts";
 import { QueueSeries } from "./_queue_series.ts";
 import { ShardPause } from "./_shard_pause.ts";
+import { connectDetailAtDebug, withGenericAdmissionErrors, withGenericConnectErrors } from "./_untrusted_errors.ts";
 import {
   type ClusterRegistration,
   type HubHealth,
@@ -25,7 +26,7 @@ import type { ClusterObserver, HubOptions } from "./hub_options.ts";
 export * from "./hub_health.ts";
 export * from "./hub_limits.ts";
 export type { HubLeaderElection } from "./_home_lease.ts";
-export type { ClusterObserver, HubOptions } from "./hub_options.ts";
+export type { ClusterObserver, HubOptions, HubReadiness } from "./hub_options.ts";
 
 interface Engaged {
   cluster: EngagedCluster;
@@ -49,7 +50,12 @@ interface Engaged {
  *   on shutdown the Lease is handed back only after in-flight reconciles drained;
  * - background tasks (daemons) run only where this replica reconciles: their signals abort when a cluster is
  *   disengaged (`disengage` settles once they ended or their grace period passed), paused, when leadership is lost
- *   and as soon as `start`'s signal aborts.
+ *   and as soon as `start`'s signal aborts;
+ * - readiness (`health().ready`) waits for the hub itself (its home cluster, the Lease's cluster, every cluster
+ *   provider's first read) and the clusters the command line names or defines; any other cluster a provider
+ *   registered never holds it back unless `readiness.clusters` is `all` (see HubReadiness);
+ * - a cluster the command line does not define (untrusted) shows its connection errors in health, and in the logs
+ *   above debug, as one generic reason (see _untrusted_errors.ts), the detail at debug only, named or not.
  */
 export class Hub {
   /**
@@ -90,6 +96,8 @@ export class Hub {
   readonly #backgroundStops = new Map<string, Promise<void>>();
   /** Bounds the clusters in pre-flight at once (see HubLimits.preflightConcurrency). */
   readonly #preflightGate: Semaphore;
+  /** HubReadiness.named, for lookups. */
+  readonly #named: ReadonlySet<string>;
 
   /** Builds a hub; nothing runs until `start`. Throws when two operators share a name. */
   constructor(options: HubOptions) {
@@ -98,6 +106,7 @@ export class Hub {
     this.#scaled = (["concurrency", "qps", "burst"] as const).filter((k) => options.limits?.[k] === undefined);
     this.#clock = options.clock ?? new SystemClock();
     this.#preflightGate = new Semaphore(this.limits.preflightConcurrency);
+    this.#named = new Set(options.readiness?.named ?? []);
     this.#budget = new TokenBucket(this.limits.qps, this.limits.burst, { clock: this.#clock });
     this.metrics = new HubMetrics(() => this.health().clusters);
     const m = this.metrics;
@@ -173,7 +182,8 @@ export class Hub {
 
   /**
    * Starts serving a cluster (now if running, else at `start`). Re-engaging a name replaces it.
-   * `registration` is shown in the cluster's health entry as `provider` and `registeredAt`.
+   * `registration` is shown in the cluster's health entry as `provider` and `registeredAt`; without one the cluster
+   * is the embedder's own, trusted as the command line's (see ClusterRegistration.commandLine).
    */
   async engage(name: string, access: ClusterAccess, registration?: ClusterRegistration): Promise<void> {
     if (this.#clusters.has(name) || this.#pending.has(name)) await this.disengage(name);
@@ -319,7 +329,8 @@ export class Hub {
       http2: this.#o.http2,
       fetch: this.#o.fetch,
       clock: this.#clock,
-      logger: this.#o.logger,
+      // An untrusted cluster's connection failures are logged as one generic reason; the detail only at debug.
+      logger: this.#commandLine(name) ? this.#o.logger : connectDetailAtDebug(this.#o.logger),
       onResponse: ({ method, code }) => this.metrics.requests.inc(name, String(code), method),
     });
     const done = cluster.start(abort.signal).catch((err) => {
@@ -400,6 +411,27 @@ export class Hub {
     return this.#backgroundStops.get(name) ?? Promise.resolve();
   }
 
+  /**
+   * Whether the command line defines `name` (trusted): engaged without a registration (the embedder's own), or
+   * registered or held as the command line's (ClusterRegistration.commandLine, else provider `flag`).
+   */
+  #commandLine(name: string): boolean {
+    const r = this.#registrations.get(name);
+    if (r) return r.commandLine ?? r.provider === "flag";
+    const held = this.#clusters.has(name) || this.#pending.has(name) ? undefined : this.#problems.get(name);
+    return held ? held.commandLine ?? held.provider === "flag" : true;
+  }
+
+  /**
+   * Whether `name` holds readiness back whoever registered it: `--readiness-clusters all`, the home or Lease cluster, or
+   * a name `--clusters` selects one by one.
+   */
+  #gatesAnyway(name: string): boolean {
+    const r = this.#o.readiness;
+    return r?.clusters === "all" || name === r?.home || name === this.#o.leaderElection?.cluster ||
+      this.#named.has(name);
+  }
+
   /** The aggregated health of every cluster and of the shared controller. */
   health(): HubHealth {
     const wedgedAfterMs = this.limits.watchIdleTimeoutMs * 2 + 60_000;
@@ -420,6 +452,12 @@ export class Hub {
     for (const [name, r] of this.#registrations) {
       if (clusters[name]) Object.assign(clusters[name], registrationOf(r));
     }
+    for (const name in clusters) {
+      const commandLine = this.#commandLine(name);
+      const entry = commandLine ? clusters[name] : withGenericConnectErrors(clusters[name]);
+      entry.gatesReadiness = commandLine || this.#gatesAnyway(name);
+      clusters[name] = entry;
+    }
     const shard = this.#shard?.status();
     if (shard) { for (const [name, h] of Object.entries(clusters)) h.owner = shard.clusters[name] ?? null; }
     const controller = {
@@ -431,11 +469,13 @@ export class Hub {
     };
     const providers = this.#providers?.();
     return {
-      ...rollUpHealth(clusters, controller, shard !== undefined, providers),
+      ...rollUpHealth(clusters, controller, { sharded: shard !== undefined, providers }),
       ...(this.#lease ? { leaderElection: this.#lease.snapshot() } : {}),
       ...(providers ? { providers } : {}),
       ...(shard ? { shard } : {}),
-      ...(this.#admission ? { admission: this.#admission() } : {}),
+      ...(this.#admission
+        ? { admission: withGenericAdmissionErrors(this.#admission(), (name) => !this.#commandLine(name)) }
+        : {}),
     };
   }
 }

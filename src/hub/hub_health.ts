@@ -11,13 +11,17 @@ export interface HubHealth {
   /** `failing` when the controller or a watch loop is wedged, `degraded` when a cluster is not `watching`. */
   status: HubStatus;
   /**
-   * True once every engaged cluster completed its first full list for every operator, and every cluster provider its
-   * first read of its sources.
+   * True once every cluster that gates readiness (`gatesReadiness`: the command line's, the home cluster's; see
+   * HubReadiness) completed its first full list for every operator, and every cluster provider its first read of its
+   * sources. A cluster a provider registered never holds it back unless `--readiness-clusters all`.
    */
   ready: boolean;
   /** Each engaged cluster's health, by name. */
   clusters: Record<string, ClusterHealth>;
-  /** The clusters not ready yet, then the providers (`secret provider`) whose first read is pending, when any. */
+  /**
+   * The clusters holding readiness back (by name), then the providers (`secret provider`) whose first read is pending,
+   * when any.
+   */
   notReady?: string[];
   /** The shared controller: reconciles running, keys queued, and whether it stopped making progress. */
   controller: { inFlight: number; queued: number; wedged: boolean };
@@ -55,6 +59,13 @@ export interface ClusterRegistration {
   registeredAt: string;
   /** The inventory's own health condition (a ClusterProfile's ControlPlaneHealthy), when the provider has one. */
   condition?: RegistrationCondition;
+  /**
+   * Whether the command line defines the cluster (a context of a `--kubeconfig` file or of $KUBECONFIG, `in-cluster`):
+   * it holds readiness back and its errors are shown in full. Default: `provider` is `flag`. Any other cluster is
+   * untrusted: it never makes the pod unready (unless HubReadiness.clusters is `all`), and its connection errors are
+   * shown as one generic reason (the detail is logged at debug only).
+   */
+  commandLine?: boolean;
 }
 
 /** A provider's condition for one cluster, as /status shows it (no credentials: type, status, reason, message). */

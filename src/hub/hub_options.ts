@@ -20,6 +20,8 @@ export interface HubOptions {
   leaderElection?: HubLeaderElection;
   /** Offer HTTP/2 to the API servers instead of HTTP/1.1 keep-alive (`--http2`). Default false. */
   http2?: boolean;
+  /** Which clusters hold readiness back besides the hub itself (see HubReadiness). Default: the command line's. */
+  readiness?: HubReadiness;
   /**
    * Checked in every operator's pre-flight in every cluster besides its own (e.g. the webhook installer's RBAC).
    * @ignore
@@ -37,6 +39,26 @@ export interface HubOptions {
   clock?: Clock;
   /** Where the hub logs, one structured line per event. */
   logger: Logger;
+}
+
+/**
+ * What `/readyz` waits for. The hub itself always counts: its home cluster, the Lease's cluster with leader election,
+ * and every cluster provider's first read of its sources (until then the hub does not know what it serves).
+ */
+export interface HubReadiness {
+  /**
+   * `command-line` (the default): besides those, only the clusters the command line names hold readiness back: those
+   * in `named`, and those the command line defines: engaged without a registration (an embedder's own `engage`), or
+   * whose registration is the command line's (ClusterRegistration.commandLine, else provider `flag`). Any other
+   * cluster a provider registered (a Secret, a file dropped into the folder, a ClusterProfile, a Cluster API Cluster)
+   * is shown in /status and metrics and never makes the pod unready. `all`: every registered cluster holds it back
+   * (`--readiness-clusters all`).
+   */
+  clusters?: "command-line" | "all";
+  /** The home cluster's name: it holds readiness back whoever registered it (the hub's own objects live there). */
+  home?: string;
+  /** Names `--clusters a,b` selects one by one: each holds readiness back whoever registers it, even before one does. */
+  named?: readonly string[];
 }
 
 /** Told of clusters engaged and disengaged in a Hub (e.g. the webhook installer). */

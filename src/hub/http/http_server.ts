@@ -4,7 +4,8 @@ import type { Logger } from "../../util/mod.ts";
 import type { ConnectionLimits } from "./connection_gate.ts";
 import { serveGated } from "./gated_server.ts";
 import type { Hub } from "../hub.ts";
-import { probeView } from "./probe_view.ts";
+import { HealthMemo } from "./_health_memo.ts";
+import { type ProbeBody, probeView } from "./probe_view.ts";
 import type { ReconcileHistory } from "../reconcile_history.ts";
 import { answerMetrics, answerStatus } from "./status_routes.ts";
 
@@ -36,13 +37,15 @@ export class HealthServerError extends Error {
  * Guarantees: only GET and HEAD are answered; nothing here changes the hub's state. /healthz fails
  * (503) only when the process or a worker is wedged: an unreachable cluster is reported, not fatal,
  * because restarting the pod would not fix a remote cluster. /readyz is 200 once every selected
- * cluster completed its first full list. Both bodies are the probe view (names and states only:
- * probe_view.ts), whoever asks. The port is gated (gated_server.ts): a header timeout and a connection cap, so slow
+ * cluster the command line defines (and the hub's home cluster) completed its first full list: see Hub. Both bodies
+ * are the probe view (names and states only, a bounded number of bytes: probe_view.ts), whoever asks; once building
+ * it is costly (thousands of clusters) one body serves the requests of a short while (_health_memo.ts). The port is gated (gated_server.ts): a header timeout and a connection cap, so slow
  * clients cannot hold it, and bound to loopback it answers only loopback Host headers (421 otherwise).
  */
 export function serveHealth(hub: Hub, options: HealthServerOptions, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   let server: ReturnType<typeof serveGated>;
+  const probe = new HealthMemo(() => probeView(hub.health()));
   try {
     server = serveGated({
       ...options.limits,
@@ -50,7 +53,7 @@ export function serveHealth(hub: Hub, options: HealthServerOptions, signal: Abor
       port: options.port,
       metrics: { registry: hub.metrics.registry, portName: "liveness" },
       onListen: (addr) => options.onListen?.(addr),
-    }, (req) => handle(hub, options, req));
+    }, (req) => handle(hub, options, probe, req));
   } catch (err) {
     throw new HealthServerError(
       `cannot serve health on ${options.hostname}:${options.port}: ${(err as Error).message}`,
@@ -61,7 +64,12 @@ export function serveHealth(hub: Hub, options: HealthServerOptions, signal: Abor
   return server.finished;
 }
 
-async function handle(hub: Hub, options: HealthServerOptions, req: Request): Promise<Response> {
+async function handle(
+  hub: Hub,
+  options: HealthServerOptions,
+  probe: HealthMemo<ProbeBody>,
+  req: Request,
+): Promise<Response> {
   if (req.method !== "GET" && req.method !== "HEAD") {
     return new Response("method not allowed\n", { status: 405, headers: { allow: "GET, HEAD" } });
   }
@@ -69,12 +77,12 @@ async function handle(hub: Hub, options: HealthServerOptions, req: Request): Pro
   const full = options.statusAndMetrics ?? true;
   switch (path) {
     case "/healthz": {
-      const h = hub.health();
-      return json(probeView(h), h.status === "failing" ? 503 : 200);
+      const body = probe.get();
+      return json(body, body.status === "failing" ? 503 : 200);
     }
     case "/readyz": {
-      const h = hub.health();
-      return json(probeView(h), h.ready ? 200 : 503);
+      const body = probe.get();
+      return json(body, body.ready ? 200 : 503);
     }
     case "/status":
       if (full) return answerStatus(req, hub, options.history);

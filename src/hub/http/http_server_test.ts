@@ -73,6 +73,7 @@ Deno.test("/healthz stays 200 for an unreachable cluster and answers 503 only wh
         prod: { state: "watching", operators: { uuid: "watching" } },
         dev: { state: "unreachable", operators: { uuid: "unreachable" } },
       },
+      summary: { clusters: 2, listed: 2, omitted: 0, states: { watching: 1, unreachable: 1 }, notReady: 0 },
     });
     s.state.health = { ...HEALTHY, status: "failing", controller: { inFlight: 1, queued: 0, wedged: true } };
     const failing = await s.get("/healthz");
@@ -149,6 +150,55 @@ Deno.test("/status and /metrics are served by default, and 404 with the probes n
     await ok.body?.cancel();
   } finally {
     await probes.stop();
+  }
+});
+
+Deno.test("/status pages its clusters with ?limit= and ?continue=, answers ?cluster=NAME, and 400 with one line for a bad parameter", async () => {
+  const clusters: Record<string, ClusterHealth> = {};
+  for (const name of ["a", "b", "c", "d", "e"]) clusters[name] = cluster("watching");
+  const s = await serve({ ...HEALTHY, clusters });
+  try {
+    const first = await (await s.get("/status?limit=2")).json();
+    assert.deepEqual(Object.keys(first.clusters), ["a", "b"]);
+    assert.equal(first.summary.clusters, 5);
+    const second = await (await s.get(`/status?limit=2&continue=${first.continue}`)).json();
+    assert.deepEqual(Object.keys(second.clusters), ["c", "d"]);
+    const one = await (await s.get("/status?cluster=e")).json();
+    assert.deepEqual(Object.keys(one.clusters), ["e"]);
+    for (const bad of ["/status?limit=0", "/status?limit=99999", "/status?continue=*"]) {
+      const res = await s.get(bad);
+      assert.equal(res.status, 400, bad);
+      const text = await res.text();
+      assert.match(text, /^invalid (limit|continue)[^\n]*\n$/, bad);
+    }
+  } finally {
+    await s.stop();
+  }
+});
+
+Deno.test("/healthz and /readyz answer a bounded number of bytes with 5,000 clusters, and /status the default page", async () => {
+  const clusters: Record<string, ClusterHealth> = { prod: { ...cluster("watching"), gatesReadiness: true } };
+  for (let i = 0; i < 5000; i++) {
+    clusters[`secret-${i}`] = { ...cluster("unreachable", "refused"), provider: "secret", gatesReadiness: false };
+  }
+  const s = await serve({ ...HEALTHY, status: "degraded", clusters });
+  try {
+    for (const path of ["/healthz", "/readyz"]) {
+      const res = await s.get(path);
+      assert.equal(res.status, 200, path);
+      const text = await res.text();
+      assert.ok(text.length < 8192, `${path}: ${text.length} bytes`);
+      const body = JSON.parse(text);
+      assert.equal(body.summary.clusters, 5001);
+      assert.equal(body.summary.states.unreachable, 5000);
+      assert.equal(body.clusters.prod.state, "watching", "the command line's cluster is named");
+    }
+    const status = await (await s.get("/status")).json();
+    assert.equal(Object.keys(status.clusters).length, 500);
+    assert.equal(status.summary.providers.secret, 5000);
+    assert.equal(typeof status.continue, "string");
+  } finally {
+    await s.stop();
   }
 });
 

@@ -4,4 +4,5 @@ export * from "./probe_view.ts";
 export * from "./protected_server.ts";
 export * from "./request_auth.ts";
 export * from "./status_routes.ts";
+export * from "./status_view.ts";
 export * from "./tls_material.ts";

@@ -2,9 +2,11 @@
 
 /**
  * The page holds no data: its script fetches /status as JSON (same URL, `Accept: application/json`) every few
- * seconds and redraws the table. On the protected port it sends `Authorization: Bearer` with a token the user
- * pasted, kept in sessionStorage (gone when the tab closes); on 401 or 403 it asks for one. Served as is, so it can
- * also be the body of the 401/403 answer to a browser.
+ * seconds and redraws the table. /status lists one page of clusters (`?limit=`, `?cluster=` in the page's own URL are
+ * passed on): the header says how many of how many it shows, with the counts by state of all, and "next page" /
+ * "first page" walk the pages with the document's `continue` token. On the protected port it sends
+ * `Authorization: Bearer` with a token the user pasted, kept in sessionStorage (gone when the tab closes); on 401 or
+ * 403 it asks for one. Served as is, so it can also be the body of the 401/403 answer to a browser.
  *
  * Guarantees: every value from the clusters is put in the DOM as text (textContent, SVG attributes from numbers),
  * never parsed as HTML, so an error text or a cluster name can hold anything. The Content-Security-Policy sent with
@@ -48,6 +50,8 @@ export const STATUS_PAGE_HTML = `<!doctype html>
   #auth input { width: 100%; font: inherit; padding: 6px; margin: 8px 0; }
   #auth code { background: #eaeef2; padding: 1px 4px; border-radius: 4px; }
   #problem { color: var(--bad); padding: 0 20px; }
+  #pager { padding: 8px 20px 0; color: var(--muted); }
+  #pager button { font: inherit; margin-left: 8px; }
   [hidden] { display: none !important; }
 </style>
 </head>
@@ -66,6 +70,8 @@ export const STATUS_PAGE_HTML = `<!doctype html>
   <button type="submit">Use token</button> <button type="button" id="forget">Forget token</button>
 </form>
 <p id="problem" hidden></p>
+<nav id="pager" hidden><span id="range"></span><button type="button" id="first">first page</button><button
+  type="button" id="next">next page</button></nav>
 <main>
   <table id="clusters" hidden>
     <thead><tr id="head"></tr></thead>
@@ -81,6 +87,10 @@ export const STATUS_PAGE_HTML = `<!doctype html>
   var PROGRESS = { registering: 1, connecting: 1, syncing: 1 };
   var timer = null;
   var lastOk = 0;
+  // The page's own ?limit= and ?cluster= are passed on; cursor is the continue token of the page shown.
+  var own = new URLSearchParams(location.search);
+  var cursor = "";
+  var nextCursor = "";
 
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
@@ -88,6 +98,15 @@ export const STATUS_PAGE_HTML = `<!doctype html>
     if (text !== undefined && text !== null) e.textContent = String(text);
     return e;
   }
+  function query() {
+    var q = new URLSearchParams();
+    if (own.get("limit")) q.set("limit", own.get("limit"));
+    own.getAll("cluster").forEach(function (c) { q.append("cluster", c); });
+    if (cursor) q.set("continue", cursor);
+    var text = q.toString();
+    return text ? "?" + text : "";
+  }
+  function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
   function token() { try { return sessionStorage.getItem(TOKEN_KEY) || ""; } catch (e) { return ""; } }
   function stateBadge(state) {
     var s = String(state == null ? "unknown" : state);
@@ -167,7 +186,22 @@ export const STATUS_PAGE_HTML = `<!doctype html>
     var st = el("span", { "class": "status-" + doc.status, id: "hub-status" }, String(doc.status));
     summary.appendChild(st);
     summary.appendChild(el("span", null, doc.ready ? "ready" : "not ready: " + (doc.notReady || []).join(", ")));
-    summary.appendChild(el("span", null, names.length + " cluster" + (names.length === 1 ? "" : "s")));
+    var sum = doc.summary || null;
+    var total = sum ? sum.clusters : names.length;
+    var shown = names.length === total ? plural(total, "cluster") : names.length + " of " + plural(total, "cluster");
+    summary.appendChild(el("span", { id: "cluster-count" }, shown));
+    if (sum && sum.states && total > names.length) {
+      var counts = Object.keys(sum.states).sort().map(function (k) { return sum.states[k] + " " + k; });
+      summary.appendChild(el("span", { id: "state-counts", "class": "muted" }, counts.join(", ")));
+    }
+    nextCursor = doc["continue"] || "";
+    var pager = document.getElementById("pager");
+    pager.hidden = !nextCursor && !cursor;
+    document.getElementById("range").textContent = total > names.length
+      ? "showing " + names.length + " of " + total + " clusters, by name" + (names.length ? " (" + names[0] + " … " + names[names.length - 1] + ")" : "")
+      : "";
+    document.getElementById("next").hidden = !nextCursor;
+    document.getElementById("first").hidden = !cursor;
     if (doc.controller) {
       summary.appendChild(el("span", null, "queued " + doc.controller.queued + ", in flight " + doc.controller.inFlight));
     }
@@ -233,7 +267,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
     var headers = { accept: "application/json" };
     var t = token();
     if (t) headers.authorization = "Bearer " + t;
-    fetch(location.pathname, { headers: headers, cache: "no-store", credentials: "same-origin" }).then(function (res) {
+    fetch(location.pathname + query(), { headers: headers, cache: "no-store", credentials: "same-origin" }).then(function (res) {
       if (res.status === 401 || res.status === 403) { showAuth(res.status); return null; }
       if (!res.ok) throw new Error("/status answered " + res.status);
       return res.json();
@@ -251,6 +285,13 @@ export const STATUS_PAGE_HTML = `<!doctype html>
     var v = document.getElementById("token").value.trim();
     try { if (v) sessionStorage.setItem(TOKEN_KEY, v); } catch (e) { /* storage refused: keep asking */ }
     document.getElementById("token").value = "";
+    refresh();
+  });
+  document.getElementById("next").addEventListener("click", function () {
+    if (nextCursor) { cursor = nextCursor; refresh(); }
+  });
+  document.getElementById("first").addEventListener("click", function () {
+    cursor = "";
     refresh();
   });
   document.getElementById("forget").addEventListener("click", function () {

@@ -25,7 +25,8 @@ Deno.test("The status page's script puts values in the DOM as text only, never p
 
 Deno.test("The status page's script is valid JavaScript and fetches /status from its own path with the pasted token", () => {
   new Function(SCRIPT); // a syntax error throws here, without running the script
-  assert.match(SCRIPT, /fetch\(location\.pathname,/);
+  assert.match(SCRIPT, /fetch\(location\.pathname \+ query\(\),/);
+  assert.match(SCRIPT, /q\.set\("continue", cursor\)/, "pages with the document's continue token");
   assert.match(SCRIPT, /headers\.authorization = "Bearer " \+ t/);
   assert.match(SCRIPT, /sessionStorage/);
   assert.doesNotMatch(SCRIPT, /localStorage/, "the token must not outlive the tab");

@@ -3,18 +3,53 @@
 import type { Hub, HubHealth } from "../hub.ts";
 import type { ReconcileHistory, ReconcileHistorySnapshot } from "../reconcile_history.ts";
 import { STATUS_PAGE_HEADERS, STATUS_PAGE_HTML } from "./status_page.ts";
+import {
+  pagedStatus,
+  parseStatusQuery,
+  STATUS_DEFAULT_LIMIT,
+  type StatusQuery,
+  StatusQueryError,
+  type StatusSummary,
+} from "./status_view.ts";
 
-/** The full /status document: the hub's health plus, when sampled, the reconcile rates behind the sparklines. */
-export type StatusDocument = HubHealth & { reconcileHistory?: ReconcileHistorySnapshot };
+/**
+ * The /status document: the hub's health plus, when sampled, the reconcile rates behind the sparklines, one page of
+ * the clusters at a time (status_view.ts) with a summary of them all.
+ */
+export type StatusDocument = HubHealth & {
+  reconcileHistory?: ReconcileHistorySnapshot;
+  summary: StatusSummary;
+  /** The next page's token (`?continue=`), when more clusters follow. */
+  continue?: string;
+};
 
-export function statusDocument(hub: Hub, history?: ReconcileHistory): StatusDocument {
-  return { ...hub.health(), ...(history ? { reconcileHistory: history.snapshot() } : {}) };
+/** One page of the /status document (default: the first STATUS_DEFAULT_LIMIT clusters by name). */
+export function statusDocument(
+  hub: Hub,
+  history?: ReconcileHistory,
+  query: StatusQuery = { limit: STATUS_DEFAULT_LIMIT },
+): StatusDocument {
+  return pagedStatus({ ...hub.health(), ...(history ? { reconcileHistory: history.snapshot() } : {}) }, query);
 }
 
-/** /status: the page to a browser (`Accept: text/html` preferred), the JSON document otherwise. */
+/**
+ * /status: the page to a browser (`Accept: text/html` preferred), the JSON document otherwise: `?limit=N` (default
+ * 500, at most 5000) clusters by name, `?continue=TOKEN` for the next page, `?cluster=NAME` (repeatable) for some;
+ * a bad parameter is a 400 with one line.
+ */
 export function answerStatus(req: Request, hub: Hub, history?: ReconcileHistory): Response {
   if (prefersHtml(req.headers.get("accept"))) return statusPage(200);
-  return new Response(JSON.stringify(statusDocument(hub, history)) + "\n", {
+  let query: StatusQuery;
+  try {
+    query = parseStatusQuery(new URL(req.url).searchParams);
+  } catch (err) {
+    if (!(err instanceof StatusQueryError)) throw err;
+    return new Response(`${err.message}\n`, {
+      status: 400,
+      headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
+    });
+  }
+  return new Response(JSON.stringify(statusDocument(hub, history, query)) + "\n", {
     headers: { "content-type": "application/json", "cache-control": "no-store" },
   });
 }
