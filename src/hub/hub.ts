@@ -11,7 +11,8 @@ import { rollUpHealth } from "./_health_rollup.ts";
 import { HomeLease, leasePermissions } from "./_home_lease.ts";
 import { QueueSeries } from "./_queue_series.ts";
 import { ShardPause } from "./_shard_pause.ts";
-import { connectDetailAtDebug, withGenericAdmissionErrors, withGenericConnectErrors } from "./_untrusted_errors.ts";
+import { isCommandLine, ReadinessRule } from "./_readiness_rule.ts";
+import { connectDetailAtDebug, withGenericAdmissionErrors } from "./_untrusted_errors.ts";
 import {
   type ClusterRegistration,
   type HubHealth,
@@ -96,8 +97,8 @@ export class Hub {
   readonly #backgroundStops = new Map<string, Promise<void>>();
   /** Bounds the clusters in pre-flight at once (see HubLimits.preflightConcurrency). */
   readonly #preflightGate: Semaphore;
-  /** HubReadiness.named, for lookups. */
-  readonly #named: ReadonlySet<string>;
+  /** Which clusters hold readiness back, and how untrusted ones are shown (see HubReadiness). */
+  readonly #readiness: ReadinessRule;
 
   /** Builds a hub; nothing runs until `start`. Throws when two operators share a name. */
   constructor(options: HubOptions) {
@@ -106,7 +107,7 @@ export class Hub {
     this.#scaled = (["concurrency", "qps", "burst"] as const).filter((k) => options.limits?.[k] === undefined);
     this.#clock = options.clock ?? new SystemClock();
     this.#preflightGate = new Semaphore(this.limits.preflightConcurrency);
-    this.#named = new Set(options.readiness?.named ?? []);
+    this.#readiness = new ReadinessRule(options.readiness, options.leaderElection?.cluster);
     this.#budget = new TokenBucket(this.limits.qps, this.limits.burst, { clock: this.#clock });
     this.metrics = new HubMetrics(() => this.health().clusters);
     const m = this.metrics;
@@ -411,25 +412,12 @@ export class Hub {
     return this.#backgroundStops.get(name) ?? Promise.resolve();
   }
 
-  /**
-   * Whether the command line defines `name` (trusted): engaged without a registration (the embedder's own), or
-   * registered or held as the command line's (ClusterRegistration.commandLine, else provider `flag`).
-   */
+  /** Whether the command line defines `name` (trusted): see isCommandLine. */
   #commandLine(name: string): boolean {
     const r = this.#registrations.get(name);
-    if (r) return r.commandLine ?? r.provider === "flag";
-    const held = this.#clusters.has(name) || this.#pending.has(name) ? undefined : this.#problems.get(name);
-    return held ? held.commandLine ?? held.provider === "flag" : true;
-  }
-
-  /**
-   * Whether `name` holds readiness back whoever registered it: `--readiness-clusters all`, the home or Lease cluster, or
-   * a name `--clusters` selects one by one.
-   */
-  #gatesAnyway(name: string): boolean {
-    const r = this.#o.readiness;
-    return r?.clusters === "all" || name === r?.home || name === this.#o.leaderElection?.cluster ||
-      this.#named.has(name);
+    if (r) return isCommandLine(r);
+    const engaged = this.#clusters.has(name) || this.#pending.has(name);
+    return isCommandLine(engaged ? undefined : this.#problems.get(name));
   }
 
   /** The aggregated health of every cluster and of the shared controller. */
@@ -452,12 +440,7 @@ export class Hub {
     for (const [name, r] of this.#registrations) {
       if (clusters[name]) Object.assign(clusters[name], registrationOf(r));
     }
-    for (const name in clusters) {
-      const commandLine = this.#commandLine(name);
-      const entry = commandLine ? clusters[name] : withGenericConnectErrors(clusters[name]);
-      entry.gatesReadiness = commandLine || this.#gatesAnyway(name);
-      clusters[name] = entry;
-    }
+    for (const name in clusters) clusters[name] = this.#readiness.apply(name, clusters[name], this.#commandLine(name));
     const shard = this.#shard?.status();
     if (shard) { for (const [name, h] of Object.entries(clusters)) h.owner = shard.clusters[name] ?? null; }
     const controller = {
