@@ -135,7 +135,8 @@ export async function setUpAdmission(f: WebhookFlags, options: {
       ]);
       await installer.stop();
     },
-    target: (target) => removingWebhooks(target, installer, logger),
+    // Every cluster the registry engages is served (its calls answered) until disengaged; no other name ever is.
+    target: (target) => server.clusters.tracking(removingWebhooks(target, installer, logger)),
   };
 }
 

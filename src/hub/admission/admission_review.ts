@@ -1,5 +1,5 @@
-// AdmissionReview v1 on the wire: the webhook path, reading a bounded body, checking the untrusted request, and the
-// answer. Pure but for reading the body stream.
+// AdmissionReview v1 on the wire: the webhook path, checking the untrusted request, and the answer. Pure (the body is
+// read by review_body.ts).
 
 import type { AdmissionOperation, AdmissionRequest, AdmissionVerdict, StoredObject } from "../../runtime/mod.ts";
 
@@ -49,38 +49,6 @@ export class ReviewInputError extends Error {
     super(message);
     this.status = status;
   }
-}
-
-/**
- * Reads a request body of at most `max` bytes. Throws ReviewInputError 413 as soon as more arrive (or a
- * Content-Length says so), without reading the rest.
- */
-export async function readBoundedBody(req: Request, max = MAX_REVIEW_BYTES): Promise<Uint8Array> {
-  const declared = Number(req.headers.get("content-length") ?? NaN);
-  if (declared > max) throw new ReviewInputError(413, `request body of ${declared} bytes exceeds ${max}`);
-  if (!req.body) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = req.body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.length;
-      if (size > max) throw new ReviewInputError(413, `request body exceeds ${max} bytes`);
-      chunks.push(value);
-    }
-  } finally {
-    reader.releaseLock();
-    if (size > max) await req.body.cancel().catch(() => {});
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }
 
 const OPERATIONS = new Set<AdmissionOperation>(["CREATE", "UPDATE", "DELETE", "CONNECT"]);

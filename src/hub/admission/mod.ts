@@ -1,5 +1,8 @@
 // Public surface of src/hub/admission: the admission port, its certificates and the installer of the configurations.
 export * from "./admission_review.ts";
+export * from "./body_budget.ts";
+export * from "./review_body.ts";
+export * from "./served_clusters.ts";
 export * from "./tls_front.ts";
 export * from "./webhook_certs.ts";
 export * from "./webhook_configurations.ts";

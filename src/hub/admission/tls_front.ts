@@ -2,13 +2,16 @@
 // taken without ever closing the port (no refused connection while it rotates).
 
 import { acceptEach } from "../http/accept_each.ts";
-import { closeQuietly } from "../http/connection_gate.ts";
+import { closeQuietly, copy } from "../http/socket_copy.ts";
 
 /** Where the front listens, and its limits. */
 export interface TlsFrontOptions {
   hostname: string;
   port: number;
-  /** Connections open at once; more are closed at accept. Default 256 (the gate's cap). */
+  /**
+   * Connections open at once; more are closed at accept. Default 512: twice the gate's cap, a bound on file
+   * descriptors only; room is made for new connections behind the front, by the gate (see the class).
+   */
   maxConnections?: number;
   /** Each connection is closed this long after its accept, whatever it is doing. Default 60 s (the gate's). */
   lifetimeMs?: number;
@@ -22,13 +25,15 @@ export class TlsFrontError extends Error {
 /**
  * Accepts TCP connections and pipes each, bytes unchanged, to the loopback port `upstream()` names at its accept: the
  * gated TLS server (gated_server.ts) in use then. That server does all the work (TLS, the header deadline, keep-alive
- * within its limits); the front adds no parsing, only its cap and lifetime.
+ * within its limits, making room at its cap by closing the connection idle the longest); the front adds no parsing,
+ * only its lifetime and a cap on file descriptors. When the gate closes a connection to make room, the front closes
+ * the client's at once, so the front holds at most the gate's cap plus the connections in transit between the two.
  *
  * Guarantees:
  * - the public socket stays bound from construction to `close()`; swapping the server behind (a certificate rotation)
  *   changes only where new connections go, and connections already piped finish on the old server;
- * - at most `maxConnections` connections are open at once (newer ones are closed at accept), none longer than
- *   `lifetimeMs`; when the server behind closes, the client's connection is closed too, and the other way round;
+ * - at most `maxConnections` connections are open at once (newer ones are closed at accept: the gate behind cannot keep
+ *   up), none longer than `lifetimeMs`; when the server behind closes, the client's connection is closed too, and the other way round;
  * - `finished` settles once the socket and every piped connection are closed.
  *
  * Why: Deno.listenTls cannot change its certificate, and binding the port again (as the protected port does) leaves a
@@ -43,13 +48,15 @@ export class TlsFront {
   readonly #max: number;
   readonly #lifetimeMs: number;
   readonly #open = new Set<Deno.Conn>();
+  /** Closes each piped connection, by `server port:local port` of its connection to the server behind. */
+  readonly #byInner = new Map<string, () => void>();
   #closed = false;
   /** Connections closed at accept for the cap. */
   refused = 0;
 
   constructor(options: TlsFrontOptions, upstream: () => number) {
     this.#upstream = upstream;
-    this.#max = options.maxConnections ?? 256;
+    this.#max = options.maxConnections ?? 512;
     this.#lifetimeMs = options.lifetimeMs ?? 60_000;
     try {
       this.#listener = Deno.listen({ hostname: options.hostname, port: options.port, transport: "tcp" });
@@ -76,6 +83,18 @@ export class TlsFront {
     } catch { /* already closed */ }
   }
 
+  /**
+   * The server behind closed `accepted` (evicted, timed out, done): ends the input of the connection it was (a
+   * half-close), and the client's connection closes once what the server sent is passed on. Needed because in Deno
+   * 2.9.6 a TLS connection closed before its handshake keeps its socket until the peer closes or writes, so the close
+   * would otherwise never reach the client, and both sockets would stay open.
+   */
+  closePeer(accepted: Deno.Conn): void {
+    const server = (accepted.localAddr as Deno.NetAddr).port;
+    const client = (accepted.remoteAddr as Deno.NetAddr).port;
+    this.#byInner.get(`${server}:${client}`)?.();
+  }
+
   /** Closes the socket and every connection now. */
   abort(): void {
     this.close();
@@ -93,6 +112,7 @@ export class TlsFront {
   async #pipe(conn: Deno.Conn): Promise<void> {
     this.#open.add(conn);
     let inner: Deno.Conn | undefined;
+    let key: string | undefined;
     const life = setTimeout(() => {
       closeQuietly(conn);
       if (inner) closeQuietly(inner);
@@ -102,30 +122,25 @@ export class TlsFront {
       tcp.setNoDelay(true);
       inner = tcp;
       const back = inner;
+      key = `${(back.remoteAddr as Deno.NetAddr).port}:${(back.localAddr as Deno.NetAddr).port}`;
+      let ended = false;
+      // The server behind is done with this connection: its input ends, which frees a socket it holds (closePeer);
+      // what it sent is still passed on, then its end ends the exchange.
+      this.#byInner.set(key, () => {
+        ended = true;
+        back.closeWrite().catch(() => {});
+      });
       // The client's end of input is passed on (the answer may still come); the server's end ends the exchange.
-      void copy(conn, back).then((eof) => eof ? back.closeWrite().catch(() => {}) : closeQuietly(back));
+      void copy(conn, back).then((eof) => eof ? back.closeWrite().catch(() => {}) : ended || closeQuietly(back));
       await copy(back, conn);
     } catch {
       // Either side went away: close both.
     } finally {
       clearTimeout(life);
+      if (key !== undefined) this.#byInner.delete(key);
       this.#open.delete(conn);
       closeQuietly(conn);
       if (inner) closeQuietly(inner);
     }
-  }
-}
-
-/** Copies until `from` ends (true) or either side fails (false); never rejects. */
-async function copy(from: Deno.Conn, to: Deno.Conn): Promise<boolean> {
-  const buf = new Uint8Array(16 * 1024);
-  try {
-    for (;;) {
-      const n = await from.read(buf);
-      if (n === null) return true;
-      for (let off = 0; off < n;) off += await to.write(buf.subarray(off, n));
-    }
-  } catch {
-    return false;
   }
 }

@@ -1,6 +1,8 @@
-// Unit tests for the TLS front: bytes piped to the server it names at each accept, the cap, the socket kept.
+// Unit tests for the TLS front: bytes piped to the server it names at each accept, the cap, the socket kept, and the
+// end of a connection the TLS server behind closed before its handshake.
 import assert from "node:assert/strict";
 import { TlsFront, TlsFrontError } from "./tls_front.ts";
+import { SelfMadeCertificates } from "./webhook_certs.ts";
 
 function echoServer(tag: string): { port: number; close(): void } {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => new Response(tag));
@@ -46,3 +48,29 @@ Deno.test("TlsFront closes connections beyond its cap at accept, and names a por
     a.close();
   }
 });
+
+Deno.test("TlsFront.closePeer ends a connection whose TLS server closed it before its handshake: the client sees its end", async () => {
+  const certs = await SelfMadeCertificates.create();
+  const tls = Deno.listenTls({ hostname: "127.0.0.1", port: 0, ...certs.current() });
+  const front = new TlsFront({ hostname: "127.0.0.1", port: 0 }, () => (tls.addr as Deno.NetAddr).port);
+  const client = await Deno.connect({ hostname: "127.0.0.1", port: front.addr.port });
+  try {
+    // The server behind gives up on a client that never says hello: in Deno 2.9.6 its socket stays open.
+    const accepted = await tls.accept();
+    accepted.close();
+    const read = () => Promise.race([client.read(new Uint8Array(64)), delay(500).then(() => "open" as const)]);
+    assert.equal(await read(), "open", "the close alone does not reach the client");
+    front.closePeer(accepted);
+    assert.equal(await read(), null, "ended once the front ends the server's input");
+    while (front.open > 0) await delay(5);
+  } finally {
+    client.close();
+    tls.close();
+    front.abort();
+    await front.finished;
+  }
+});
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,8 +1,21 @@
-// The admission port's Prometheus series, with controller-runtime's names and a cluster label.
+// The admission port's Prometheus series, with controller-runtime's names and a cluster label from a bounded set.
 
 import client from "prom-client";
 
-/** Counts and times every admission request the hub answers. */
+/** The label value of every answer given before a request reached a webhook of a served cluster. */
+export const UNROUTED = "unknown";
+/** The codes answered before routing: a path naming no webhook or an unserved cluster, and a method other than POST. */
+const UNROUTED_CODES = [404, 405] as const;
+
+/**
+ * Counts and times every admission request the hub answers.
+ *
+ * Guarantees: the label values come from bounded sets, never from a request as such: `webhook` is a webhook the hub
+ * serves, `cluster` a cluster it serves (the caller checks both first), `code` one of the statuses the server answers;
+ * every answer given before that check (404, 405) is counted in one series per code labelled `unknown`, which exist
+ * from the start, so no request can add a series. `forgetCluster` removes a cluster's series when it is no longer
+ * served, so the series follow the clusters served, not every cluster ever served.
+ */
 export class WebhookMetrics {
   /** Labels: webhook (`operator/type/id`), code (the HTTP status answered), cluster. */
   readonly requests: client.Counter<"webhook" | "code" | "cluster">;
@@ -10,6 +23,8 @@ export class WebhookMetrics {
   readonly latency: client.Histogram<"webhook" | "cluster">;
   /** Labels: webhook. */
   readonly inFlight: client.Gauge<"webhook">;
+  /** Per cluster, the `webhook` and `code` label pairs it has series under. */
+  readonly #labelled = new Map<string, Map<string, { webhook: string; code: string }>>();
 
   constructor(registry: client.Registry) {
     const registers = [registry];
@@ -32,11 +47,36 @@ export class WebhookMetrics {
       labelNames: ["webhook"],
       registers,
     });
+    for (const code of UNROUTED_CODES) {
+      this.requests.inc({ webhook: UNROUTED, code: String(code), cluster: UNROUTED }, 0);
+    }
   }
 
-  /** Records one answered request. */
+  /** Records one answered request of a webhook served, called by a cluster served. */
   observe(webhook: string, cluster: string, code: number, seconds: number): void {
+    const key = `${webhook} ${code}`;
+    let pairs = this.#labelled.get(cluster);
+    if (!pairs) this.#labelled.set(cluster, pairs = new Map());
+    if (!pairs.has(key)) pairs.set(key, { webhook, code: String(code) });
     this.requests.inc({ webhook, code: String(code), cluster });
     this.latency.observe({ webhook, cluster }, seconds);
+  }
+
+  /** Records one request answered before it reached a webhook (404 or 405): no label from the request. */
+  unrouted(code: (typeof UNROUTED_CODES)[number]): void {
+    this.requests.inc({ webhook: UNROUTED, code: String(code), cluster: UNROUTED });
+  }
+
+  /** Removes every series of `cluster` (no longer served). */
+  forgetCluster(cluster: string): void {
+    const pairs = this.#labelled.get(cluster);
+    if (!pairs) return;
+    this.#labelled.delete(cluster);
+    const webhooks = new Set<string>();
+    for (const { webhook, code } of pairs.values()) {
+      this.requests.remove({ webhook, code, cluster });
+      webhooks.add(webhook);
+    }
+    for (const webhook of webhooks) this.latency.remove({ webhook, cluster });
   }
 }

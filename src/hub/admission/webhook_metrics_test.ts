@@ -1,7 +1,12 @@
-// Unit tests for the admission series: controller-runtime's names with a cluster label.
+// Unit tests for the admission series: controller-runtime's names, a cluster label from a bounded set.
 import assert from "node:assert/strict";
 import client from "prom-client";
 import { WebhookMetrics } from "./webhook_metrics.ts";
+
+/** The number of sample lines in the registry's exposition. */
+async function series(registry: client.Registry): Promise<number> {
+  return (await registry.metrics()).split("\n").filter((l) => l && !l.startsWith("#")).length;
+}
 
 Deno.test("WebhookMetrics counts and times each answer by webhook, code and cluster", async () => {
   const registry = new client.Registry();
@@ -21,4 +26,31 @@ Deno.test("WebhookMetrics counts and times each answer by webhook, code and clus
     text,
     /controller_runtime_webhook_latency_seconds_count\{webhook="website\/validating\/image",cluster="dev"\} 2/,
   );
+});
+
+Deno.test("WebhookMetrics counts 404 and 405 in series that exist from the start, and forgets a cluster's series", async () => {
+  const registry = new client.Registry();
+  const m = new WebhookMetrics(registry);
+  const atStart = await series(registry);
+  assert.match(
+    await registry.metrics(),
+    /controller_runtime_webhook_requests_total\{webhook="unknown",code="404",cluster="unknown"\} 0/,
+  );
+  for (let i = 0; i < 100; i++) m.unrouted(i % 2 ? 404 : 405);
+  assert.equal(await series(registry), atStart, "no series added");
+  assert.match(
+    await registry.metrics(),
+    /controller_runtime_webhook_requests_total\{webhook="unknown",code="405",cluster="unknown"\} 50/,
+  );
+  m.observe("w/validating/a", "prod", 200, 0.001);
+  m.observe("w/mutating/b", "prod", 400, 0.001);
+  m.observe("w/validating/a", "dev", 200, 0.001);
+  const withDev = await series(registry);
+  m.forgetCluster("prod");
+  m.forgetCluster("never");
+  const text = await registry.metrics();
+  assert.doesNotMatch(text, /cluster="prod"/);
+  assert.match(text, /code="200",cluster="dev"\} 1/);
+  m.forgetCluster("dev");
+  assert.equal(await series(registry), atStart, `back to the start (was ${withDev})`);
 });

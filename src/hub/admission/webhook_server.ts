@@ -5,16 +5,19 @@ import type client from "prom-client";
 import type { AdmissionWebhook, Operator } from "../../runtime/mod.ts";
 import { errorText, type Logger, oneLine, redact } from "../../util/mod.ts";
 import type { ConnectionLimits, KeepAliveLimits } from "../http/connection_gate.ts";
+import { ConnectionSlots } from "../http/connection_slots.ts";
 import { type GatedServer, serveGated } from "../http/gated_server.ts";
 import { isLoopbackBind } from "../http/host_guard.ts";
 import {
   MAX_REVIEW_BYTES,
   parseReview,
   parseWebhookPath,
-  readBoundedBody,
   ReviewInputError,
   reviewResponse,
 } from "./admission_review.ts";
+import { BodyBudget, type BodyBudgetLimits } from "./body_budget.ts";
+import { readReviewBody } from "./review_body.ts";
+import { ServedClusters } from "./served_clusters.ts";
 import { TlsFront } from "./tls_front.ts";
 import type { WebhookCertificates } from "./webhook_certs.ts";
 import { WebhookMetrics } from "./webhook_metrics.ts";
@@ -35,6 +38,10 @@ export interface WebhookServerOptions {
   keepAlive?: KeepAliveLimits;
   /** The largest AdmissionReview body read. Default MAX_REVIEW_BYTES (4 MiB). */
   maxBodyBytes?: number;
+  /** A body must arrive whole within this of its request's head. Default 10 s. */
+  bodyTimeoutMs?: number;
+  /** The bytes of bodies held at once across every connection (defaults: body_budget.ts, 64 KiB each + 32 MiB). */
+  bodyBudget?: BodyBudgetLimits;
 }
 
 /** Thrown when the admission port cannot be bound or its first certificate is refused. */
@@ -48,27 +55,39 @@ export class WebhookServerError extends Error {
  * Guarantees:
  * - the port is bound in the constructor (a port in use or a refused certificate throws WebhookServerError at once);
  * - every request passes the connection gate (header deadline per request, connection cap) behind a TLS front whose
- *   socket never closes; connections are kept alive (an apiserver reuses one TLS session for up to 100 calls, closed
+ *   socket never closes; at the cap (256) the connection idle the longest is closed to make room (a TLS handshake, a
+ *   head still arriving, or kept alive between requests; none idle, the slowest body), so idle and slow connections,
+ *   however many, cannot keep an apiserver's call out (connection_slots.ts); connections are kept alive (an apiserver reuses one TLS session for up to 100 calls, closed
  *   after 15 s idle; the probe and protected ports stay one request per connection); a new certificate from
  *   `certificates` is served from the next connection on without a refused connection (tls_front.ts), and the
  *   connections kept alive on the old one are closed between requests when it retires;
- * - the body is untrusted: more than `maxBodyBytes` is refused with 413 before it is all read, anything but an
- *   admission.k8s.io/v1 AdmissionReview with a uid and a known operation with 400, a wrong method with 405, a
- *   content type other than JSON with 415, an unknown webhook with 404; each with one line naming the problem, never
- *   echoing the body; the apiserver then applies the webhook's failurePolicy;
+ * - the body is untrusted: more than `maxBodyBytes` is refused with 413 before it is all read, one not whole
+ *   `bodyTimeoutMs` after its head with 408, one the port's byte budget has no room for with 429 (review_body.ts),
+ *   anything but an admission.k8s.io/v1 AdmissionReview with a uid and a known operation with 400, a wrong method
+ *   with 405, a content type other than JSON with 415, a path naming no webhook or a cluster not served with 404;
+ *   each with one line naming the problem, never echoing the body; the apiserver then applies the failurePolicy;
+ *   408, 413 and 429 close the connection;
  * - a handler that throws anything but an AdmissionError, or outlives its webhook's timeoutSeconds, gets 500 (504):
  *   the apiserver applies failurePolicy; the error is logged with the webhook and cluster, never the request body;
- * - every answer is counted in `controller_runtime_webhook_requests_total{webhook,code,cluster}` and timed in
- *   `controller_runtime_webhook_latency_seconds{webhook,cluster}`.
+ * - every answer is counted in `controller_runtime_webhook_requests_total{webhook,code,cluster}` and the reviews are
+ *   timed in `controller_runtime_webhook_latency_seconds{webhook,cluster}`, labelled only with webhooks and clusters
+ *   served (`clusters`); 404 and 405 are counted under `unknown` in series that exist from the start, so no request
+ *   adds a series (webhook_metrics.ts); a cluster's series go when it is no longer served.
  *
  * Assumptions: the cluster in the path is who the installer told to call it; anyone who can reach the port can claim
- * any cluster, which gets them a verdict and nothing else (handlers decide, they hold no credentials of the caller).
+ * any cluster served, which gets them a verdict and nothing else (handlers decide, they hold no credentials of the
+ * caller). `clusters` is kept by the registry's engage target (`clusters.tracking`): until then no call is answered.
  */
 export class WebhookServer {
   readonly #o: WebhookServerOptions;
   readonly #front: TlsFront;
   readonly #webhooks = new Map<string, AdmissionWebhook>();
   readonly #metrics: WebhookMetrics;
+  /** The connection cap, shared by the server behind the front and any retiring one (a rotation). */
+  readonly #slots: ConnectionSlots<Deno.Conn>;
+  readonly #budget: BodyBudget;
+  /** The clusters whose calls are answered. */
+  readonly clusters = new ServedClusters();
   #inner: GatedServer;
   readonly #draining = new Set<Promise<void>>();
   /** Ends the wait of each retired server (at stop). */
@@ -80,10 +99,19 @@ export class WebhookServer {
       for (const w of op.webhooks ?? []) this.#webhooks.set(`${op.name}/${w.type}/${w.id}`, w);
     }
     this.#metrics = new WebhookMetrics(options.registry);
+    this.clusters.onForget((name) => this.#metrics.forgetCluster(name));
+    this.#slots = new ConnectionSlots(options.limits?.maxConnections ?? 256);
+    this.#budget = new BodyBudget(options.bodyBudget);
     this.#inner = this.#bindInner();
     try {
       this.#front = new TlsFront(
-        { hostname: options.hostname, port: options.port, ...options.limits },
+        {
+          hostname: options.hostname,
+          port: options.port,
+          // A bound on file descriptors: the gate behind makes room within its cap, the front closes what it closed.
+          maxConnections: 2 * this.#slots.max,
+          lifetimeMs: options.limits?.lifetimeMs,
+        },
         () => this.#inner.addr.port,
       );
     } catch (err) {
@@ -148,6 +176,9 @@ export class WebhookServer {
     try {
       return serveGated({
         ...this.#o.limits,
+        slots: this.#slots,
+        // The gate closed a client: the front closes the client's own socket (see TlsFront.closePeer).
+        onClosed: (conn) => this.#front?.closePeer(conn),
         keepAlive: this.#o.keepAlive ?? {},
         hostname: "127.0.0.1",
         port: 0,
@@ -166,25 +197,33 @@ export class WebhookServer {
 
   async #handle(req: Request): Promise<Response> {
     const started = performance.now();
+    // Before the route is known to be served, nothing from the request becomes a label (webhook_metrics.ts).
+    if (req.method !== "POST") {
+      this.#metrics.unrouted(405);
+      return text(405, "method not allowed: an apiserver POSTs an AdmissionReview", true);
+    }
     const route = parseWebhookPath(new URL(req.url).pathname);
-    const name = route ? `${route.operator}/${route.type}/${route.id}` : "unknown";
+    const name = route ? `${route.operator}/${route.type}/${route.id}` : "";
     const webhook = route ? this.#webhooks.get(name) : undefined;
-    const cluster = route?.cluster ?? "unknown";
-    const answer = (status: number, body: string | Record<string, unknown>) => {
-      // An unknown path is counted once under "unknown", never under a name an attacker chose.
-      this.#metrics.observe(webhook ? name : "unknown", webhook ? cluster : "unknown", status, elapsed(started));
-      return typeof body === "string"
-        ? new Response(`${body}\n`, { status, headers: { "content-type": "text/plain" } })
-        : Response.json(body, { status });
+    if (!route || !webhook || !this.clusters.has(route.cluster)) {
+      this.#metrics.unrouted(404);
+      return text(404, "no such webhook: the path names an operator, webhook and cluster this hub serves", true);
+    }
+    const cluster = route.cluster;
+    const answer = (status: number, body: string | Record<string, unknown>, unread = false) => {
+      this.#metrics.observe(name, cluster, status, elapsed(started));
+      return typeof body === "string" ? text(status, body, unread) : Response.json(body, { status });
     };
-    if (req.method !== "POST") return answer(405, "method not allowed: an apiserver POSTs an AdmissionReview");
-    if (!route || !webhook) return answer(404, "no such webhook: the path names an operator, webhook and cluster");
     const type = req.headers.get("content-type") ?? "";
-    if (!/^application\/json\b/i.test(type)) return answer(415, "content-type must be application/json");
+    if (!/^application\/json\b/i.test(type)) return answer(415, "content-type must be application/json", true);
     const log = this.#o.logger.child({ cluster, webhook: name });
     this.#metrics.inFlight.inc({ webhook: name });
     try {
-      const body = await readBoundedBody(req, this.#o.maxBodyBytes ?? MAX_REVIEW_BYTES);
+      const body = await readReviewBody(req, {
+        maxBytes: this.#o.maxBodyBytes ?? MAX_REVIEW_BYTES,
+        timeoutMs: this.#o.bodyTimeoutMs,
+        budget: this.#budget,
+      });
       const request = parseReview(body, cluster);
       request.logger = log.child({ namespace: request.namespace, name: request.name });
       const abort = new AbortController();
@@ -222,11 +261,23 @@ export class WebhookServer {
     } catch (err) {
       if (!(err instanceof ReviewInputError)) throw err;
       log.warn("admission request refused", { status: err.status, error: err.message });
-      return answer(err.status, err.message);
+      const res = answer(err.status, err.message, err.status !== 400);
+      if (err.status === 429) res.headers.set("retry-after", "1");
+      return res;
     } finally {
       this.#metrics.inFlight.dec({ webhook: name });
     }
   }
+}
+
+/**
+ * A one-line answer. `unread`: given before the request's body was read whole, so it says `connection: close` (the
+ * client must not reuse the connection: the gate ends it, as Go's http.Server does with a body it will not drain).
+ */
+function text(status: number, body: string, unread = false): Response {
+  const headers: Record<string, string> = { "content-type": "text/plain" };
+  if (unread) headers.connection = "close";
+  return new Response(`${body}\n`, { status, headers });
 }
 
 function elapsed(started: number): number {

@@ -1,9 +1,12 @@
 // Admission for the hub's HTTP ports: a connection cap and a header-read deadline in front of Deno.serve.
 
 import { acceptEach } from "./accept_each.ts";
+import { ConnectionSlots } from "./connection_slots.ts";
 import { bodyLength, ClientInput, type KeepAliveLimits, oneRequestOnly } from "./request_framing.ts";
+import { closeQuietly, concat, copy, writeAll } from "./socket_copy.ts";
 
 export { endsHead, oneRequestOnly } from "./request_framing.ts";
+export { closeQuietly } from "./socket_copy.ts";
 export type { KeepAliveLimits };
 
 /** How long and how many: the limits of a gated port. */
@@ -28,6 +31,13 @@ export interface ConnectionGateOptions extends ConnectionLimits {
   onShed?(reason: ShedReason): void;
   /** Serve several requests per connection within these limits; absent: one request per connection. */
   keepAlive?: KeepAliveLimits;
+  /** The slot table the cap is kept in, shared by several gates behind one socket; its `max` wins over maxConnections. */
+  slots?: ConnectionSlots<Deno.Conn>;
+  /**
+   * Called once each client connection is closed. In Deno 2.9.6 a TLS connection closed before its handshake keeps
+   * its socket (and file descriptor) until the peer closes or writes: a TCP front before the gate closes the peer.
+   */
+  onClosed?(conn: Deno.Conn): void;
 }
 
 /** Why the gate closed a connection before the server behind answered it. */
@@ -36,9 +46,9 @@ export type ShedReason = "refused" | "evicted" | "timedOut" | "oversized";
 /** What the gate has done since it started; for tests and /metrics. */
 export interface ConnectionGateStats {
   accepted: number;
-  /** Closed at once: the cap was reached and every open connection was already handed on. */
+  /** Closed at once: the cap was reached and every open connection was being answered. */
   refused: number;
-  /** Closed while still sending its head, to make room for a newer connection once the cap was reached. */
+  /** Closed while idle (or, none idle, while sending a body) to make room for a newer one at the cap. */
   evicted: number;
   /** Closed because its head did not arrive within the header timeout. */
   timedOut: number;
@@ -83,9 +93,11 @@ const TOO_LARGE = new TextEncoder().encode(
  * headers, up to the empty line) has arrived, then copies bytes both ways until either side ends.
  *
  * Guarantees:
- * - at most `maxConnections` client connections are open at once; when a new one arrives at the cap, the oldest one
- *   still sending its head is closed to make room (a slow client loses its place to a newer one), and when every open
- *   connection has already been handed on, the new one is closed at once;
+ * - at most `maxConnections` client connections are open at once; when a new one arrives at the cap, the one idle the
+ *   longest is closed to make room (connection_slots.ts): idle is still sending its first head (TLS handshake
+ *   included) or, with keep-alive, answered and waiting for (or receiving) its next head; none idle, the one whose
+ *   body has been arriving the longest (keep-alive only: without it a request handed on is never closed for room);
+ *   when every open connection is being answered, the new one is closed at once;
  * - a connection whose head (TLS handshake included) has not arrived within `headerTimeoutMs` of its accept is
  *   closed, as is any connection `lifetimeMs` after its accept, so a client that trickles bytes holds nothing for
  *   long;
@@ -100,7 +112,7 @@ const TOO_LARGE = new TextEncoder().encode(
  *   third of `lifetimeMs` or later (so it has two thirds of the lifetime to be answered), one after `close()`, and one
  *   whose end the head does not tell (chunked, upgrade, HTTP/1.0; request_framing.ts). A connection whose requests
  *   are all answered is closed after `idleTimeoutMs` without a next one, and at `close()`; one still being answered
- *   is closed once answered. Kept-alive connections count against `maxConnections` and are never evicted.
+ *   is closed once answered. Kept-alive connections count against `maxConnections`.
  * Assumptions: HTTP/1.x only (no ALPN offered); the server behind honours a request's `connection: close`, as
  *   Deno.serve does; with keep-alive, it keeps its connection to the gate open between requests and writes each answer
  *   at once (small bodies), so `answered()` and the bytes seen coming back mean the answer is with the client.
@@ -111,8 +123,9 @@ export class ConnectionGate {
   readonly #listener: Deno.Listener;
   readonly #upstream: Upstream;
   readonly #onShed: (reason: ShedReason) => void;
+  readonly #onClosed: (conn: Deno.Conn) => void;
   readonly #headerTimeoutMs: number;
-  readonly #maxConnections: number;
+  readonly #slots: ConnectionSlots<Deno.Conn>;
   readonly #lifetimeMs: number;
   readonly #maxHeaderBytes: number;
   /** Open client connections still sending their heads, oldest first. */
@@ -135,7 +148,7 @@ export class ConnectionGate {
   /** Binds now (throwing ConnectionGateError naming the address) and starts accepting. */
   constructor(options: ConnectionGateOptions, upstream: Upstream) {
     this.#headerTimeoutMs = positive(options.headerTimeoutMs ?? 10_000, "headerTimeoutMs");
-    this.#maxConnections = positive(options.maxConnections ?? 256, "maxConnections");
+    this.#slots = options.slots ?? new ConnectionSlots(positive(options.maxConnections ?? 256, "maxConnections"));
     this.#lifetimeMs = positive(options.lifetimeMs ?? 60_000, "lifetimeMs");
     this.#maxHeaderBytes = positive(options.maxHeaderBytes ?? 16 * 1024, "maxHeaderBytes");
     this.#keepAlive = options.keepAlive && {
@@ -144,6 +157,7 @@ export class ConnectionGate {
     };
     this.#upstream = upstream;
     this.#onShed = options.onShed ?? (() => {});
+    this.#onClosed = options.onClosed ?? (() => {});
     const { hostname, port, tls } = options;
     try {
       this.#listener = tls
@@ -185,26 +199,20 @@ export class ConnectionGate {
   #acceptLoop(): Promise<void> {
     return acceptEach(this.#listener, () => this.#closed, (conn) => {
       this.#stats.accepted++;
-      if (this.#admit()) return this.#serve(conn);
+      const evict = () => {
+        this.#shed("evicted");
+        closeQuietly(conn);
+      };
+      if (this.#slots.open(conn, evict)) return this.#serve(conn);
       this.#shed("refused");
       closeQuietly(conn);
+      this.#onClosed(conn);
     }, () => this.close());
   }
 
   #shed(reason: ShedReason): void {
     this.#stats[reason]++;
     this.#onShed(reason);
-  }
-
-  /** Makes room for one more connection if the cap allows, evicting the oldest one still sending its head. */
-  #admit(): boolean {
-    if (this.open < this.#maxConnections) return true;
-    const oldest = this.#waiting.values().next();
-    if (oldest.done) return false;
-    this.#waiting.delete(oldest.value);
-    this.#shed("evicted");
-    closeQuietly(oldest.value);
-    return true;
   }
 
   async #serve(conn: Deno.Conn): Promise<void> {
@@ -226,12 +234,13 @@ export class ConnectionGate {
         await conn.write(TOO_LARGE).catch(() => {});
         return;
       }
-      if (!head || !this.#waiting.delete(conn)) return;
+      if (!head || !this.#waiting.delete(conn) || !this.#slots.has(conn)) return;
       this.#handedOn.add(conn);
       this.#stats.handedOn++;
       upstream = await this.#upstream();
       const inner = upstream.conn;
       if (!this.#keepAlive) {
+        this.#slots.mark(conn, "busy");
         await writeAll(inner, oneRequestOnly(head));
         await this.#passRest(input, conn, inner);
         await copy(inner, conn);
@@ -246,7 +255,9 @@ export class ConnectionGate {
       if (state.timedOut) this.#shed("timedOut");
       this.#waiting.delete(conn);
       this.#handedOn.delete(conn);
+      this.#slots.close(conn);
       closeQuietly(conn);
+      this.#onClosed(conn);
       if (upstream) {
         closeQuietly(upstream.conn);
         upstream.release();
@@ -260,6 +271,11 @@ export class ConnectionGate {
     // The client's end of input does not end the exchange (the answer may still be on its way); its connection
     // failing or being closed here (lifetime, abort) does, by closing the server's side too.
     void copy(conn, inner).then((eof) => eof || closeQuietly(inner));
+  }
+
+  /** A request handed on: `body` while `bodyLeft` bytes of its body are still to come, else `busy`. */
+  #mark(conn: Deno.Conn, bodyLeft: number): void {
+    this.#slots.mark(conn, bodyLeft > 0 ? "body" : "busy");
   }
 
   /**
@@ -279,11 +295,27 @@ export class ConnectionGate {
     let forwarded = 0;
     /** When answer bytes last came back; 0 while the last request handed on has had none. */
     let answeredAt = 0;
-    // The server's answers; its end ends the exchange.
-    const answers = copy(inner, conn, () => answeredAt = Date.now()).then(() => closeQuietly(conn));
+    /** Whether the body of the request handed on last is still arriving. */
+    let inBody = false;
+    const answeredAll = () => (upstream.answered?.() ?? forwarded) >= forwarded;
+    // The server's answers; its end ends the exchange. An answer to a request whose body is still arriving means the
+    // server will not read the rest (a refusal): the body ends there (half-close), so the server closes once its answer
+    // is out, and the client's connection with it (Deno.serve keeps a connection whose request body is unfinished).
+    const answers = copy(inner, conn, () => {
+      answeredAt = Date.now();
+      if (inBody && answeredAll()) void inner.closeWrite().catch(() => {});
+    }).then(() => closeQuietly(conn));
     // Between requests (the server answered every request handed on, and bytes came back since): for how long.
-    const idleFor = () =>
-      answeredAt && (upstream.answered?.() ?? forwarded) >= forwarded ? Date.now() - answeredAt : undefined;
+    const idleFor = () => answeredAt && answeredAll() ? Date.now() - answeredAt : undefined;
+    /** Passes `n` body bytes on; false when either side failed inside it (the body is ended: the answer may come). */
+    const body = async (n: number): Promise<boolean> => {
+      inBody = n > 0;
+      const whole = await input.pipe(n, (bytes) => writeAll(inner, bytes)).then(() => true, () => false);
+      inBody = false;
+      if (!whole) await inner.closeWrite().catch(() => {});
+      else this.#mark(conn, 0);
+      return whole;
+    };
     let head = first;
     for (let served = 1;; served++) {
       const length = bodyLength(head);
@@ -291,17 +323,22 @@ export class ConnectionGate {
       const last = length === undefined || served >= limits.maxRequests || this.#closed ||
         Date.now() - acceptedAt >= this.#lifetimeMs / 3;
       if (last) {
+        this.#mark(conn, length === undefined ? 1 : length - Math.min(length, input.buffered));
         await writeAll(inner, oneRequestOnly(head));
-        await this.#passRest(input, conn, inner);
+        forwarded++;
+        answeredAt = 0;
+        // A body of known length is passed on as such (then `busy`); an unknown one is copied to the end (`body`).
+        if (length === undefined || await body(length)) await this.#passRest(input, conn, inner);
         break;
       }
       // The head with the body bytes already read, in one write: a head alone, then a small body, waits out the
       // peer's delayed ACK (about 40 ms) where Nagle's algorithm is on.
       const first = input.take(Math.min(length, input.buffered));
+      this.#mark(conn, length - first.length);
       await writeAll(inner, concat(head, first));
       forwarded++;
       answeredAt = 0;
-      await input.pipe(length - first.length, (bytes) => writeAll(inner, bytes));
+      if (!(await body(length - first.length))) break;
       const next = await this.#nextHead(conn, input, idleFor, state);
       if (next === null || next === "oversized") {
         if (next === "oversized") this.#shed("oversized");
@@ -330,6 +367,7 @@ export class ConnectionGate {
       const check = () => {
         const idle = idleFor();
         clearTimeout(timer);
+        if (idle !== undefined) this.#slots.mark(conn, "idle");
         if (idle !== undefined && (this.#closed || idle >= limit)) {
           this.#stats.idleClosed++;
           closeQuietly(conn);
@@ -356,40 +394,6 @@ export class ConnectionGate {
       clearTimeout(headTimer);
     }
   }
-}
-
-/** Copies until `from` ends (true) or either side fails (false), calling `onData` after each write; never rejects. */
-async function copy(from: Deno.Conn, to: Deno.Conn, onData?: () => void): Promise<boolean> {
-  const buf = new Uint8Array(16 * 1024);
-  try {
-    for (;;) {
-      const n = await from.read(buf);
-      if (n === null) return true;
-      await writeAll(to, buf.subarray(0, n));
-      onData?.();
-    }
-  } catch {
-    return false; // one side closed: the exchange is over
-  }
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (!b.length) return a;
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
-}
-
-async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
-  for (let off = 0; off < bytes.length;) off += await conn.write(bytes.subarray(off));
-}
-
-/** Closes `conn`, ignoring that it is already closed. */
-export function closeQuietly(conn: Deno.Conn): void {
-  try {
-    conn.close();
-  } catch { /* already closed */ }
 }
 
 function positive(value: number, what: string): number {

@@ -325,3 +325,84 @@ Deno.test("ConnectionGate without keepAlive stays one request per connection beh
     await server.shutdown();
   }
 });
+
+/** A kept-alive gated server whose handler holds a request whose body is `hold` until `release()`. */
+function holding(maxConnections: number) {
+  let release!: () => void;
+  const held = new Promise<void>((r) => release = r);
+  const server = serveGated({ hostname: "127.0.0.1", port: 0, keepAlive: {}, maxConnections }, async (req) => {
+    const body = await req.text();
+    if (body === "hold") await held;
+    return new Response(`got:${body}`);
+  });
+  const connect = () => Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
+  return { server, connect, release };
+}
+
+Deno.test("ConnectionGate with keepAlive at its cap closes the connection idle the longest, kept-alive ones included, never one being answered", async () => {
+  const { server, connect, release } = holding(3);
+  const conns: Deno.Conn[] = [];
+  try {
+    // Idle since its answer: kept alive between requests.
+    const kept = await connect();
+    conns.push(kept);
+    await kept.write(enc.encode(post("k")));
+    await readUntil(kept, /got:k$/);
+    await new Promise((r) => setTimeout(r, 150)); // the gate sees the answer go (it looks every 50 ms)
+    // Idle since its accept, later: a head that never ends.
+    const slow = await connect();
+    conns.push(slow);
+    await slow.write(enc.encode("POST /x HTTP/1.1\r\n"));
+    // Being answered.
+    const busy = await connect();
+    conns.push(busy);
+    await busy.write(enc.encode(post("hold")));
+    await new Promise((r) => setTimeout(r, 100));
+    const first = await connect();
+    conns.push(first);
+    assert.equal(await readToClose(kept), "", "the connection idle the longest (kept alive) went first");
+    const second = await connect();
+    conns.push(second);
+    assert.equal(await readToClose(slow), "", "then the slow head");
+    await second.write(enc.encode(post("s")));
+    assert.match(await readUntil(second, /got:s$/), /^HTTP\/1\.1 200 OK/);
+    release();
+    assert.match(await readUntil(busy, /got:hold$/), /^HTTP\/1\.1 200 OK/, "the one being answered was never closed");
+    assert.equal(server.stats.evicted, 2);
+    assert.equal(server.stats.refused, 0);
+  } finally {
+    release();
+    for (const c of conns) c.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("ConnectionGate with keepAlive at its cap closes a connection still sending its body when none is idle, and refuses only when every one is being answered", async () => {
+  const { server, connect, release } = holding(2);
+  const conns: Deno.Conn[] = [];
+  try {
+    const trickling = await connect();
+    conns.push(trickling);
+    await trickling.write(enc.encode("POST /x HTTP/1.1\r\nHost: localhost\r\ncontent-length: 100\r\n\r\n0123456789"));
+    const busy = await connect();
+    conns.push(busy);
+    await busy.write(enc.encode(post("hold")));
+    await new Promise((r) => setTimeout(r, 150));
+    const late = await connect();
+    conns.push(late);
+    assert.equal(await readToClose(trickling), "", "the body that was still arriving made room");
+    await late.write(enc.encode(post("hold")));
+    await new Promise((r) => setTimeout(r, 150));
+    const refused = await connect();
+    conns.push(refused);
+    assert.equal(await readToClose(refused), "", "both being answered: the newcomer is refused");
+    release();
+    assert.match(await readUntil(busy, /got:hold$/), /^HTTP\/1\.1 200 OK/);
+    assert.match(await readUntil(late, /got:hold$/), /^HTTP\/1\.1 200 OK/);
+    assert.deepEqual([server.stats.evicted, server.stats.refused], [1, 1]);
+  } finally {
+    release();
+    for (const c of conns) c.close();
+    await server.shutdown();
+  }
+});
