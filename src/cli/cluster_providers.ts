@@ -41,7 +41,16 @@ export function homeClusterProviders(o: HomeProvidersOptions): StartsProvider[] 
   };
   const out: StartsProvider[] = [];
   if (flags.clusterSecrets !== undefined) {
-    out.push(new SecretProvider({ ...common, namespace: flags.clusterSecrets, env: readEnv }));
+    // The selection and the prefix let it leave unselected Secrets unparsed (`--clusters a,b`, not `all`).
+    out.push(
+      new SecretProvider({
+        ...common,
+        namespace: flags.clusterSecrets,
+        env: readEnv,
+        selection: flags.clusters,
+        prefixes: flags.clusterProviders.namePrefixes,
+      }),
+    );
   }
   if (flags.clusterProviders.clusterApi !== undefined) {
     out.push(new ClusterApiProvider({ ...common, namespaces: flags.clusterProviders.clusterApi, env: readEnv }));

@@ -1,7 +1,8 @@
 // A kubeconfig document held in memory (a file just read, a Secret's data): its contexts as ClusterAccess, with digests
 // that tell a server change from a credentials-only change.
 
-import { MAX_UNTRUSTED_KUBECONFIG_BYTES, parseKubeconfigYaml } from "./kubeconfig_yaml.ts";
+import { parseKubeconfigYaml } from "./kubeconfig_yaml.ts";
+import type { UntrustedKubeconfigParser } from "./kubeconfig_parser.ts";
 import { oneLine } from "../util/mod.ts";
 import { ConfigError } from "./errors.ts";
 import type { ClusterAccess } from "./cluster_access.ts";
@@ -51,6 +52,11 @@ export interface KubeconfigTextOptions {
    * kubectl trusts its own kubeconfig.
    */
   untrusted?: CredentialPolicy;
+  /**
+   * Parses untrusted text (a KubeconfigParser: in a worker, off the event loop). Default: parsed here, under the
+   * same linear-time rules. Trusted text is always parsed here.
+   */
+  parser?: UntrustedKubeconfigParser;
 }
 
 /**
@@ -69,10 +75,12 @@ export async function parseKubeconfigText(text: string, options: KubeconfigTextO
   let parsed: unknown;
   try {
     // Parsed once here (a kubeconfig of thousands of contexts takes seconds to parse), handed to the loader as is;
-    // untrusted text is capped in size (and every document in nesting) before the parser sees it.
-    parsed = parseKubeconfigYaml(path, text, {
-      maxBytes: options.untrusted ? MAX_UNTRUSTED_KUBECONFIG_BYTES : undefined,
-    });
+    // untrusted text is held to the untrusted rules (size, anchors, entries: kubeconfig_yaml.ts), by `parser` if given.
+    parsed = !options.untrusted
+      ? parseKubeconfigYaml(path, text)
+      : options.parser
+      ? await options.parser.parse(path, text)
+      : parseKubeconfigYaml(path, text, { untrusted: true });
     const documents = new Map([[path, parsed]]);
     catalog = await loadContexts({
       files: [path],

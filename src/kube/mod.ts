@@ -59,7 +59,18 @@ export {
 } from "./credential_policy.ts";
 export { describePermission, missingPermissions, type PermissionCheck } from "./access_review.ts";
 export { missingPermissionsIn, type ResourceRule, rulesReview } from "./rules_review.ts";
-export { MAX_KUBECONFIG_DEPTH, MAX_UNTRUSTED_KUBECONFIG_BYTES } from "./kubeconfig_yaml.ts";
+export {
+  MAX_KUBECONFIG_DEPTH,
+  MAX_UNTRUSTED_KUBECONFIG_BYTES,
+  MAX_UNTRUSTED_KUBECONFIG_ENTRIES,
+  tooLarge as kubeconfigTooLarge,
+} from "./kubeconfig_yaml.ts";
+export {
+  KubeconfigParser,
+  type KubeconfigParserOptions,
+  type ParseWorker,
+  type UntrustedKubeconfigParser,
+} from "./kubeconfig_parser.ts";
 export {
   EXEC_CREDENTIAL_VERSIONS,
   ExecCredentialAccess,

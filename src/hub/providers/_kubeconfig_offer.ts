@@ -5,6 +5,7 @@ import {
   type EnvSource,
   parseKubeconfigText,
   STRICT_CREDENTIAL_POLICY,
+  type UntrustedKubeconfigParser,
 } from "../../kube/mod.ts";
 import { errorText } from "../../util/mod.ts";
 import type { ClusterOffer } from "./registry.ts";
@@ -20,6 +21,8 @@ export interface KubeconfigOfferOptions {
   /** What the text may hold; default: inline credentials, https, no exec plugin. */
   policy?: CredentialPolicy;
   env?: EnvSource;
+  /** Parses the text (a KubeconfigParser: off the event loop). Default: parsed on the caller's thread. */
+  parser?: UntrustedKubeconfigParser;
 }
 
 /**
@@ -36,6 +39,7 @@ export async function kubeconfigOffer(text: string, o: KubeconfigOfferOptions): 
       source: o.source,
       env: o.env,
       untrusted: o.policy ?? STRICT_CREDENTIAL_POLICY,
+      parser: o.parser,
     });
     const wanted = doc.currentContext ?? (doc.contexts.length === 1 ? doc.contexts[0].name : undefined);
     const ctx = doc.contexts.find((c) => c.name === wanted);

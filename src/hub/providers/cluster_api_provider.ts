@@ -1,7 +1,13 @@
 // The Cluster API provider: one cluster per Cluster API `Cluster` (cluster.x-k8s.io) whose phase is Provisioned, reached
 // through its `<cluster>-kubeconfig` Secret, in some namespaces (or all) of the home cluster.
 
-import { type ClusterAccess, type CredentialPolicy, type EnvSource, KubeClient } from "../../kube/mod.ts";
+import {
+  type ClusterAccess,
+  type CredentialPolicy,
+  type EnvSource,
+  KubeClient,
+  KubeconfigParser,
+} from "../../kube/mod.ts";
 import { labelled, objectMeta, Store, type StoredObject, Watcher, type WatchSnapshot } from "../../runtime/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
 import { decodeSecretValue, kubeconfigOffer } from "./_kubeconfig_offer.ts";
@@ -30,6 +36,11 @@ export interface ClusterApiProviderOptions {
   policy?: CredentialPolicy;
   /** Where an allowed exec plugin's PATH and HOME come from. Default: none. */
   env?: EnvSource;
+  /**
+   * Parses the kubeconfigs off the event loop, in a worker with a time limit; whoever passes it starts it. Default: a
+   * KubeconfigParser of this provider's own, started and stopped with it.
+   */
+  parser?: KubeconfigParser;
   requestTimeoutMs?: number;
   idleTimeoutMs?: number;
   http2?: boolean;
@@ -72,10 +83,12 @@ export class ClusterApiProvider {
   /** `NS/NAME` → the state last offered or withdrawn (skips repeats: Cluster API rewrites status often). */
   readonly #digests = new Map<string, string>();
   readonly #log: Logger;
+  readonly #parser: KubeconfigParser;
 
   constructor(options: ClusterApiProviderOptions) {
     this.#o = options;
     const clock = options.clock ?? new SystemClock();
+    this.#parser = options.parser ?? new KubeconfigParser({ clock });
     this.#log = options.logger.child({ cluster: options.home.name, provider: "cluster-api" });
     this.#client = new KubeClient(options.home, {
       clock,
@@ -122,12 +135,14 @@ export class ClusterApiProvider {
     return this.#watchers.map((w) => w.snapshot());
   }
 
-  /** Lists and watches until `signal` aborts; closes its client before settling. */
+  /** Lists and watches until `signal` aborts; closes its client (and stops its own parser) before settling. */
   async start(signal: AbortSignal): Promise<void> {
+    const parsing = this.#o.parser ? undefined : this.#parser.start(signal);
     try {
       await Promise.all(this.#watchers.map((w) => w.start(signal)));
     } finally {
       this.#client.close();
+      await parsing;
     }
   }
 
@@ -211,6 +226,7 @@ export class ClusterApiProvider {
         where,
         policy: this.#o.policy,
         env: this.#o.env,
+        parser: this.#parser,
       });
     // A newer state may have arrived while this one was parsed: only the newest is offered.
     if (this.#digests.get(key) !== rv) return;

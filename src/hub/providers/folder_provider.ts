@@ -5,6 +5,8 @@ import {
   ConfigError,
   type CredentialPolicy,
   type EnvSource,
+  KubeconfigParser,
+  kubeconfigTooLarge,
   loadContexts,
   MAX_UNTRUSTED_KUBECONFIG_BYTES,
   parseKubeconfigText,
@@ -27,6 +29,12 @@ export interface FolderProviderOptions {
   debounceMs?: number;
   /** Everything is re-read this often anyway, for events a file system does not deliver. Default 10 s. */
   resyncMs?: number;
+  /**
+   * Parses the folder's (untrusted) files off the event loop once started, in a worker with a time limit; whoever
+   * passes it starts it. Default: a KubeconfigParser of this provider's own, started and stopped with `start()` (the
+   * start-up `scan()` before it parses on the caller's thread, under the same linear-time rules).
+   */
+  parser?: KubeconfigParser;
   logger: Logger;
 }
 
@@ -66,9 +74,11 @@ export class FolderProvider {
   #watchError: string | null = null;
   /** Whether a scan completed (start-up scans once before the hub starts, so in practice from the start). */
   #scanned = false;
+  readonly #parser: KubeconfigParser;
 
   constructor(options: FolderProviderOptions) {
     this.#o = options;
+    this.#parser = options.parser ?? new KubeconfigParser();
     this.#dir = options.dir === undefined ? undefined : resolve(options.dir);
     this.#files = [...new Set((options.files ?? []).map((f) => resolve(f)))];
     const watches = [...(this.#dir ? [this.#dir] : []), ...this.#files];
@@ -105,11 +115,7 @@ export class FolderProvider {
         // A dropped file is untrusted: one over the size a kubeconfig may have is refused without reading it.
         const size = this.#files.includes(path) ? 0 : (await Deno.stat(path)).size;
         if (size > MAX_UNTRUSTED_KUBECONFIG_BYTES) {
-          this.#o.registry.unusable(
-            "folder",
-            path,
-            `invalid kubeconfig ${path}: larger than ${MAX_UNTRUSTED_KUBECONFIG_BYTES} bytes, the limit for a kubeconfig`,
-          );
+          this.#o.registry.unusable("folder", path, `invalid kubeconfig ${path}: ${kubeconfigTooLarge(size)}`);
           continue;
         }
         text = await Deno.readTextFile(path);
@@ -135,6 +141,7 @@ export class FolderProvider {
 
   /** Watches until `signal` aborts. */
   async start(signal: AbortSignal): Promise<void> {
+    const parsing = this.#o.parser ? undefined : this.#parser.start(signal);
     const debounceMs = this.#o.debounceMs ?? 100;
     const resyncMs = this.#o.resyncMs ?? 10_000;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -173,6 +180,7 @@ export class FolderProvider {
     for (const w of fsWatchers) w.close();
     await Promise.all(watchers);
     await this.#scanning;
+    await parsing;
   }
 
   /** One re-read at a time; a request during a read runs once more afterwards. */
@@ -228,6 +236,7 @@ export class FolderProvider {
         source: path,
         env: this.#o.env,
         untrusted: this.#files.includes(path) ? undefined : this.#o.policy ?? STRICT_CREDENTIAL_POLICY,
+        parser: this.#parser,
       });
     } catch (err) {
       if (strict) throw err;

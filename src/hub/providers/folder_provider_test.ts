@@ -168,6 +168,9 @@ Deno.test("FolderProvider parses a dropped file that does not parse only once un
     const big = join(dir, "big.yaml");
     await Deno.writeTextFile(big, kubeconfig(["big"]) + `# ${"x".repeat(MAX_UNTRUSTED_KUBECONFIG_BYTES)}\n`);
     await p.scan();
-    assert.match(registry.unusables.get(big) ?? "", /big.yaml: larger than 1048576 bytes, the limit for a kubeconfig/);
+    assert.match(
+      registry.unusables.get(big) ?? "",
+      /big.yaml: \d+ bytes, larger than 262144 bytes, the limit for an untrusted kubeconfig$/,
+    );
     assert.equal(registry.offers.has(big), false);
   }));

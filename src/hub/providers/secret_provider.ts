@@ -1,9 +1,18 @@
 // The Secret provider: labelled kubeconfig Secrets in one namespace of the home cluster (multicluster-runtime's convention).
 
-import { type ClusterAccess, type CredentialPolicy, type EnvSource, KubeClient } from "../../kube/mod.ts";
+import {
+  type ClusterAccess,
+  type CredentialPolicy,
+  type EnvSource,
+  KubeClient,
+  KubeconfigParser,
+  kubeconfigTooLarge,
+  MAX_UNTRUSTED_KUBECONFIG_BYTES,
+} from "../../kube/mod.ts";
 import { labelled, objectMeta, Store, type StoredObject, Watcher, type WatchSnapshot } from "../../runtime/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
 import { decodeSecretValue, kubeconfigOffer } from "./_kubeconfig_offer.ts";
+import { type NamePrefixes, prefixedName } from "./name_prefixes.ts";
 import type { ClusterOffer, ClusterRegistry } from "./registry.ts";
 
 /** The label multicluster-runtime's kubeconfig provider selects, with the value `"true"`. */
@@ -20,6 +29,19 @@ export interface SecretProviderOptions {
   policy?: CredentialPolicy;
   /** Where an allowed exec plugin's PATH and HOME come from (nothing else of it is passed). Default: none. */
   env?: EnvSource;
+  /**
+   * `--clusters`: `all`, or the names selected. A Secret whose cluster name (with the `secret` provider's prefix from
+   * `prefixes`) is not selected is never parsed, never held in memory beyond its name, and offers nothing (the
+   * registry would not serve it anyway). Default `all`.
+   */
+  selection?: "all" | readonly string[];
+  /** `--cluster-name-prefix`: the prefix the registry puts before this provider's names. Default: none. */
+  prefixes?: NamePrefixes;
+  /**
+   * Parses the kubeconfigs off the event loop; whoever passes it starts it. Default: a KubeconfigParser of this
+   * provider's own, started and stopped with it.
+   */
+  parser?: KubeconfigParser;
   requestTimeoutMs?: number;
   idleTimeoutMs?: number;
   http2?: boolean;
@@ -39,17 +61,30 @@ export interface SecretProviderOptions {
  * there): held to `policy` (inline credentials, https, allowed exec plugins only) before anything of it is used, and it
  * may not take a name the command line defines. List and watch are the hub's own (relist on 410, backoff, idle watchdog) and need only
  * get/list/watch on Secrets in that namespace.
+ *
+ * Hostile Secrets: a kubeconfig over MAX_UNTRUSTED_KUBECONFIG_BYTES is refused without being decoded or kept; the others
+ * are parsed by `parser`, in a worker with a time limit, one at a time, under the untrusted rules (no aliases, a cap on
+ * contexts, users and clusters: kubeconfig_yaml.ts), so no Secret can hold the event loop. With a `selection`, a
+ * Secret whose cluster is not selected is not parsed at all.
  */
 export class SecretProvider {
   readonly #o: SecretProviderOptions;
-  readonly #store = new Store(project);
+  readonly #store: Store;
   readonly #client: KubeClient;
+  readonly #parser: KubeconfigParser;
+  /** Whether this provider made `#parser` (and so starts it). */
+  readonly #ownParser: boolean;
+  readonly #selected: (name: string) => boolean;
   readonly #watcher: Watcher;
   readonly #digests = new Map<string, string>();
 
   constructor(options: SecretProviderOptions) {
     this.#o = options;
     const clock = options.clock ?? new SystemClock();
+    this.#selected = selects(options.selection ?? "all", options.prefixes ?? {});
+    this.#store = new Store((raw) => project(raw, this.#selected));
+    this.#ownParser = options.parser === undefined;
+    this.#parser = options.parser ?? new KubeconfigParser({ clock });
     const log = options.logger.child({ cluster: options.home.name, provider: "secret" });
     this.#client = new KubeClient(options.home, {
       clock,
@@ -87,12 +122,14 @@ export class SecretProvider {
     return this.#watcher.snapshot();
   }
 
-  /** Lists and watches until `signal` aborts; closes its client before settling. */
+  /** Lists and watches until `signal` aborts; closes its client (and stops its own parser) before settling. */
   async start(signal: AbortSignal): Promise<void> {
+    const parsing = this.#ownParser ? this.#parser.start(signal) : undefined;
     try {
       await this.#watcher.start(signal);
     } finally {
       this.#client.close();
+      await parsing;
     }
   }
 
@@ -106,19 +143,19 @@ export class SecretProvider {
       this.#o.registry.withdraw("secret", source);
       return;
     }
-    const text = obj.kubeconfig as string | undefined;
+    if (obj.unselected === true) return; // never parsed, never offered: --clusters does not select it
     const rv = obj.metadata.resourceVersion ?? "";
     if (this.#digests.get(key) === rv) return;
     this.#digests.set(key, rv);
+    const text = obj.kubeconfig as string | undefined;
+    const bytes = obj.kubeconfigBytes as number | undefined;
     const where = `Secret ${source} in cluster "${this.#o.home.name}"`;
+    const refused = (error: string): ClusterOffer => ({ name, error, endpointDigest: "", credentialsDigest: "" });
     let offer: ClusterOffer;
-    if (text === undefined) {
-      offer = {
-        name,
-        error: `${where} has no data key "${KUBECONFIG_SECRET_KEY}"; put the kubeconfig there`,
-        endpointDigest: "",
-        credentialsDigest: "",
-      };
+    if (bytes !== undefined) {
+      offer = refused(`invalid kubeconfig secret ${source}: ${kubeconfigTooLarge(bytes)}`);
+    } else if (text === undefined) {
+      offer = refused(`${where} has no data key "${KUBECONFIG_SECRET_KEY}"; put the kubeconfig there`);
     } else {
       offer = await kubeconfigOffer(text, {
         name,
@@ -126,6 +163,7 @@ export class SecretProvider {
         where,
         policy: this.#o.policy,
         env: this.#o.env,
+        parser: this.#parser,
       });
     }
     // A newer version may have arrived while this one was parsed: only the newest is offered.
@@ -134,12 +172,35 @@ export class SecretProvider {
   }
 }
 
-/** Keeps the Secret's identity and its decoded kubeconfig, nothing else. */
-function project(raw: Record<string, unknown>): StoredObject {
+/**
+ * Keeps the Secret's identity and its decoded kubeconfig, nothing else: only the size of one over the cap (never
+ * decoded), and nothing of a Secret whose cluster `selected` does not select (marked `unselected`).
+ */
+export function project(raw: Record<string, unknown>, selected: (name: string) => boolean = () => true): StoredObject {
   const data = (raw.data ?? {}) as Record<string, unknown>;
   const out: StoredObject = { metadata: objectMeta(raw) };
+  if (!selected(out.metadata.name)) {
+    out.unselected = true;
+    return out;
+  }
   const b64 = data[KUBECONFIG_SECRET_KEY];
+  if (typeof b64 !== "string") return out;
+  const bytes = base64Bytes(b64);
+  if (bytes > MAX_UNTRUSTED_KUBECONFIG_BYTES) out.kubeconfigBytes = bytes;
   // Not base64: parsed as an empty kubeconfig, reported as having no context.
-  if (typeof b64 === "string") out.kubeconfig = decodeSecretValue(b64);
+  else out.kubeconfig = decodeSecretValue(b64);
   return out;
+}
+
+/** How many bytes base64 text `b64` decodes to (the API server writes it padded, without line breaks). */
+function base64Bytes(b64: string): number {
+  const padding = b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0;
+  return Math.floor(b64.length / 4) * 3 + (b64.length % 4 === 0 ? 0 : (b64.length % 4) - 1) - padding;
+}
+
+/** Whether `--clusters` (`selection`) selects the Secret named `name`, registered with the `secret` prefix. */
+export function selects(selection: "all" | readonly string[], prefixes: NamePrefixes): (name: string) => boolean {
+  if (selection === "all" || selection.includes("all")) return () => true;
+  const names = new Set(selection);
+  return (name) => names.has(prefixedName(prefixes, "secret", false, name));
 }

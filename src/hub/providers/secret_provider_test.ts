@@ -8,7 +8,14 @@ import { inLocalNamespace } from "../../../dev/support/local_client.ts";
 import { type KubeClient, loadContexts } from "../../kube/mod.ts";
 import { silentLogger } from "../../util/mod.ts";
 import type { ClusterOffer, ClusterRegistry, ProviderWatch } from "./registry.ts";
-import { KUBECONFIG_SECRET_KEY, KUBECONFIG_SECRET_LABEL, SecretProvider } from "./secret_provider.ts";
+import {
+  KUBECONFIG_SECRET_KEY,
+  KUBECONFIG_SECRET_LABEL,
+  project,
+  SecretProvider,
+  type SecretProviderOptions,
+  selects,
+} from "./secret_provider.ts";
 import { kubeconfigText } from "../../../dev/support/kubeconfig_text.ts";
 
 /** Hang guard: a list and a watch on a local apiserver; 30 s is far above any run seen. */
@@ -47,7 +54,10 @@ function secret(ns: string, name: string, data: Record<string, string>, labelled
 }
 
 /** Runs a SecretProvider on namespace `ns` of prod until `fn` settles. */
-function providing(fn: (client: KubeClient, ns: string, registry: RecordingRegistry) => Promise<void>) {
+function providing(
+  fn: (client: KubeClient, ns: string, registry: RecordingRegistry) => Promise<void>,
+  extra: Partial<SecretProviderOptions> = {},
+) {
   return inLocalNamespace("prod", "secret-provider", async (client, ns) => {
     const [home] = (await loadContexts({ files: [KUBECONFIG_PATH] })).select(["prod"]);
     const registry = new RecordingRegistry();
@@ -56,6 +66,7 @@ function providing(fn: (client: KubeClient, ns: string, registry: RecordingRegis
       home,
       namespace: ns,
       logger: silentLogger(),
+      ...extra,
     });
     const ac = new AbortController();
     const running = p.start(ac.signal);
@@ -124,4 +135,66 @@ Deno.test("SecretProvider re-offers a changed Secret with new credentials on the
       HANG_GUARD_MS,
     );
     assert.equal(registry.offers.size, 0);
+  }));
+
+Deno.test("SecretProvider's projection keeps a kubeconfig's text, only the size of one over the cap, and nothing of an unselected Secret", () => {
+  const raw = (name: string, text: string) => ({
+    metadata: { name, namespace: "ns", resourceVersion: "1", managedFields: [{}] },
+    data: { [KUBECONFIG_SECRET_KEY]: btoa(text) },
+  });
+  assert.deepEqual(project(raw("a", "token: x\n")), {
+    metadata: { name: "a", namespace: "ns", uid: undefined, resourceVersion: "1", generation: undefined },
+    kubeconfig: "token: x\n",
+  });
+  for (const size of [256 * 1024 + 1, 256 * 1024 + 2, 256 * 1024 + 3, 1_000_000]) {
+    const big = project(raw("big", "s".repeat(size)));
+    assert.equal(big.kubeconfigBytes, size);
+    assert.equal(big.kubeconfig, undefined, "never decoded, never held");
+  }
+  assert.equal(project(raw("edge", "s".repeat(256 * 1024))).kubeconfig?.toString().length, 256 * 1024);
+  const unselected = project(raw("other", "token: x\n"), (name) => name === "a");
+  assert.deepEqual(Object.keys(unselected).sort(), ["metadata", "unselected"]);
+  assert.equal(project({ metadata: { name: "none" }, data: {} }).kubeconfig, undefined);
+});
+
+Deno.test("selects() follows --clusters: all, or the names given, with the secret provider's prefix put before each Secret's name", () => {
+  assert.equal(selects("all", {})("anything"), true);
+  assert.equal(selects(["all"], {})("anything"), true);
+  const plain = selects(["prod", "edge"], {});
+  assert.deepEqual(["edge", "other"].map(plain), [true, false]);
+  const prefixed = selects(["s-edge", "edge2"], { secret: "s-", folder: "f-" });
+  assert.deepEqual(["edge", "edge2", "s-edge"].map(prefixed), [true, false, false]);
+});
+
+Deno.test("SecretProvider with --clusters naming one Secret parses only that one: an unselected Secret, however hostile, offers nothing", () =>
+  providing(async (client, ns, registry) => {
+    const bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+    for (let i = 1; i < 9; i++) {
+      bomb.push(`l${i}: &l${i} [${Array(10).fill(i === 1 ? "*a" : `*l${i - 1}`).join(", ")}]`);
+    }
+    await post(client, ns, secret(ns, "unselected", { [KUBECONFIG_SECRET_KEY]: bomb.join("\n") }));
+    await post(client, ns, secret(ns, "edge", { [KUBECONFIG_SECRET_KEY]: kubeconfig(["e"], "e") }));
+    const offer = await waitFor(() => registry.offers.get(`${ns}/edge`), "the edge offer", HANG_GUARD_MS);
+    assert.equal(offer.error, undefined);
+    assert.deepEqual(registry.calls, [`offer ${ns}/edge`], "nothing of the unselected Secret");
+  }, { selection: ["prod", "hub-edge"], prefixes: { secret: "hub-" } }));
+
+Deno.test("SecretProvider refuses a kubeconfig over the size cap, one with aliases and one with too many contexts, each with one line naming the Secret", () =>
+  providing(async (client, ns, registry) => {
+    const many = kubeconfig(Array.from({ length: 201 }, (_, i) => `c${i}`), "c0");
+    await post(client, ns, secret(ns, "big", { [KUBECONFIG_SECRET_KEY]: kubeconfig(["b"], "b", "s".repeat(300_000)) }));
+    await post(client, ns, secret(ns, "alias", { [KUBECONFIG_SECRET_KEY]: "a: &x [s3cret]\nb: *x\n" }));
+    await post(client, ns, secret(ns, "many", { [KUBECONFIG_SECRET_KEY]: many }));
+    await waitFor(() => registry.offers.size === 3, "three offers", HANG_GUARD_MS);
+    const error = (name: string) => registry.offers.get(`${ns}/${name}`)?.error ?? "";
+    assert.match(
+      error("big"),
+      new RegExp(`^invalid kubeconfig secret ${ns}/big: \\d+ bytes, larger than 262144 bytes`),
+    );
+    assert.match(error("alias"), new RegExp(`^invalid kubeconfig secret ${ns}/alias: uses a YAML alias \\(line 2\\)`));
+    assert.match(error("many"), new RegExp(`^invalid kubeconfig secret ${ns}/many: 201 contexts, more than the 200`));
+    for (const name of ["big", "alias", "many"]) {
+      assert.doesNotMatch(error(name), /\n|s3cret|sssss/);
+      assert.equal(registry.offers.get(`${ns}/${name}`)?.access, undefined);
+    }
   }));
