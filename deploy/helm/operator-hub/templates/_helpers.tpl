@@ -107,6 +107,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 - {{ join "," .Values.clusters | quote }}
 - --liveness
 - {{ printf "http://0.0.0.0:%v/healthz" .Values.health.port | quote }}
+{{- with .Values.health.readinessClusters }}
+- --readiness-clusters
+- {{ . | quote }}
+{{- end }}
 {{- if .Values.leaderElection.enabled }}
 - --leader-elect
 {{- with .Values.leaderElection.id }}
