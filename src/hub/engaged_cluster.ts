@@ -15,6 +15,7 @@ import {
   type StoredObject,
   TaskSet,
   trimObject,
+  type WatchPhase,
 } from "../runtime/mod.ts";
 import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
 import { budgeted } from "./_budgeted_api.ts";
@@ -23,6 +24,7 @@ import { type Slot, slotsHealth } from "./_cluster_slot.ts";
 import type { ClusterHealth } from "./cluster_health.ts";
 import { FirstRulesReview } from "./_first_rules.ts";
 import { preflight, type PreflightContext } from "./_preflight.ts";
+import { reach, type ReachContext } from "./_reach.ts";
 import { requestsByCluster, scopedWatchers, type WatchContext, watchOtherResources } from "./_watched_resources.ts";
 import type { EngagedClusterOptions } from "./engaged_cluster_options.ts";
 
@@ -32,6 +34,8 @@ import type { EngagedClusterOptions } from "./engaged_cluster_options.ts";
  * Guarantees:
  * - `start` settles only after every watcher stopped and the HTTP client is closed, so a disengaged
  *   cluster leaves no socket or timer behind;
+ * - nothing per operator runs before the server answered once (`GET /version`, any HTTP status): until then each
+ *   operator shows the first contact's failure, and a cluster that never answers costs one request per backoff step;
  * - failures never escape: they become the state of the operator they concern (a missing CRD, a
  *   missing permission) and are retried with backoff, so one operator's trouble never stops another,
  *   and one bad cluster never affects another;
@@ -44,6 +48,7 @@ export class EngagedCluster {
   readonly name: string;
   readonly #o: EngagedClusterOptions;
   readonly #clock: Clock;
+  readonly #access: ClusterAccess;
   readonly #client: KubeClient;
   readonly #api: ApiClient;
   /** Builds every resource client and event sink of this cluster. */
@@ -71,6 +76,7 @@ export class EngagedCluster {
     this.name = name;
     this.#o = options;
     this.#clock = options.clock ?? new SystemClock();
+    this.#access = access;
     this.#log = options.logger.child({ cluster: name });
     this.#scope = access.namespaceScope;
     this.#namespaces = this.#scope ? [this.#scope] : options.namespaces;
@@ -168,6 +174,8 @@ export class EngagedCluster {
     const stopTasks = () => stopping ??= this.stopBackground();
     signal.addEventListener("abort", stopTasks, { once: true });
     try {
+      // A server that never answers costs one request per backoff step here, not every operator's checks and list.
+      if (!(await reach(this.#reachContext(), signal))) return;
       await Promise.all([...this.#slots.values()].map((slot) => this.#run(slot, signal)));
       await Promise.all([...this.#informers.values()].map((i) => i.stopped));
       await Promise.all(this.#otherRuns);
@@ -365,6 +373,15 @@ export class EngagedCluster {
       idleTimeoutMs: this.#o.idleTimeoutMs,
       pageSize: this.#o.pageSize,
     };
+  }
+
+  /** The first contact: where it stands is every operator's pre-flight state here until the server answered. */
+  #reachContext(): ReachContext {
+    const onState = (state: WatchPhase, error: string | null) => {
+      for (const slot of this.#slots.values()) if (slot.preflight) Object.assign(slot.preflight, { state, error });
+    };
+    const { server, proxyUrl } = this.#access;
+    return { client: this.#client, server, proxyUrl, clock: this.#clock, log: this.#log, onState };
   }
 
   #preflightContext(): PreflightContext {
