@@ -52,13 +52,15 @@ export interface PreflightContext {
  * error and missing permissions until one passes; `slot.info` holds the discovered resource (only where the operator
  * owns its resource here); a server's Retry-After is believed within 1 to 30 s, else the backoff runs from 1 to 30 s;
  * the gate's permit is held only while an attempt runs; `onFirstAttempt` is called once, as the first attempt starts
- * (its permit held), and `onFailedAttempt` after each attempt that did not pass, before its backoff.
+ * (its permit held), and `onFailedAttempt` after each attempt that did not pass, before its backoff; a failure is
+ * logged at error when its state or error differs from the attempt before's, else at debug.
  */
 export async function preflight(slot: Slot, ctx: PreflightContext, signal: AbortSignal): Promise<boolean> {
   const backoff = new Backoff({ initialMs: 1000, maxMs: 30_000 });
   const p = slot.preflight!;
   const op = slot.operator;
   const { cluster, scope } = ctx;
+  let lastSaid: string | undefined;
   while (!signal.aborted) {
     let retryAfterMs: number | undefined;
     p.attempts++;
@@ -108,12 +110,12 @@ export async function preflight(slot: Slot, ctx: PreflightContext, signal: Abort
     const delay = retryAfterMs === undefined
       ? backoff.next(ctx.clock.now())
       : Math.min(30_000, Math.max(1000, retryAfterMs));
-    ctx.log.error("cluster pre-flight failed", {
-      operator: op.name,
-      state: p.state,
-      error: p.error,
-      retryInMs: delay,
-    });
+    // Written when the failure changes; the same failure again goes to debug (one line per cause, not per attempt).
+    const fields = { operator: op.name, state: p.state, error: p.error, retryInMs: delay };
+    const said = `${p.state}\u0000${p.error}`;
+    if (said !== lastSaid) ctx.log.error("cluster pre-flight failed", fields);
+    else ctx.log.debug("cluster pre-flight failed", fields);
+    lastSaid = said;
     await ctx.clock.sleep(delay, signal);
   }
   return false;
