@@ -228,10 +228,12 @@ try {
   await kubectl("prod", ["delete", "namespace", ns, "--wait=false"]);
   const goneSeconds = await waitRegistered(hub, (c) => c === 0, "every Secret unregistered");
   await sleep(10_000);
-  const after = { rss: memoryMb(hub.pid).rss, ...await metrics(hub) };
+  const after = { mem: memoryMb(hub.pid), ...await metrics(hub) };
   results.after_delete = {
     unregistered_seconds: round(goneSeconds, 1),
-    rss_mib: mib(after.rss),
+    rss_mib: mib(after.mem.rss),
+    // VmHWM over the whole run: the deletion of every cluster at once can peak higher than their arrival.
+    peak_rss_mib: mib(after.mem.peak),
     metrics_series: after.series,
   };
   say(`after delete: ${JSON.stringify(results.after_delete)}`);
