@@ -1,5 +1,6 @@
 // main()'s cluster step: the registered clusters the flags select, the home cluster, and the leader-election Lease.
 
+import { dirname, resolve } from "node:path";
 import type { HubLeaderElection } from "../hub/mod.ts";
 import { loadRegisteredClusters, type RegisteredClusters } from "../hub/providers/mod.ts";
 import { type ClusterAccess, ConfigError, IN_CLUSTER } from "../kube/mod.ts";
@@ -49,7 +50,7 @@ export async function selectClusters(flags: HubFlags, logger: Logger): Promise<C
     requireNet(netTargets(flags, selected));
     requireTlsFiles(flags.metricsServing);
     const home = selected.length > 0 || flags.homeCluster !== undefined
-      ? homeCluster(flags.homeCluster, selected)
+      ? homeCluster(flags.homeCluster, commandLineFirst(selected, registered.clusterDir, flags.kubeconfigs))
       : undefined;
     const needsHome = flagNeedingHome(flags);
     if (!home && needsHome) {
@@ -85,6 +86,23 @@ export function homeCluster(requested: string | undefined, selected: ClusterAcce
     );
   }
   return found;
+}
+
+/**
+ * `selected` with the clusters the command line defines first, in their order, then the rest: with `--clusters all`, a
+ * context of a file dropped into the cluster folder (untrusted: whoever may write there) never becomes the home
+ * cluster, which holds the Leases and the cluster Secrets, reviews the protected port's tokens and holds readiness
+ * back, by sorting before the command line's; it still can when nothing else is selected.
+ */
+export function commandLineFirst(
+  selected: ClusterAccess[],
+  clusterDir: string | undefined,
+  kubeconfigs: readonly string[],
+): ClusterAccess[] {
+  const files = new Set(kubeconfigs.map((f) => resolve(f)));
+  const dropped = (a: ClusterAccess) =>
+    clusterDir !== undefined && dirname(a.source) === clusterDir && !files.has(a.source);
+  return [...selected.filter((a) => !dropped(a)), ...selected.filter(dropped)];
 }
 
 /** Every host the hub will connect to or listen on, each named for the error that a missing --allow-net gives. */

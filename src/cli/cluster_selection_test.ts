@@ -54,6 +54,25 @@ Deno.test("selectClusters() selects contexts, settles the home cluster and the L
   }
 });
 
+Deno.test("selectClusters() with --clusters all never makes a file dropped into the cluster folder the home cluster while a command-line one is selected", async () => {
+  const file = kubeconfig(["zzz"]);
+  const dropped = kubeconfig(["aaa"]);
+  const dir = Deno.makeTempDirSync({ prefix: "cluster-selection-dir-" });
+  try {
+    Deno.copyFileSync(dropped, `${dir}/aaa.yaml`);
+    const flags = parseFlags(["--kubeconfig", file, "--cluster-dir", dir, "--clusters", "all"]);
+    const got = await selectClusters(flags, silentLogger());
+    assert.deepEqual(got.selected.map((a) => a.name), ["aaa", "zzz"]);
+    assert.equal(got.home?.name, "zzz");
+    const alone = await selectClusters(parseFlags(["--cluster-dir", dir, "--clusters", "all"]), silentLogger());
+    assert.equal(alone.home?.name, "aaa", "with nothing else selected it still can be");
+  } finally {
+    Deno.removeSync(file);
+    Deno.removeSync(dropped);
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 Deno.test("selectClusters() turns what the user must fix into one-line UsageErrors", async () => {
   const file = kubeconfig(["one"]);
   const empty = kubeconfig([]);

@@ -87,8 +87,11 @@ Deno.test("The protected port answers 401 without a valid token, 403 to a Servic
       readerToken,
     ].filter(Boolean);
     for (const probe of [healthz, await hub.get("/readyz")]) {
-      assert.deepEqual(Object.keys(probe.body).sort(), ["clusters", "notReady", "ready", "status"]);
+      assert.deepEqual(Object.keys(probe.body).sort(), ["clusters", "notReady", "ready", "status", "summary"]);
       assert.deepEqual(probe.body.notReady.sort(), ["down-c", "forbidden-c"]);
+      // The summary counts clusters by state, nothing per cluster.
+      assert.deepEqual(Object.keys(probe.body.summary).sort(), ["clusters", "listed", "notReady", "omitted", "states"]);
+      assert.deepEqual(probe.body.summary.states, { watching: 1, unreachable: 1, forbidden: 1 });
       for (const [name, entry] of Object.entries(probe.body.clusters as Record<string, Record<string, unknown>>)) {
         assert.deepEqual(
           Object.keys(entry).filter((k) => k !== "operators"),
