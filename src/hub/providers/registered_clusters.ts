@@ -39,6 +39,8 @@ export interface RegisteredClustersOptions {
   inCluster?: InClusterOptions;
   /** Names engaged or disengaged at once. Default 8. */
   concurrency?: number;
+  /** The least time between two engages of one name (see ClusterRegistryOptions); default 3 s. */
+  reengageIntervalMs?: number;
   logger: Logger;
 }
 
@@ -82,6 +84,7 @@ export async function loadRegisteredClusters(o: RegisteredClustersOptions): Prom
   const registry = new ClusterRegistry({
     selection,
     concurrency: o.concurrency,
+    reengageIntervalMs: o.reengageIntervalMs,
     prefixes: o.prefixes,
     howToRegister: where ? `add ${where} (deno task cluster:add)` : undefined,
     logger: o.logger,
