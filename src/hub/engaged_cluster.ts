@@ -381,7 +381,9 @@ export class EngagedCluster {
       for (const slot of this.#slots.values()) if (slot.preflight) Object.assign(slot.preflight, { state, error });
     };
     const { server, proxyUrl } = this.#access;
-    return { client: this.#client, server, proxyUrl, clock: this.#clock, log: this.#log, onState };
+    // An injected fetch is the whole network (tests' scripted servers): it alone says whether the server answers.
+    const connect = this.#o.fetch ? () => Promise.resolve({ close() {} }) : undefined;
+    return { client: this.#client, server, proxyUrl, connect, clock: this.#clock, log: this.#log, onState };
   }
 
   #preflightContext(): PreflightContext {
