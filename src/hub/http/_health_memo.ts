@@ -1,49 +1,48 @@
-// One health document shared by the requests of a short while, once building it is costly (thousands of clusters).
+// One probe answer shared by the requests of a short while, once the hub serves thousands of clusters.
 
-/** How a HealthMemo decides to build afresh. */
-export interface HealthMemoOptions {
+/** When a HealthMemo reuses a value. */
+export interface HealthMemoOptions<T> {
+  /** How many clusters a value describes. */
+  size: (value: T) => number;
+  /** A value describing fewer clusters than this is never reused. Default 500. */
+  minClusters?: number;
+  /** A value is reused for at most this long. Default 1000 ms. */
+  maxAgeMs?: number;
   /** Milliseconds, monotonic. Default performance.now. */
   now?: () => number;
-  /** A build that took less than this is never reused. Default 5 ms (a few hundred clusters). */
-  minCostMs?: number;
-  /** A costly build is reused for up to this many times its cost. Default 10. */
-  factor?: number;
-  /** A build is never reused for longer than this. Default 2000 ms. */
-  maxAgeMs?: number;
 }
 
 /**
- * Builds a value on demand and reuses it while building it again would cost too much.
+ * Builds a value on demand and reuses it for a while once it describes many clusters.
  *
- * Guarantees: `get()` builds afresh unless the last build took at least `minCostMs` and ended less than `factor` times
- * its cost ago (and less than `maxAgeMs`): with a few hundred clusters every request sees a fresh document, and with
- * thousands an unauthenticated client hammering the probes costs the hub at most about 1/`factor` of a core, with
- * answers at most `maxAgeMs` old. A build that throws is not kept.
+ * Guarantees: with fewer than `minClusters` clusters every `get()` builds afresh, so a hub of a few hundred clusters
+ * (and every test) sees each change at once; with more, a value is reused for at most `maxAgeMs`, so a client
+ * hammering the public probes makes the hub build the answer (a walk over every cluster) at most once per `maxAgeMs`,
+ * and the kubelet sees a state at most that old. The decision is by size, not by how long a build took, so a loaded
+ * machine never turns the memo on for a small hub. A build that throws is not kept.
  */
 export class HealthMemo<T> {
   readonly #build: () => T;
-  readonly #now: () => number;
-  readonly #minCostMs: number;
-  readonly #factor: number;
+  readonly #size: (value: T) => number;
+  readonly #minClusters: number;
   readonly #maxAgeMs: number;
+  readonly #now: () => number;
   #last: { value: T; until: number } | undefined;
 
-  constructor(build: () => T, options: HealthMemoOptions = {}) {
+  constructor(build: () => T, options: HealthMemoOptions<T>) {
     this.#build = build;
+    this.#size = options.size;
+    this.#minClusters = options.minClusters ?? 500;
+    this.#maxAgeMs = options.maxAgeMs ?? 1000;
     this.#now = options.now ?? (() => performance.now());
-    this.#minCostMs = options.minCostMs ?? 5;
-    this.#factor = options.factor ?? 10;
-    this.#maxAgeMs = options.maxAgeMs ?? 2000;
   }
 
   get(): T {
-    const start = this.#now();
-    if (this.#last && start < this.#last.until) return this.#last.value;
+    const now = this.#now();
+    if (this.#last && now < this.#last.until) return this.#last.value;
     this.#last = undefined;
     const value = this.#build();
-    const end = this.#now();
-    const cost = end - start;
-    if (cost >= this.#minCostMs) this.#last = { value, until: end + Math.min(this.#maxAgeMs, cost * this.#factor) };
+    if (this.#size(value) >= this.#minClusters) this.#last = { value, until: now + this.#maxAgeMs };
     return value;
   }
 }

@@ -1,55 +1,46 @@
-// Unit tests of the health memo: fresh while building is cheap, shared for a while once it is costly.
+// Unit tests of the probe memo: fresh below a size, shared for a bounded while above it.
 import assert from "node:assert/strict";
 import { HealthMemo } from "./_health_memo.ts";
 
-/** A memo over a build that takes `cost` ms of the fake time and counts its calls. */
-function memo(cost: { ms: number }) {
+/** A memo over a build that describes `size.clusters` clusters and counts its calls; time is `advance`d by hand. */
+function memo(size: { clusters: number }) {
   let now = 0;
   let builds = 0;
-  const m = new HealthMemo(() => {
-    now += cost.ms;
-    return ++builds;
-  }, { now: () => now, minCostMs: 5, factor: 10, maxAgeMs: 2000 });
-  return { m, advance: (ms: number) => (now += ms), builds: () => builds };
+  const m = new HealthMemo(() => ({ build: ++builds, clusters: size.clusters }), {
+    size: (v) => v.clusters,
+    minClusters: 500,
+    maxAgeMs: 1000,
+    now: () => now,
+  });
+  return { get: () => m.get().build, advance: (ms: number) => (now += ms) };
 }
 
-Deno.test("HealthMemo builds afresh on every call while a build costs less than minCostMs", () => {
-  const t = memo({ ms: 1 });
-  assert.deepEqual([t.m.get(), t.m.get(), t.m.get()], [1, 2, 3]);
+Deno.test("HealthMemo builds afresh on every call below minClusters, however close together", () => {
+  const t = memo({ clusters: 499 });
+  assert.deepEqual([t.get(), t.get(), t.get()], [1, 2, 3]);
 });
 
-Deno.test("HealthMemo shares a costly build for factor × its cost, then builds again", () => {
-  const cost = { ms: 100 };
-  const t = memo(cost);
-  assert.equal(t.m.get(), 1);
+Deno.test("HealthMemo shares a value of many clusters for maxAgeMs, then builds again", () => {
+  const size = { clusters: 2000 };
+  const t = memo(size);
+  assert.equal(t.get(), 1);
   t.advance(999);
-  assert.equal(t.m.get(), 1, "999 ms after a 100 ms build: shared");
+  assert.equal(t.get(), 1, "999 ms later: shared");
   t.advance(1);
-  assert.equal(t.m.get(), 2, "1,000 ms after: built again");
-  cost.ms = 1;
-  t.advance(5000);
-  assert.equal(t.m.get(), 3);
-  assert.equal(t.m.get(), 4, "cheap again: fresh every time");
-});
-
-Deno.test("HealthMemo never shares a build for longer than maxAgeMs, however costly", () => {
-  const t = memo({ ms: 1000 });
-  assert.equal(t.m.get(), 1);
-  t.advance(1999);
-  assert.equal(t.m.get(), 1);
-  t.advance(1);
-  assert.equal(t.m.get(), 2);
+  assert.equal(t.get(), 2, "1,000 ms later: built again");
+  size.clusters = 3;
+  t.advance(1000);
+  assert.equal(t.get(), 3);
+  assert.equal(t.get(), 4, "few clusters again: fresh every time");
 });
 
 Deno.test("HealthMemo keeps nothing of a build that throws", () => {
   let fail = true;
-  let now = 0;
   const m = new HealthMemo(() => {
-    now += 100;
     if (fail) throw new Error("boom");
-    return "ok";
-  }, { now: () => now });
+    return 10_000;
+  }, { size: (v) => v });
   assert.throws(() => m.get(), /boom/);
   fail = false;
-  assert.equal(m.get(), "ok");
+  assert.equal(m.get(), 10_000);
 });

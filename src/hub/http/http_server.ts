@@ -38,14 +38,14 @@ export class HealthServerError extends Error {
  * (503) only when the process or a worker is wedged: an unreachable cluster is reported, not fatal,
  * because restarting the pod would not fix a remote cluster. /readyz is 200 once every selected
  * cluster the command line defines (and the hub's home cluster) completed its first full list: see Hub. Both bodies
- * are the probe view (names and states only, a bounded number of bytes: probe_view.ts), whoever asks; once building
- * it is costly (thousands of clusters) one body serves the requests of a short while (_health_memo.ts). The port is gated (gated_server.ts): a header timeout and a connection cap, so slow
+ * are the probe view (names and states only, a bounded number of bytes: probe_view.ts), whoever asks; from 500
+ * clusters on, one body serves the requests of up to a second (_health_memo.ts). The port is gated (gated_server.ts): a header timeout and a connection cap, so slow
  * clients cannot hold it, and bound to loopback it answers only loopback Host headers (421 otherwise).
  */
 export function serveHealth(hub: Hub, options: HealthServerOptions, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   let server: ReturnType<typeof serveGated>;
-  const probe = new HealthMemo(() => probeView(hub.health()));
+  const probe = new HealthMemo(() => probeView(hub.health()), { size: (body) => body.summary.clusters });
   try {
     server = serveGated({
       ...options.limits,
