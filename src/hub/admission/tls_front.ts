@@ -1,20 +1,20 @@
 // The admission port's public socket: plain TCP piped to the current TLS server behind it, so a new certificate is
-// taken without ever closing the port (no refused connection while it rotates).
+// taken without ever closing the port (no refused connection while it rotates); it keeps the port's connection cap.
 
 import { acceptEach } from "../http/accept_each.ts";
+import { ConnectionSlots, type SlotTable } from "../http/connection_slots.ts";
 import { closeQuietly, copy } from "../http/socket_copy.ts";
 
 /** Where the front listens, and its limits. */
 export interface TlsFrontOptions {
   hostname: string;
   port: number;
-  /**
-   * Connections open at once; more are closed at accept. Default 512: twice the gate's cap, a bound on file
-   * descriptors only; room is made for new connections behind the front, by the gate (see the class).
-   */
+  /** Connections open at once; at the cap room is made (see the class). Default 256. */
   maxConnections?: number;
   /** Each connection is closed this long after its accept, whatever it is doing. Default 60 s (the gate's). */
   lifetimeMs?: number;
+  /** Called for each connection closed to make room (`evicted`) or at once at the cap (`refused`). */
+  onShed?(reason: "evicted" | "refused"): void;
 }
 
 /** Thrown when the front cannot bind its address. */
@@ -22,42 +22,55 @@ export class TlsFrontError extends Error {
   override name = "TlsFrontError";
 }
 
+/** One client connection and its connection to the server behind. */
+interface Pipe {
+  conn: Deno.Conn;
+  inner?: Deno.Conn;
+  /** The server behind is done with it: its input ends (the client's connection closes once its output is out). */
+  ended?: boolean;
+}
+
 /**
  * Accepts TCP connections and pipes each, bytes unchanged, to the loopback port `upstream()` names at its accept: the
- * gated TLS server (gated_server.ts) in use then. That server does all the work (TLS, the header deadline, keep-alive
- * within its limits, making room at its cap by closing the connection idle the longest); the front adds no parsing,
- * only its lifetime and a cap on file descriptors. When the gate closes a connection to make room, the front closes
- * the client's at once, so the front holds at most the gate's cap plus the connections in transit between the two.
+ * gated TLS server (gated_server.ts) in use then, which does TLS, the header deadline and keep-alive, and reports what
+ * each connection is doing to `behind` (idle, body, busy). The front keeps the cap on those reports.
  *
  * Guarantees:
  * - the public socket stays bound from construction to `close()`; swapping the server behind (a certificate rotation)
  *   changes only where new connections go, and connections already piped finish on the old server;
- * - at most `maxConnections` connections are open at once (newer ones are closed at accept: the gate behind cannot keep
- *   up), none longer than `lifetimeMs`; when the server behind closes, the client's connection is closed too, and the other way round;
- * - `finished` settles once the socket and every piped connection are closed.
+ * - at most `maxConnections` connections are open at once; at the cap the one idle the longest (its TLS handshake, a
+ *   head still arriving, or kept alive between requests; a connection not yet reported is idle) is closed to make
+ *   room, then the one whose body has been arriving the longest; only when every connection's request is being
+ *   answered is the newcomer closed at once (connection_slots.ts). Closing happens here, on the TCP sockets, so it
+ *   is immediate and frees the file descriptors at once;
+ * - no connection lives longer than `lifetimeMs`; when the server behind closes, the client's connection is closed
+ *   too, and the other way round; `finished` settles once the socket and every piped connection are closed.
  *
- * Why: Deno.listenTls cannot change its certificate, and binding the port again (as the protected port does) leaves a
- * gap of a few milliseconds in which an apiserver's call is refused, which `failurePolicy: Fail` turns into a refused
- * write. Node's `setSecureContext` and `reusePort` with TLS are not available without unstable flags.
+ * Why here: Deno.listenTls cannot change its certificate, and binding the port again (as the protected port does)
+ * leaves a gap of a few milliseconds in which an apiserver's call is refused, which `failurePolicy: Fail` turns into
+ * a refused write; and in Deno 2.9.6 a TLS connection closed before its handshake keeps its socket until its peer
+ * closes or writes, so the server behind cannot make room by closing its own end: the front closes the TCP sockets.
  */
 export class TlsFront {
   readonly addr: Deno.NetAddr;
   readonly finished: Promise<void>;
   readonly #listener: Deno.Listener;
   readonly #upstream: () => number;
-  readonly #max: number;
+  readonly #slots: ConnectionSlots<Deno.Conn>;
   readonly #lifetimeMs: number;
+  readonly #onShed: (reason: "evicted" | "refused") => void;
   readonly #open = new Set<Deno.Conn>();
-  /** Closes each piped connection, by `server port:local port` of its connection to the server behind. */
-  readonly #byInner = new Map<string, () => void>();
+  /** Each pipe by `server port:local port` of its connection to the server behind (what the server sees). */
+  readonly #byInner = new Map<string, Pipe>();
   #closed = false;
   /** Connections closed at accept for the cap. */
   refused = 0;
 
   constructor(options: TlsFrontOptions, upstream: () => number) {
     this.#upstream = upstream;
-    this.#max = options.maxConnections ?? 512;
+    this.#slots = new ConnectionSlots(options.maxConnections ?? 256);
     this.#lifetimeMs = options.lifetimeMs ?? 60_000;
+    this.#onShed = options.onShed ?? (() => {});
     try {
       this.#listener = Deno.listen({ hostname: options.hostname, port: options.port, transport: "tcp" });
     } catch (err) {
@@ -74,6 +87,36 @@ export class TlsFront {
     return this.#open.size;
   }
 
+  /**
+   * The slot table for the server behind (the gate's `slots` option), keyed by the connections it accepted from this
+   * front: it never refuses (the front admitted them), its marks move the front's slots, and its `close` ends the
+   * input of the connection behind, so a socket the server holds is freed and the client's connection closes once
+   * what the server sent has passed.
+   */
+  behind(): SlotTable<Deno.Conn> {
+    const pipeOf = (accepted: Deno.Conn) => {
+      const server = (accepted.localAddr as Deno.NetAddr).port;
+      return this.#byInner.get(`${server}:${(accepted.remoteAddr as Deno.NetAddr).port}`);
+    };
+    return {
+      open: () => true,
+      has: (accepted) => {
+        const pipe = pipeOf(accepted);
+        return pipe === undefined || this.#slots.has(pipe.conn);
+      },
+      mark: (accepted, state) => {
+        const pipe = pipeOf(accepted);
+        if (pipe) this.#slots.mark(pipe.conn, state);
+      },
+      close: (accepted) => {
+        const pipe = pipeOf(accepted);
+        if (!pipe?.inner || pipe.ended) return;
+        pipe.ended = true;
+        pipe.inner.closeWrite().catch(() => {});
+      },
+    };
+  }
+
   /** Stops accepting; piped connections finish within their lifetime (`abort` closes them now). */
   close(): void {
     if (this.#closed) return;
@@ -81,18 +124,6 @@ export class TlsFront {
     try {
       this.#listener.close();
     } catch { /* already closed */ }
-  }
-
-  /**
-   * The server behind closed `accepted` (evicted, timed out, done): ends the input of the connection it was (a
-   * half-close), and the client's connection closes once what the server sent is passed on. Needed because in Deno
-   * 2.9.6 a TLS connection closed before its handshake keeps its socket until the peer closes or writes, so the close
-   * would otherwise never reach the client, and both sockets would stay open.
-   */
-  closePeer(accepted: Deno.Conn): void {
-    const server = (accepted.localAddr as Deno.NetAddr).port;
-    const client = (accepted.remoteAddr as Deno.NetAddr).port;
-    this.#byInner.get(`${server}:${client}`)?.();
   }
 
   /** Closes the socket and every connection now. */
@@ -103,44 +134,46 @@ export class TlsFront {
 
   #accept(): Promise<void> {
     return acceptEach(this.#listener, () => this.#closed, (conn) => {
-      if (this.#open.size < this.#max) return this.#pipe(conn);
+      const pipe: Pipe = { conn };
+      const evict = () => {
+        this.#onShed("evicted");
+        closeQuietly(conn);
+        if (pipe.inner) closeQuietly(pipe.inner);
+      };
+      if (this.#slots.open(conn, evict)) return this.#pipe(pipe);
       this.refused++;
+      this.#onShed("refused");
       closeQuietly(conn);
     }, () => this.close());
   }
 
-  async #pipe(conn: Deno.Conn): Promise<void> {
+  async #pipe(pipe: Pipe): Promise<void> {
+    const { conn } = pipe;
     this.#open.add(conn);
-    let inner: Deno.Conn | undefined;
     let key: string | undefined;
     const life = setTimeout(() => {
       closeQuietly(conn);
-      if (inner) closeQuietly(inner);
+      if (pipe.inner) closeQuietly(pipe.inner);
     }, this.#lifetimeMs);
     try {
-      const tcp = await Deno.connect({ hostname: "127.0.0.1", port: this.#upstream() });
-      tcp.setNoDelay(true);
-      inner = tcp;
-      const back = inner;
+      const back = await Deno.connect({ hostname: "127.0.0.1", port: this.#upstream() });
+      pipe.inner = back;
+      if (!this.#slots.has(conn)) return; // evicted while connecting
+      back.setNoDelay(true);
       key = `${(back.remoteAddr as Deno.NetAddr).port}:${(back.localAddr as Deno.NetAddr).port}`;
-      let ended = false;
-      // The server behind is done with this connection: its input ends, which frees a socket it holds (closePeer);
-      // what it sent is still passed on, then its end ends the exchange.
-      this.#byInner.set(key, () => {
-        ended = true;
-        back.closeWrite().catch(() => {});
-      });
+      this.#byInner.set(key, pipe);
       // The client's end of input is passed on (the answer may still come); the server's end ends the exchange.
-      void copy(conn, back).then((eof) => eof ? back.closeWrite().catch(() => {}) : ended || closeQuietly(back));
+      void copy(conn, back).then((eof) => eof ? back.closeWrite().catch(() => {}) : pipe.ended || closeQuietly(back));
       await copy(back, conn);
     } catch {
       // Either side went away: close both.
     } finally {
       clearTimeout(life);
       if (key !== undefined) this.#byInner.delete(key);
+      this.#slots.close(conn);
       this.#open.delete(conn);
       closeQuietly(conn);
-      if (inner) closeQuietly(inner);
+      if (pipe.inner) closeQuietly(pipe.inner);
     }
   }
 }

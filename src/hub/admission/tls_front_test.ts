@@ -1,5 +1,5 @@
-// Unit tests for the TLS front: bytes piped to the server it names at each accept, the cap, the socket kept, and the
-// end of a connection the TLS server behind closed before its handshake.
+// Unit tests for the TLS front: bytes piped to the server it names at each accept, the cap kept on what the server
+// behind reports, and the end of a connection the TLS server behind closed before its handshake.
 import assert from "node:assert/strict";
 import { TlsFront, TlsFrontError } from "./tls_front.ts";
 import { SelfMadeCertificates } from "./webhook_certs.ts";
@@ -30,37 +30,81 @@ Deno.test("TlsFront pipes each connection to the server named at its accept, on 
   assert.equal(front.open, 0);
 });
 
-Deno.test("TlsFront closes connections beyond its cap at accept, and names a port it cannot bind", async () => {
-  const a = echoServer("a");
-  const front = new TlsFront({ hostname: "127.0.0.1", port: 0, maxConnections: 1 }, () => a.port);
-  const first = await Deno.connect({ hostname: "127.0.0.1", port: front.addr.port });
+/** A TCP server behind the front that accepts and holds each connection, for the test to mark or close. */
+function holdingServer() {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const accepted: Deno.Conn[] = [];
+  const loop = (async () => {
+    for await (const c of listener) accepted.push(c);
+  })();
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    accepted,
+    async next(n: number): Promise<Deno.Conn> {
+      while (accepted.length < n) await delay(5);
+      return accepted[n - 1];
+    },
+    async close() {
+      listener.close();
+      for (const c of accepted) c.close();
+      await loop.catch(() => {});
+    },
+  };
+}
+
+const connect = (front: TlsFront) => Deno.connect({ hostname: "127.0.0.1", port: front.addr.port });
+const closedSoon = async (c: Deno.Conn) =>
+  await Promise.race([c.read(new Uint8Array(8)).catch(() => null), delay(2_000).then(() => "open" as const)]);
+
+Deno.test("TlsFront at its cap closes the connection idle the longest, as the server behind reports them, and refuses only when all are busy", async () => {
+  const server = holdingServer();
+  const shed: string[] = [];
+  const front = new TlsFront(
+    { hostname: "127.0.0.1", port: 0, maxConnections: 2, onShed: (r) => shed.push(r) },
+    () => server.port,
+  );
+  const behind = front.behind();
+  const clients: Deno.Conn[] = [];
   try {
-    while (front.open < 1) await new Promise((r) => setTimeout(r, 5));
-    const second = await Deno.connect({ hostname: "127.0.0.1", port: front.addr.port });
-    assert.equal(await second.read(new Uint8Array(1)), null, "closed at once");
-    second.close();
+    clients.push(await connect(front));
+    const a = await server.next(1);
+    clients.push(await connect(front));
+    const b = await server.next(2);
+    // a becomes busy (a request being answered), then b's request is answered: b is idle again, a is not.
+    behind.mark(a, "busy");
+    behind.mark(b, "busy");
+    behind.mark(b, "idle");
+    clients.push(await connect(front));
+    assert.equal(await closedSoon(clients[1]), null, "the idle one made room");
+    assert.equal(await closedSoon(b), null, "and its connection behind");
+    const c = await server.next(3);
+    behind.mark(c, "busy");
+    clients.push(await connect(front));
+    assert.equal(await closedSoon(clients[3]), null, "every connection busy: the newcomer is closed at once");
+    assert.equal(await closedSoon(clients[0]), "open", "a busy connection is never closed to make room");
+    assert.deepEqual(shed, ["evicted", "refused"]);
     assert.equal(front.refused, 1);
-    assert.throws(() => new TlsFront({ hostname: "127.0.0.1", port: front.addr.port }, () => a.port), TlsFrontError);
+    assert.throws(() => new TlsFront({ hostname: "127.0.0.1", port: front.addr.port }, () => 1), TlsFrontError);
   } finally {
-    first.close();
+    for (const c of clients) c.close();
     front.abort();
     await front.finished;
-    a.close();
+    await server.close();
   }
 });
 
-Deno.test("TlsFront.closePeer ends a connection whose TLS server closed it before its handshake: the client sees its end", async () => {
+Deno.test("TlsFront: a connection the TLS server behind closed before its handshake ends for the client once the server says so", async () => {
   const certs = await SelfMadeCertificates.create();
   const tls = Deno.listenTls({ hostname: "127.0.0.1", port: 0, ...certs.current() });
   const front = new TlsFront({ hostname: "127.0.0.1", port: 0 }, () => (tls.addr as Deno.NetAddr).port);
-  const client = await Deno.connect({ hostname: "127.0.0.1", port: front.addr.port });
+  const client = await connect(front);
   try {
     // The server behind gives up on a client that never says hello: in Deno 2.9.6 its socket stays open.
     const accepted = await tls.accept();
     accepted.close();
     const read = () => Promise.race([client.read(new Uint8Array(64)), delay(500).then(() => "open" as const)]);
     assert.equal(await read(), "open", "the close alone does not reach the client");
-    front.closePeer(accepted);
+    front.behind().close(accepted);
     assert.equal(await read(), null, "ended once the front ends the server's input");
     while (front.open > 0) await delay(5);
   } finally {

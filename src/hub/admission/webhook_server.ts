@@ -5,7 +5,6 @@ import type client from "prom-client";
 import type { AdmissionWebhook, Operator } from "../../runtime/mod.ts";
 import { errorText, type Logger, oneLine, redact } from "../../util/mod.ts";
 import type { ConnectionLimits, KeepAliveLimits } from "../http/connection_gate.ts";
-import { ConnectionSlots } from "../http/connection_slots.ts";
 import { type GatedServer, serveGated } from "../http/gated_server.ts";
 import { isLoopbackBind } from "../http/host_guard.ts";
 import {
@@ -54,10 +53,11 @@ export class WebhookServerError extends Error {
  *
  * Guarantees:
  * - the port is bound in the constructor (a port in use or a refused certificate throws WebhookServerError at once);
- * - every request passes the connection gate (header deadline per request, connection cap) behind a TLS front whose
- *   socket never closes; at the cap (256) the connection idle the longest is closed to make room (a TLS handshake, a
- *   head still arriving, or kept alive between requests; none idle, the slowest body), so idle and slow connections,
- *   however many, cannot keep an apiserver's call out (connection_slots.ts); connections are kept alive (an apiserver reuses one TLS session for up to 100 calls, closed
+ * - every request passes the connection gate (header deadline per request) behind a TLS front whose socket never
+ *   closes and which keeps the connection cap: at the cap (256) the connection idle the longest is closed to make
+ *   room (its TLS handshake, a head still arriving, or kept alive between requests; none idle, the slowest body), so
+ *   idle and slow connections, however many, cannot keep an apiserver's call out (tls_front.ts,
+ *   connection_slots.ts); connections are kept alive (an apiserver reuses one TLS session for up to 100 calls, closed
  *   after 15 s idle; the probe and protected ports stay one request per connection); a new certificate from
  *   `certificates` is served from the next connection on without a refused connection (tls_front.ts), and the
  *   connections kept alive on the old one are closed between requests when it retires;
@@ -83,8 +83,6 @@ export class WebhookServer {
   readonly #front: TlsFront;
   readonly #webhooks = new Map<string, AdmissionWebhook>();
   readonly #metrics: WebhookMetrics;
-  /** The connection cap, shared by the server behind the front and any retiring one (a rotation). */
-  readonly #slots: ConnectionSlots<Deno.Conn>;
   readonly #budget: BodyBudget;
   /** The clusters whose calls are answered. */
   readonly clusters = new ServedClusters();
@@ -100,23 +98,27 @@ export class WebhookServer {
     }
     this.#metrics = new WebhookMetrics(options.registry);
     this.clusters.onForget((name) => this.#metrics.forgetCluster(name));
-    this.#slots = new ConnectionSlots(options.limits?.maxConnections ?? 256);
     this.#budget = new BodyBudget(options.bodyBudget);
-    this.#inner = this.#bindInner();
     try {
       this.#front = new TlsFront(
         {
           hostname: options.hostname,
           port: options.port,
-          // A bound on file descriptors: the gate behind makes room within its cap, the front closes what it closed.
-          maxConnections: 2 * this.#slots.max,
+          maxConnections: options.limits?.maxConnections,
           lifetimeMs: options.limits?.lifetimeMs,
+          // Counted with the gates' own sheds (header timeouts, oversized heads), under the same port label.
+          onShed: (reason) => shedCounter(options.registry)?.inc({ port: "webhook", reason }),
         },
         () => this.#inner.addr.port,
       );
     } catch (err) {
-      void this.#inner.shutdown();
       throw new WebhookServerError(`cannot serve --webhook-bind-address: ${errorText(err)}`, { cause: err });
+    }
+    try {
+      this.#inner = this.#bindInner();
+    } catch (err) {
+      this.#front.abort();
+      throw err;
     }
     options.certificates.onChange(() => this.#rotate());
   }
@@ -176,9 +178,8 @@ export class WebhookServer {
     try {
       return serveGated({
         ...this.#o.limits,
-        slots: this.#slots,
-        // The gate closed a client: the front closes the client's own socket (see TlsFront.closePeer).
-        onClosed: (conn) => this.#front?.closePeer(conn),
+        // The cap is kept at the front, on the TCP sockets; the gate tells it what each connection is doing.
+        slots: this.#front.behind(),
         keepAlive: this.#o.keepAlive ?? {},
         hostname: "127.0.0.1",
         port: 0,
@@ -274,6 +275,11 @@ export class WebhookServer {
  * A one-line answer. `unread`: given before the request's body was read whole, so it says `connection: close` (the
  * client must not reuse the connection: the gate ends it, as Go's http.Server does with a body it will not drain).
  */
+/** The gates' `hub_http_connections_shed_total{port,reason}` (gated_server.ts), once a gate registered it. */
+function shedCounter(registry: client.Registry): client.Counter<"port" | "reason"> | undefined {
+  return registry.getSingleMetric("hub_http_connections_shed_total") as client.Counter<"port" | "reason"> | undefined;
+}
+
 function text(status: number, body: string, unread = false): Response {
   const headers: Record<string, string> = { "content-type": "text/plain" };
   if (unread) headers.connection = "close";

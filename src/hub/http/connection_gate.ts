@@ -1,7 +1,7 @@
 // Admission for the hub's HTTP ports: a connection cap and a header-read deadline in front of Deno.serve.
 
 import { acceptEach } from "./accept_each.ts";
-import { ConnectionSlots } from "./connection_slots.ts";
+import { ConnectionSlots, type SlotTable } from "./connection_slots.ts";
 import { bodyLength, ClientInput, type KeepAliveLimits, oneRequestOnly } from "./request_framing.ts";
 import { closeQuietly, concat, copy, writeAll } from "./socket_copy.ts";
 
@@ -31,13 +31,11 @@ export interface ConnectionGateOptions extends ConnectionLimits {
   onShed?(reason: ShedReason): void;
   /** Serve several requests per connection within these limits; absent: one request per connection. */
   keepAlive?: KeepAliveLimits;
-  /** The slot table the cap is kept in, shared by several gates behind one socket; its `max` wins over maxConnections. */
-  slots?: ConnectionSlots<Deno.Conn>;
   /**
-   * Called once each client connection is closed. In Deno 2.9.6 a TLS connection closed before its handshake keeps
-   * its socket (and file descriptor) until the peer closes or writes: a TCP front before the gate closes the peer.
+   * Where the cap is kept and what each connection is doing is told: by default a ConnectionSlots of maxConnections;
+   * a TCP front before the gate passes its own (tls_front.ts), and makes room there.
    */
-  onClosed?(conn: Deno.Conn): void;
+  slots?: SlotTable<Deno.Conn>;
 }
 
 /** Why the gate closed a connection before the server behind answered it. */
@@ -123,9 +121,8 @@ export class ConnectionGate {
   readonly #listener: Deno.Listener;
   readonly #upstream: Upstream;
   readonly #onShed: (reason: ShedReason) => void;
-  readonly #onClosed: (conn: Deno.Conn) => void;
   readonly #headerTimeoutMs: number;
-  readonly #slots: ConnectionSlots<Deno.Conn>;
+  readonly #slots: SlotTable<Deno.Conn>;
   readonly #lifetimeMs: number;
   readonly #maxHeaderBytes: number;
   /** Open client connections still sending their heads, oldest first. */
@@ -157,7 +154,6 @@ export class ConnectionGate {
     };
     this.#upstream = upstream;
     this.#onShed = options.onShed ?? (() => {});
-    this.#onClosed = options.onClosed ?? (() => {});
     const { hostname, port, tls } = options;
     try {
       this.#listener = tls
@@ -206,7 +202,6 @@ export class ConnectionGate {
       if (this.#slots.open(conn, evict)) return this.#serve(conn);
       this.#shed("refused");
       closeQuietly(conn);
-      this.#onClosed(conn);
     }, () => this.close());
   }
 
@@ -257,7 +252,6 @@ export class ConnectionGate {
       this.#handedOn.delete(conn);
       this.#slots.close(conn);
       closeQuietly(conn);
-      this.#onClosed(conn);
       if (upstream) {
         closeQuietly(upstream.conn);
         upstream.release();

@@ -8,6 +8,18 @@
  */
 export type SlotState = "idle" | "body" | "busy";
 
+/** What a capped server tells about its connections: the gate's view of a slot table (ConnectionSlots, or a front's). */
+export interface SlotTable<K> {
+  /** Gives `key` a slot, idle, making room if need be; false when there is none (refuse it). */
+  open(key: K, evict: () => void): boolean;
+  /** Whether `key` still holds its slot (false once closed to make room). */
+  has(key: K): boolean;
+  /** `key` is now in `state`. */
+  mark(key: K, state: SlotState): void;
+  /** `key` was closed: its slot is free. */
+  close(key: K): void;
+}
+
 /** How many connections a table made room by closing, by what they were doing. */
 export interface SlotEvictions {
   idle: number;
@@ -28,7 +40,7 @@ export interface SlotEvictions {
  *   is O(1).
  * Assumptions: the owner calls `close` for every connection it opened, once it is closed.
  */
-export class ConnectionSlots<K> {
+export class ConnectionSlots<K> implements SlotTable<K> {
   readonly max: number;
   /** Per state, the connections in it and how to close each, oldest change of state first. */
   readonly #byState: Record<SlotState, Map<K, () => void>> = { idle: new Map(), body: new Map(), busy: new Map() };
