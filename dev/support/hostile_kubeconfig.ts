@@ -60,14 +60,12 @@ export function hostileKubeconfig(shape: HostileShape, target: HostileTarget, by
   if (shape === "contexts") return manyContexts(target, bytes);
   const room = bytes - base.length;
   if (room < 64) throw new Error(`${bytes} bytes cannot hold the base kubeconfig (${base.length} bytes) and padding`);
-  switch (shape) {
-    case "anchors":
-      return base + anchorPadding(room);
-    case "alias-bomb":
-      return base + aliasBomb(room);
-    case "keys":
-      return base + keyPadding(room);
-  }
+  return base + hostilePadding(shape, room);
+}
+
+/** Top-level keys of at most `room` bytes to append to any block-style kubeconfig: anchor padding or an alias bomb. */
+export function hostilePadding(shape: "anchors" | "alias-bomb" | "keys", room: number): string {
+  return shape === "anchors" ? anchorPadding(room) : shape === "alias-bomb" ? aliasBomb(room) : keyPadding(room);
 }
 
 /** `x-pad:` then `- &anchor-N [value1]` / `- *anchor-N` pairs, 43 bytes a pair with six-digit numbers. */
@@ -116,15 +114,16 @@ function keyPadding(room: number): string {
   return parts.join("");
 }
 
-/** `count` contexts, each with its own user and cluster; the first is `target` itself. */
+/** `count` contexts, each with its own user and cluster; the first is `target` itself, the others short names and tokens
+ * (5,000 fit in a Secret). */
 function manyContexts(target: HostileTarget, count: number): string {
   const clusters: string[] = [];
   const users: string[] = [];
   const contexts: string[] = [];
   for (let i = 0; i < count; i++) {
-    const name = i === 0 ? target.name : `${target.name}-${i}`;
+    const name = i === 0 ? target.name : `c${i}`;
     clusters.push(`- name: ${name}\n  cluster:\n    server: ${target.server}\n`);
-    users.push(`- name: ${name}\n  user:\n    token: ${target.token}\n`);
+    users.push(`- name: ${name}\n  user:\n    token: ${i === 0 ? target.token : `t${i}`}\n`);
     contexts.push(`- name: ${name}\n  context:\n    cluster: ${name}\n    user: ${name}\n`);
   }
   return [

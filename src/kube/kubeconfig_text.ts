@@ -92,7 +92,8 @@ export async function parseKubeconfigText(text: string, options: KubeconfigTextO
       readTextFile: (p) => p === path ? Promise.resolve(text) : Promise.reject(new Deno.errors.NotFound(p)),
     });
   } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError(relabel(err.message), { cause: err });
+    // The same message under the source's own label; not chained, or errorText would repeat it under the stand-in path.
+    if (err instanceof ConfigError) throw new ConfigError(relabel(err.message));
     throw err;
   }
   const doc = record(parsed) ?? {};

@@ -4,6 +4,8 @@ import assert from "node:assert/strict";
 import { ConfigError } from "./errors.ts";
 import { STRICT_CREDENTIAL_POLICY } from "./credential_policy.ts";
 import { parseKubeconfigText } from "./kubeconfig_text.ts";
+import { parseKubeconfigYaml } from "./kubeconfig_yaml.ts";
+import { errorText } from "../util/mod.ts";
 
 const doc = (opts: { server?: string; token?: string; contexts?: string[] } = {}) =>
   JSON.stringify({
@@ -300,4 +302,37 @@ Deno.test("tls-server-name is refused, naming the conflict, when it is malformed
   const parsed = await parseKubeconfigText(text, { source: "secret ns/x" });
   assert.match(String(parsed.contexts[0].error), /tls-server-name .* client certificate/);
   assert.equal(parsed.contexts[0].access, undefined);
+});
+
+Deno.test("parseKubeconfigText refuses untrusted text under the untrusted rules, through a given parser, naming the source once", async () => {
+  const calls: string[] = [];
+  const parser = {
+    parse: (path: string, text: string) => {
+      calls.push(path);
+      return Promise.resolve(parseKubeconfigYaml(path, text, { untrusted: true }));
+    },
+  };
+  for (const viaParser of [false, true]) {
+    await assert.rejects(
+      parseKubeconfigText("a: &x [s3cret]\nb: *x\n", {
+        source: "secret ns/a",
+        untrusted: STRICT_CREDENTIAL_POLICY,
+        ...(viaParser ? { parser } : {}),
+      }),
+      (err: Error) => {
+        assert.ok(err instanceof ConfigError);
+        assert.equal(
+          errorText(err),
+          "invalid kubeconfig secret ns/a: uses a YAML alias (line 2), which an untrusted kubeconfig may not; " +
+            "write each entry out in full",
+        );
+        return true;
+      },
+    );
+  }
+  assert.deepEqual(calls, ["/secret ns/a"]);
+  // Trusted text is never handed to the parser, and keeps its aliases.
+  const trusted = await parseKubeconfigText("contexts: []\nx: &x [1]\ny: *x\n", { source: "/k/c.yaml", parser });
+  assert.deepEqual(trusted.contexts, []);
+  assert.deepEqual(calls, ["/secret ns/a"]);
 });

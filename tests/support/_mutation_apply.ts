@@ -2,6 +2,7 @@
 // Private to tests/support: kubeconfig_mutations.ts is the surface.
 
 import { basename, dirname } from "node:path";
+import { hostilePadding } from "../../dev/support/hostile_kubeconfig.ts";
 import type { Draft, Mutation } from "./_mutation_catalog.ts";
 import type { CorpusProvider, CorpusWorld, Reason } from "./kubeconfig_mutations.ts";
 
@@ -81,9 +82,15 @@ export function effectOf(m: Mutation, provider: CorpusProvider, world: CorpusWor
         ? { ...maybe, fails: true, servable: false }
         : { ...maybe, fails: m.what !== "insecure" };
     case "benign":
+      // `anchors` is refused when the alias it makes is written (buildCase decides: a later mutation may undo it).
       return { reasons: [] };
+    case "many-contexts":
+      return { reasons: ["limits"], must: true };
     case "doc":
       switch (m.variant) {
+        case "anchor-padded":
+        case "alias-heavy":
+          return { reasons: ["limits"], must: true };
         case "deep":
           return maybe;
         case "binary":
@@ -340,6 +347,11 @@ export function applyMutation(d: Draft, m: Mutation): boolean {
         cl.extensions = [{ name: "corpus-junk", extension: { nested: m.junk } }];
       } else d.extra[`x-anchor-${d.id}`] = us; // the same object twice: written as an anchor and an alias
       return true;
+    case "many-contexts":
+      for (let i = 0; i < m.count; i++) {
+        d.contexts.push({ name: `${key}-m${i}`, context: { cluster: `${key}-cluster`, user: `${key}-user` } });
+      }
+      return true;
     case "doc":
       return true;
   }
@@ -362,6 +374,12 @@ export function docLevelBytes(validText: string, m: Mutation): Uint8Array | unde
     }
     case "deep":
       return enc(`${validText}x-deep: ${"[".repeat(m.depth)}${"]".repeat(m.depth)}\n`);
+    case "anchor-padded":
+    case "alias-heavy":
+      return enc(
+        validText +
+          hostilePadding(m.variant === "anchor-padded" ? "anchors" : "alias-bomb", m.bytes - validText.length),
+      );
     case "alias-bomb": {
       const lines = [`x-lol0: &lol0 [${Array(m.width).fill('"lol"').join(", ")}]`];
       for (let i = 1; i < m.levels; i++) {

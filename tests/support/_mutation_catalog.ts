@@ -44,7 +44,10 @@ export type Mutation =
   | { kind: "doc"; variant: "top-type"; as: "list" | "scalar" | "number" | "empty" | "null" }
   | { kind: "doc"; variant: "section-type"; section: "clusters" | "users" | "contexts"; as: "mapping" | "string" }
   | { kind: "doc"; variant: "deep"; depth: number }
-  | { kind: "doc"; variant: "alias-bomb"; levels: number; width: number };
+  | { kind: "doc"; variant: "alias-bomb"; levels: number; width: number }
+  | { kind: "doc"; variant: "anchor-padded"; bytes: number }
+  | { kind: "doc"; variant: "alias-heavy"; bytes: number }
+  | { kind: "many-contexts"; count: number };
 
 /** The kubeconfig being mutated, before it is written out. */
 export interface Draft {
@@ -131,6 +134,12 @@ const common = {
   }),
 };
 
+/** Sizes of the hostile documents: 16-250 KiB mostly, 256 KiB-1 MiB (less the Secret's own overhead) one time in four. */
+const hostileBytes = fc.oneof(
+  { weight: 3, arbitrary: fc.integer({ min: 16 * 1024, max: 250 * 1024 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 256 * 1024, max: 1_040_000 }) },
+);
+
 const docMutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant("doc" as const), variant: fc.constant("not-yaml" as const), n: fc.nat(4) }),
   fc.record({
@@ -164,6 +173,10 @@ const docMutation: fc.Arbitrary<Mutation> = fc.oneof(
     levels: fc.integer({ min: 5, max: 12 }),
     width: fc.integer({ min: 9, max: 16 }),
   }),
+  // Issue 37: anchors each aliased once, and an alias bomb as wide as the size allows; mostly within the 256 KiB an
+  // untrusted kubeconfig may have (so the parser sees them), now and then up to 1 MiB (a Secret's limit).
+  fc.record({ kind: fc.constant("doc" as const), variant: fc.constant("anchor-padded" as const), bytes: hostileBytes }),
+  fc.record({ kind: fc.constant("doc" as const), variant: fc.constant("alias-heavy" as const), bytes: hostileBytes }),
 );
 
 const primary: fc.Arbitrary<Mutation> = fc.oneof(
@@ -288,7 +301,15 @@ const primary: fc.Arbitrary<Mutation> = fc.oneof(
     }),
   },
   { weight: 5, arbitrary: common.maybe },
-  { weight: 13, arbitrary: docMutation },
+  { weight: 16, arbitrary: docMutation },
+  // Issue 37: more contexts than an untrusted kubeconfig may hold (200), up to 5,000.
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("many-contexts" as const),
+      count: fc.oneof(fc.integer({ min: 201, max: 1_000 }), fc.integer({ min: 1_001, max: 5_000 })),
+    }),
+  },
 );
 
 const extra: fc.Arbitrary<Mutation> = fc.oneof(

@@ -23,14 +23,23 @@ export interface LayoutOptions {
   namespace: string;
   /** Shareable folder cases per file. Default 20. */
   perFile?: number;
+  /**
+   * Bytes of case documents per shared file, at most (a case larger than this alone gets a file of its own). Default
+   * 128 KiB: half the 256 KiB an untrusted kubeconfig may have, so a file of several large cases is never refused for
+   * its size as a whole.
+   */
+  bytesPerFile?: number;
 }
 
 /**
- * Lays the corpus out. Folder cases with their own entries share files (`batch-N.yaml`), the others get one file
- * each (`case-ID.yaml`); every Secret case is one Secret named after the case.
+ * Lays the corpus out. Folder cases with their own entries share files (`batch-N.yaml`, at most `perFile` cases and
+ * about `bytesPerFile` bytes each), the others get one file each (`case-ID.yaml`); every Secret case is one Secret
+ * named after the case.
  */
 export function layoutCorpus(cases: readonly CorpusCase[], options: LayoutOptions): CorpusLayout {
   const perFile = options.perFile ?? 20;
+  const bytesPerFile = options.bytesPerFile ?? 128 * 1024;
+  let batchBytes = 0;
   const files: CorpusLayout["files"] = [];
   const secrets: Record<string, unknown>[] = [];
   const sources = new Map<number, CaseSource>();
@@ -48,13 +57,16 @@ export function layoutCorpus(cases: readonly CorpusCase[], options: LayoutOption
     }
     files.push({ path, bytes: new TextEncoder().encode(kubeconfigDocument(merged, null)) });
     batch = [];
+    batchBytes = 0;
   };
   for (const c of cases) {
     if (c.provider === "secret") {
       secrets.push(secretManifest(c, options.namespace));
       sources.set(c.id, { source: `${options.namespace}/${c.name}` });
     } else if (c.entries) {
+      if (batch.length > 0 && batchBytes + c.bytes.length > bytesPerFile) flush();
       batch.push(c);
+      batchBytes += c.bytes.length;
       if (batch.length >= perFile) flush();
     } else {
       const path = `${options.clusterDir}/case-${c.id}.yaml`;

@@ -51,3 +51,18 @@ Deno.test("layoutCorpus() gives every other folder case its own file with its by
   }
   assert.equal(layout.sources.size, CORPUS.cases.length);
 });
+
+Deno.test("layoutCorpus() keeps a shared file within its byte budget, so no file of several cases is refused for its size", () => {
+  const layout = layoutCorpus(CORPUS.cases, { clusterDir: "/d", namespace: "ns", bytesPerFile: 16 * 1024 });
+  const shared = CORPUS.cases.filter((c) => c.entries);
+  const byFile = new Map<string, number[]>();
+  for (const c of shared) {
+    const path = layout.sources.get(c.id)!.source;
+    byFile.set(path, [...byFile.get(path) ?? [], c.bytes.length]);
+  }
+  for (const [path, sizes] of byFile) {
+    const total = sizes.reduce((a, b) => a + b, 0);
+    assert.ok(sizes.length === 1 || total <= 16 * 1024, `${path}: ${sizes.length} cases, ${total} bytes`);
+  }
+  assert.ok([...byFile.values()].some((s) => s.length > 1), "some files are still shared");
+});

@@ -23,7 +23,16 @@ export type Target = "prod" | "staging" | "dev";
 export type CorpusProvider = "folder" | "secret";
 
 /** Why a kubeconfig must (or may) be refused. */
-export type Reason = "token-file" | "file-path" | "auth-provider" | "exec" | "http" | "reserved" | "invalid";
+export type Reason =
+  | "token-file"
+  | "file-path"
+  | "auth-provider"
+  | "exec"
+  | "http"
+  | "reserved"
+  | "invalid"
+  | "alias"
+  | "limits";
 
 /** What a refusal line has to say, per reason (matched against the line, case-insensitive). */
 export const REASON_PATTERNS: Readonly<Record<Reason, RegExp>> = {
@@ -34,6 +43,9 @@ export const REASON_PATTERNS: Readonly<Record<Reason, RegExp>> = {
   http: /http/i,
   reserved: /reserved|collision|command line|in-cluster/i,
   invalid: /\S/,
+  alias: /YAML alias/i,
+  // The bounds on untrusted kubeconfigs (issue 37): size, aliases, the number of contexts, users and clusters.
+  limits: /YAML alias|larger than \d+ bytes|more than the \d+ an untrusted kubeconfig may hold/i,
 };
 
 /** The outcomes a case allows. */
@@ -215,10 +227,23 @@ function buildCase(world: CorpusWorld, shape: Shape, id: number, provider: Corpu
     ],
     extra: draft.extra,
   };
+  // The `anchors` mutation shares the user object with a top-level key: written once with an anchor, then as an alias,
+  // which an untrusted kubeconfig may not use (issue 37). Only when that object is still the case's user (a later
+  // mutation may have replaced it).
+  const aliased = !draft.omit.has("user") && draft.extra[`x-anchor-${id}`] === draft.user;
+  if (aliased) {
+    expect.refused = [...new Set([...expect.refused, "alias" as const])];
+    expect.mustRefuse = true;
+    expect.served = undefined;
+    expect.failing = false;
+  }
   const current = provider === "secret" ? draft.currentContext ?? draft.contextName : null;
-  const valid = kubeconfigDocument(entries, current);
+  const valid = kubeconfigDocument(entries, current, { aliases: aliased });
   const docBytes = docLevelBytes(valid, first);
-  const shareable = provider === "folder" && docBytes === undefined && expect.reserved === undefined;
+  // A case refused as a whole (an alias, too many contexts) gets a file of its own: in a shared file it would take the
+  // other cases' contexts down with it.
+  const wholeRefused = aliased || shape.mutations.some((m) => m.kind === "many-contexts");
+  const shareable = provider === "folder" && docBytes === undefined && expect.reserved === undefined && !wholeRefused;
   return {
     id,
     provider,
@@ -234,10 +259,15 @@ function buildCase(world: CorpusWorld, shape: Shape, id: number, provider: Corpu
 }
 
 /**
- * One kubeconfig document holding `entries` (several cases' entries may be concatenated), as YAML: an object that
- * occurs twice (the `anchors` mutation) is written once with an anchor, then as an alias.
+ * One kubeconfig document holding `entries` (several cases' entries may be concatenated), as YAML. An object that
+ * occurs twice is written out in full each time, or, with `aliases` (the `anchors` mutation), once with an anchor and
+ * then as an alias.
  */
-export function kubeconfigDocument(entries: Entries, currentContext: string | null): string {
+export function kubeconfigDocument(
+  entries: Entries,
+  currentContext: string | null,
+  options: { aliases?: boolean } = {},
+): string {
   const doc: Record<string, unknown> = {
     apiVersion: "v1",
     kind: "Config",
@@ -247,5 +277,5 @@ export function kubeconfigDocument(entries: Entries, currentContext: string | nu
     ...entries.extra,
     ...(currentContext === null ? {} : { "current-context": currentContext }),
   };
-  return stringify(doc, { aliasDuplicateObjects: true, lineWidth: 0 });
+  return stringify(doc, { aliasDuplicateObjects: options.aliases === true, lineWidth: 0 });
 }
