@@ -193,3 +193,44 @@ Deno.test("Without --metrics-bind-address the page is served on the liveness por
     await dir.remove();
   }
 });
+
+Deno.test("With more clusters than /status lists, the page says how many of how many it shows and walks the pages with next and first", async () => {
+  const hub = HubProcess.start({ clusters: ["prod", "staging", "dev"], args: ["--namespace", "default"] });
+  let browser: Awaited<ReturnType<typeof headlessChromium>> | undefined;
+  try {
+    await hub.waitReady(90_000);
+    browser = await headlessChromium();
+    const page = await browser.context.newPage();
+    const rows = () =>
+      page.evaluate(() =>
+        [...(globalThis as any).document.querySelectorAll("#rows tr")].map((tr: any) => tr.getAttribute("data-cluster"))
+      );
+    const text = (id: string) => page.evaluate((i) => (globalThis as any).document.getElementById(i)?.textContent, id);
+    const hidden = (id: string) => page.evaluate((i) => (globalThis as any).document.getElementById(i)?.hidden, id);
+    assert.equal((await page.goto(`http://127.0.0.1:${hub.port}/status?limit=2`))?.status(), 200);
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll("#rows tr").length === 2);
+    assert.deepEqual(await rows(), ["dev", "prod"]);
+    assert.equal(await text("cluster-count"), "2 of 3 clusters");
+    assert.match(await text("state-counts") ?? "", /^3 watching$/);
+    assert.match(await text("range") ?? "", /^showing 2 of 3 clusters, by name \(dev … prod\)$/);
+    assert.equal(await hidden("next"), false);
+    assert.equal(await hidden("first"), true);
+    await page.click("#next");
+    await page.waitForFunction(() =>
+      (globalThis as any).document.querySelector("#rows tr")?.getAttribute("data-cluster") === "staging"
+    );
+    assert.deepEqual(await rows(), ["staging"]);
+    assert.equal(await text("cluster-count"), "1 of 3 clusters");
+    assert.equal(await hidden("next"), true);
+    assert.equal(await hidden("first"), false);
+    await page.click("#first");
+    await page.waitForFunction(() =>
+      (globalThis as any).document.querySelector("#rows tr")?.getAttribute("data-cluster") === "dev"
+    );
+    assert.deepEqual(await rows(), ["dev", "prod"]);
+    assert.equal((await hub.stop()).code, 0, hub.tail());
+  } finally {
+    await browser?.close();
+    await hub.kill();
+  }
+});
