@@ -27,7 +27,8 @@ export interface View {
 /** Replica `h`'s /status reduced to a View, or undefined while it does not answer (or is not sharded). */
 export async function viewOf(h: HubProcess): Promise<View | undefined> {
   try {
-    const s = (await h.get("/status")).body;
+    // One page of up to 5,000 clusters holds every cluster of the phase (1,000 at most), and every owner.
+    const s = (await h.get("/status?limit=5000")).body;
     if (!s?.shard) return undefined;
     return {
       id: s.shard.identity,

@@ -117,8 +117,9 @@ export async function clusterProfilesPhase(ctx: PhaseContext): Promise<void> {
     try {
       const all = await hub.waitStatus(
         (s) => {
-          const cs = Object.entries(s.clusters ?? {}).filter(([k]) => k.startsWith(`${ns}/`));
-          return cs.length === n && cs.every(([, v]) => (v as { state: string }).state === "watching");
+          // /status lists one page of clusters; its summary counts all of them (the hub's own prod watches too).
+          const sum = s.summary;
+          return sum?.providers?.["cluster-profile"] === n && sum.states?.watching === sum.clusters;
         },
         600_000,
         `${n} profiles watching`,

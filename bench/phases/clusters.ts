@@ -142,10 +142,8 @@ async function waitReady(hub: HubProcess, spawnedAt: number, timeoutMs: number):
     await sleep(250);
   }
   const s = await hub.get("/status").catch(() => undefined);
-  const states: Record<string, number> = {};
-  for (const c of Object.values(s?.body?.clusters ?? {}) as { state: string }[]) {
-    states[c.state] = (states[c.state] ?? 0) + 1;
-  }
+  // /status lists one page of clusters; its summary counts every cluster by state.
+  const states: Record<string, number> = { ...s?.body?.summary?.states };
   throw new Error(`hub not ready after ${timeoutMs} ms; states ${JSON.stringify(states)}\n${hub.tail()}`);
 }
 
