@@ -1,5 +1,6 @@
 // What judging one hostile untrusted kubeconfig costs, in-process, without a cluster: the time until it is refused (or
-// accepted), the longest the event loop was held meanwhile, and the RSS it added. Each case runs in a fresh process
+// accepted), the longest the event loop was held meanwhile, the RSS it added, and (where a worker parses) what starting
+// the worker added to RSS. Each case runs in a fresh process
 // that is killed at --timeout-s. Runs on any tree that has src/kube/mod.ts's parseKubeconfigText: where the tree also
 // has KubeconfigParser (the worker), the text is parsed through it, as the providers do.
 //
@@ -14,6 +15,8 @@ interface Outcome {
   ms: number;
   maxLagMs: number;
   rssMb: number;
+  /** What starting the worker (and parsing one small text in it) added to RSS, MB; NaN without a worker. */
+  workerMb: number;
   outcome: string;
 }
 
@@ -22,8 +25,14 @@ async function child(root: string, shape: HostileShape, size: number): Promise<v
   const kube = await import(`${root}/src/kube/mod.ts`);
   const text = hostileKubeconfig(shape, { name: "hostile", server: "https://127.0.0.1:6443", token: "t0ken" }, size);
   const parser = kube.KubeconfigParser ? new kube.KubeconfigParser() : undefined;
-  // Warm the parser (worker start, module load) so the figure is the text's own cost.
-  if (parser) await parser.parse("/warm", "apiVersion: v1\nkind: Config\n", { untrusted: true });
+  const stop = new AbortController();
+  const parsing = parser?.start(stop.signal);
+  // Warm the parser (worker start, module load) so the figure is the text's own cost; what that costs is its own figure.
+  await new Promise((r) => setTimeout(r, 200));
+  const rssCold = Deno.memoryUsage().rss;
+  if (parser) await parser.parse("/warm", "apiVersion: v1\nkind: Config\n");
+  await new Promise((r) => setTimeout(r, 200));
+  const workerMb = parser ? (Deno.memoryUsage().rss - rssCold) / 1048576 : NaN;
   let maxLagMs = 0;
   let last = performance.now();
   const ticker = setInterval(() => {
@@ -49,8 +58,9 @@ async function child(root: string, shape: HostileShape, size: number): Promise<v
   const rssMb = (Deno.memoryUsage().rss - rss0) / 1048576;
   await new Promise((r) => setTimeout(r, 20));
   clearInterval(ticker);
-  parser?.close();
-  console.log(JSON.stringify({ ms, maxLagMs, rssMb, outcome } satisfies Outcome));
+  stop.abort();
+  await parsing;
+  console.log(JSON.stringify({ ms, maxLagMs, rssMb, workerMb, outcome } satisfies Outcome));
 }
 
 async function main(): Promise<void> {
@@ -96,7 +106,7 @@ async function main(): Promise<void> {
       const label = shape === "contexts" ? `${size} contexts` : `${Math.round(size / 1024)} KiB`;
       if (!out.success) {
         const why = out.signal === "SIGKILL" ? `not judged within ${timeoutMs / 1000} s (killed)` : "child failed";
-        console.log(`| ${shape} | ${label} | > ${timeoutMs} | > ${timeoutMs} | | ${why} |`);
+        console.log(`| ${shape} | ${label} | > ${timeoutMs} | > ${timeoutMs} | | | ${why} |`);
         if (out.signal !== "SIGKILL") console.error(new TextDecoder().decode(out.stderr));
         continue;
       }

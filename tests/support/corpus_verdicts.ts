@@ -130,7 +130,9 @@ function lineProblem(
     return verdict(`its ${kind} quotes a credential of the kubeconfig (${leaked.slice(0, 10)}…)`);
   }
   if (kind === "error") return verdict();
-  const reasons = c.expect.reserved !== undefined ? (["reserved"] as const) : c.expect.refused;
+  // A case refused as a whole (a YAML alias: issue 37) is refused before its names are looked at, a reserved one too.
+  const whole = c.expect.refused.filter((r) => r === "alias" || r === "limits");
+  const reasons = c.expect.reserved !== undefined ? ["reserved" as const, ...whole] : c.expect.refused;
   if (!reasons.some((r) => REASON_PATTERNS[r].test(line))) {
     return verdict(`its refusal gives none of the reasons ${reasons.join(", ")}: ${short(line)}`);
   }

@@ -94,6 +94,18 @@ Deno.test("judge() requires a reserved name to leave the command line's cluster 
   assert.match(judge(inCluster, { source: "ns/in-cluster" }, tookIt, UUIDS).problem!, /took the reserved name/);
 });
 
+Deno.test("judge() accepts a reserved-name case refused as a whole for its YAML alias, and still requires the command line's cluster as it was", () => {
+  const c = corpusCase({ reserved: "prod", refused: ["reserved", "alias"], mustRefuse: true }, "prod");
+  const line = "invalid kubeconfig secret ns/prod: uses a YAML alias (line 22), which an untrusted kubeconfig may not";
+  const errors = { secret: { errors: [{ source: "ns/prod", error: line }] } };
+  assert.equal(judge(c, { source: "ns/prod" }, { clusters: flagProd, providers: errors }, UUIDS).problem, undefined);
+  const plain = corpusCase({ reserved: "prod", refused: ["reserved"], mustRefuse: true }, "prod");
+  assert.match(
+    judge(plain, { source: "ns/prod" }, { clusters: flagProd, providers: errors }, UUIDS).problem!,
+    /gives none of the reasons reserved/,
+  );
+});
+
 Deno.test("observe() tells pending, failing and ignored apart, and judge() accepts ignored only where allowed", () => {
   assert.equal(
     observe(corpusCase({}), SOURCE, status({ provider: "secret", state: "connecting", lastError: null })).observed,
