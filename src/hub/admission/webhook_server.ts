@@ -3,7 +3,7 @@
 
 import type client from "prom-client";
 import type { AdmissionWebhook, Operator } from "../../runtime/mod.ts";
-import { errorText, type Logger, oneLine, redact } from "../../util/mod.ts";
+import { errorText, LogBurst, type Logger, oneLine, redact, SystemClock } from "../../util/mod.ts";
 import type { ConnectionLimits, KeepAliveLimits } from "../http/connection_gate.ts";
 import { type GatedServer, serveGated } from "../http/gated_server.ts";
 import { isLoopbackBind } from "../http/host_guard.ts";
@@ -65,7 +65,8 @@ export class WebhookServerError extends Error {
  *   `bodyTimeoutMs` after its head with 408, one the port's byte budget has no room for with 429 (review_body.ts),
  *   anything but an admission.k8s.io/v1 AdmissionReview with a uid and a known operation with 400, a wrong method
  *   with 405, a content type other than JSON with 415, a path naming no webhook or a cluster not served with 404;
- *   each with one line naming the problem, never echoing the body; the apiserver then applies the failurePolicy;
+ *   each with one line naming the problem, never echoing the body (logged 5 times per 10 s in full, the rest counted
+ *   in one summary line); the apiserver then applies the failurePolicy;
  *   408, 413 and 429 close the connection;
  * - a handler that throws anything but an AdmissionError, or outlives its webhook's timeoutSeconds, gets 500 (504):
  *   the apiserver applies failurePolicy; the error is logged with the webhook and cluster, never the request body;
@@ -84,6 +85,8 @@ export class WebhookServer {
   readonly #webhooks = new Map<string, AdmissionWebhook>();
   readonly #metrics: WebhookMetrics;
   readonly #budget: BodyBudget;
+  /** "admission request refused" lines: strangers can cause them at will, so 5 per 10 s in full, then counted. */
+  readonly #refusals: LogBurst;
   /** The clusters whose calls are answered. */
   readonly clusters = new ServedClusters();
   #inner: GatedServer;
@@ -99,6 +102,12 @@ export class WebhookServer {
     this.#metrics = new WebhookMetrics(options.registry);
     this.clusters.onForget((name) => this.#metrics.forgetCluster(name));
     this.#budget = new BodyBudget(options.bodyBudget);
+    this.#refusals = new LogBurst({
+      logger: options.logger,
+      level: "warn",
+      msg: "admission request refused",
+      clock: new SystemClock(),
+    });
     try {
       this.#front = new TlsFront(
         {
@@ -144,6 +153,7 @@ export class WebhookServer {
     const grace = setTimeout(() => this.#front.abort(), 2_000);
     await Promise.all([this.#front.finished, this.#inner.shutdown(), ...this.#draining]);
     clearTimeout(grace);
+    this.#refusals.flush();
   }
 
   /** A new certificate: a new server behind the front takes new connections; the old one finishes its own. */
@@ -201,14 +211,14 @@ export class WebhookServer {
     // Before the route is known to be served, nothing from the request becomes a label (webhook_metrics.ts).
     if (req.method !== "POST") {
       this.#metrics.unrouted(405);
-      return text(405, "method not allowed: an apiserver POSTs an AdmissionReview", true);
+      return text(405, "method not allowed: an apiserver POSTs an AdmissionReview");
     }
     const route = parseWebhookPath(new URL(req.url).pathname);
     const name = route ? `${route.operator}/${route.type}/${route.id}` : "";
     const webhook = route ? this.#webhooks.get(name) : undefined;
     if (!route || !webhook || !this.clusters.has(route.cluster)) {
       this.#metrics.unrouted(404);
-      return text(404, "no such webhook: the path names an operator, webhook and cluster this hub serves", true);
+      return text(404, "no such webhook: the path names an operator, webhook and cluster this hub serves");
     }
     const cluster = route.cluster;
     const answer = (status: number, body: string | Record<string, unknown>, unread = false) => {
@@ -216,7 +226,7 @@ export class WebhookServer {
       return typeof body === "string" ? text(status, body, unread) : Response.json(body, { status });
     };
     const type = req.headers.get("content-type") ?? "";
-    if (!/^application\/json\b/i.test(type)) return answer(415, "content-type must be application/json", true);
+    if (!/^application\/json\b/i.test(type)) return answer(415, "content-type must be application/json");
     const log = this.#o.logger.child({ cluster, webhook: name });
     this.#metrics.inFlight.inc({ webhook: name });
     try {
@@ -261,7 +271,13 @@ export class WebhookServer {
       }
     } catch (err) {
       if (!(err instanceof ReviewInputError)) throw err;
-      log.warn("admission request refused", { status: err.status, error: err.message });
+      this.#refusals.note(`${cluster} ${name} ${err.status}`, {
+        cluster,
+        webhook: name,
+        status: err.status,
+        error: err.message,
+      });
+      // 408, 413 and 429 leave the body unread: the connection ends with the answer (connection_gate.ts).
       const res = answer(err.status, err.message, err.status !== 400);
       if (err.status === 429) res.headers.set("retry-after", "1");
       return res;
@@ -272,8 +288,9 @@ export class WebhookServer {
 }
 
 /**
- * A one-line answer. `unread`: given before the request's body was read whole, so it says `connection: close` (the
- * client must not reuse the connection: the gate ends it, as Go's http.Server does with a body it will not drain).
+ * A one-line answer. `unread`: the body was refused part-read, so it says `connection: close` (the client must not
+ * reuse the connection: the gate ends it, as Go's http.Server does with a body it will not drain). Other answers
+ * that leave a body unread (404, 405, 415) keep the connection when the body came whole: Deno.serve skips it.
  */
 /** The gates' `hub_http_connections_shed_total{port,reason}` (gated_server.ts), once a gate registered it. */
 function shedCounter(registry: client.Registry): client.Counter<"port" | "reason"> | undefined {

@@ -110,7 +110,9 @@ const TOO_LARGE = new TextEncoder().encode(
  *   third of `lifetimeMs` or later (so it has two thirds of the lifetime to be answered), one after `close()`, and one
  *   whose end the head does not tell (chunked, upgrade, HTTP/1.0; request_framing.ts). A connection whose requests
  *   are all answered is closed after `idleTimeoutMs` without a next one, and at `close()`; one still being answered
- *   is closed once answered. Kept-alive connections count against `maxConnections`.
+ *   is closed once answered. Kept-alive connections count against `maxConnections`. An answer that comes back while
+ *   its request's body is still arriving (a refusal) ends that body there and the connection once the answer is out
+ *   (Deno.serve would keep a connection whose body its handler stopped reading).
  * Assumptions: HTTP/1.x only (no ALPN offered); the server behind honours a request's `connection: close`, as
  *   Deno.serve does; with keep-alive, it keeps its connection to the gate open between requests and writes each answer
  *   at once (small bodies), so `answered()` and the bytes seen coming back mean the answer is with the client.

@@ -1,6 +1,7 @@
 // Tests of the connection gate over real loopback sockets, with a plain TCP server standing behind it.
 import assert from "node:assert/strict";
 import { ConnectionGate, type ConnectionGateOptions, endsHead, oneRequestOnly } from "./connection_gate.ts";
+import { ConnectionSlots } from "./connection_slots.ts";
 import { serveGated } from "./gated_server.ts";
 
 const enc = new TextEncoder();
@@ -327,10 +328,11 @@ Deno.test("ConnectionGate without keepAlive stays one request per connection beh
 });
 
 /** A kept-alive gated server whose handler holds a request whose body is `hold` until `release()`. */
-function holding(maxConnections: number) {
+function holding(maxConnections: number, keptGraceMs?: number) {
   let release!: () => void;
   const held = new Promise<void>((r) => release = r);
-  const server = serveGated({ hostname: "127.0.0.1", port: 0, keepAlive: {}, maxConnections }, async (req) => {
+  const slots = new ConnectionSlots<Deno.Conn>(maxConnections, { keptGraceMs });
+  const server = serveGated({ hostname: "127.0.0.1", port: 0, keepAlive: {}, slots }, async (req) => {
     const body = await req.text();
     if (body === "hold") await held;
     return new Response(`got:${body}`);
@@ -340,15 +342,15 @@ function holding(maxConnections: number) {
 }
 
 Deno.test("ConnectionGate with keepAlive at its cap closes the connection idle the longest, kept-alive ones included, never one being answered", async () => {
-  const { server, connect, release } = holding(3);
+  const { server, connect, release } = holding(3, 100);
   const conns: Deno.Conn[] = [];
   try {
-    // Idle since its answer: kept alive between requests.
+    // Idle since its answer: kept alive between requests, its grace (100 ms) over.
     const kept = await connect();
     conns.push(kept);
     await kept.write(enc.encode(post("k")));
     await readUntil(kept, /got:k$/);
-    await new Promise((r) => setTimeout(r, 150)); // the gate sees the answer go (it looks every 50 ms)
+    await new Promise((r) => setTimeout(r, 300)); // the gate sees the answer go (it looks every 50 ms)
     // Idle since its accept, later: a head that never ends.
     const slow = await connect();
     conns.push(slow);
@@ -360,10 +362,14 @@ Deno.test("ConnectionGate with keepAlive at its cap closes the connection idle t
     await new Promise((r) => setTimeout(r, 100));
     const first = await connect();
     conns.push(first);
-    assert.equal(await readToClose(kept), "", "the connection idle the longest (kept alive) went first");
+    assert.equal(
+      await readToClose(slow),
+      "",
+      "the slow head went first (the kept-alive one became idle with its grace's end)",
+    );
     const second = await connect();
     conns.push(second);
-    assert.equal(await readToClose(slow), "", "then the slow head");
+    assert.equal(await readToClose(kept), "", "then the kept-alive one");
     await second.write(enc.encode(post("s")));
     assert.match(await readUntil(second, /got:s$/), /^HTTP\/1\.1 200 OK/);
     release();

@@ -26,37 +26,71 @@ export interface SlotEvictions {
   body: number;
 }
 
+/** The table's limits beyond its cap. */
+export interface ConnectionSlotsOptions {
+  /**
+   * A connection just answered and kept alive is closed to make room only after every other idle one, for this long
+   * after its answer. Default 2 s.
+   */
+  keptGraceMs?: number;
+  /** At most this many connections have that grace at once (the most recently answered). Default half the cap. */
+  keptMax?: number;
+  /** The clock (ms), for tests on virtual time. Default Date.now. */
+  now?: () => number;
+}
+
+/** Where a connection is kept: `idle` (no grace), idle with the grace after an answer (`kept`), `body`, `busy`. */
+type Tier = "idle" | "kept" | "body" | "busy";
+
+interface Slot {
+  tier: Tier;
+  evict: () => void;
+  /** When it entered its tier. */
+  since: number;
+}
+
 /**
  * The open connections of one port (or of several servers behind one public socket) and what each is doing.
  *
  * Guarantees:
  * - at most `max` connections hold a slot at once;
- * - `open` at the cap closes (calls the `evict` given at that connection's own `open`) the connection idle the
- *   longest; when none is idle, the one whose body has been arriving the longest; when every connection's request is
- *   whole and being answered, it closes none and returns false, and the caller refuses the newcomer;
- * - "longest" counts from a connection's last change of state: one kept alive is ordered by when it last became idle
- *   (its last answer), not by when it was accepted, so a client that just got an answer is the last to go;
- * - an evicted connection's slot is free when `open` returns; its later `mark` and `close` do nothing. Every operation
- *   is O(1).
+ * - `open` at the cap closes (calls the `evict` given at that connection's own `open`) an idle connection: the one
+ *   idle the longest, except that one answered less than `keptGraceMs` ago (kept alive between requests; at most
+ *   `keptMax` of them, the most recently answered) goes after every other idle one; when none is idle, the one whose
+ *   body has been arriving the longest; when every connection's request is whole and being answered, it closes none
+ *   and returns false, and the caller refuses the newcomer;
+ * - so a flood of idle connections pushes out its own oldest first, a client's new connection has `max` newcomers'
+ *   time to send its request, and a client reusing a kept-alive connection soon after an answer does not find it
+ *   closed under it (an HTTP client does not resend a POST on a connection closed as it wrote); strangers who get
+ *   answers hold at most `keptMax` graces, so newcomers always have the other half of the slots;
+ * - "longest" counts from a connection's last change of state (a grace that runs out counts as a change);
+ * - an evicted connection's slot is free when `open` returns; its later `mark` and `close` do nothing. Operations are
+ *   O(1) but for ending graces, each once per answer.
  * Assumptions: the owner calls `close` for every connection it opened, once it is closed.
  */
 export class ConnectionSlots<K> implements SlotTable<K> {
   readonly max: number;
-  /** Per state, the connections in it and how to close each, oldest change of state first. */
-  readonly #byState: Record<SlotState, Map<K, () => void>> = { idle: new Map(), body: new Map(), busy: new Map() };
-  readonly #state = new Map<K, SlotState>();
+  readonly #graceMs: number;
+  readonly #keptMax: number;
+  readonly #now: () => number;
+  /** Per tier, its connections in the order they entered it. */
+  readonly #tiers: Record<Tier, Map<K, Slot>> = { idle: new Map(), kept: new Map(), body: new Map(), busy: new Map() };
+  readonly #slots = new Map<K, Slot>();
   readonly #evictions: SlotEvictions = { idle: 0, body: 0 };
 
-  constructor(max: number) {
+  constructor(max: number, options: ConnectionSlotsOptions = {}) {
     if (!Number.isInteger(max) || max <= 0) {
       throw new RangeError(`cannot make connection slots: the cap must be a positive integer, got ${max}`);
     }
     this.max = max;
+    this.#graceMs = options.keptGraceMs ?? 2_000;
+    this.#keptMax = options.keptMax ?? Math.floor(max / 2);
+    this.#now = options.now ?? Date.now;
   }
 
   /** Connections holding a slot. */
   get size(): number {
-    return this.#state.size;
+    return this.#slots.size;
   }
 
   /** Connections closed to make room so far. */
@@ -66,12 +100,12 @@ export class ConnectionSlots<K> implements SlotTable<K> {
 
   /** How many connections are in `state` now. */
   count(state: SlotState): number {
-    return this.#byState[state].size;
+    return state === "idle" ? this.#tiers.idle.size + this.#tiers.kept.size : this.#tiers[state].size;
   }
 
   /** Whether `key` holds a slot (false once evicted or closed). */
   has(key: K): boolean {
-    return this.#state.has(key);
+    return this.#slots.has(key);
   }
 
   /**
@@ -79,39 +113,61 @@ export class ConnectionSlots<K> implements SlotTable<K> {
    * `evict` closes the connection; it is called at most once, and never after `close(key)`.
    */
   open(key: K, evict: () => void): boolean {
-    if (this.#state.has(key)) return true;
-    if (this.#state.size >= this.max && !this.#evictOne()) return false;
-    this.#state.set(key, "idle");
-    this.#byState.idle.set(key, evict);
+    if (this.#slots.has(key)) return true;
+    if (this.#slots.size >= this.max && !this.#evictOne()) return false;
+    this.#enter(key, { tier: "idle", evict, since: 0 });
     return true;
   }
 
-  /** `key` is now in `state`; it becomes the newest there. Nothing changes when it is in `state` already. */
+  /**
+   * `key` is now in `state`; it becomes the newest there. Idle after a request (an answer: kept alive) starts its
+   * grace. Nothing changes when it is in `state` already.
+   */
   mark(key: K, state: SlotState): void {
-    const was = this.#state.get(key);
-    if (was === undefined || was === state) return;
-    const evict = this.#byState[was].get(key)!;
-    this.#byState[was].delete(key);
-    this.#byState[state].set(key, evict);
-    this.#state.set(key, state);
+    const slot = this.#slots.get(key);
+    if (!slot) return;
+    // Idle after a request (body or busy) is kept alive after an answer: it starts a grace.
+    const tier: Tier = state === "idle" && (slot.tier === "body" || slot.tier === "busy") ? "kept" : state;
+    if (tier === slot.tier || (tier === "idle" && slot.tier === "kept")) return;
+    this.#tiers[slot.tier].delete(key);
+    this.#enter(key, { ...slot, tier });
+    if (tier === "kept") this.#endGraces();
   }
 
   /** Frees `key`'s slot (it was closed); its `evict` is not called. */
   close(key: K): void {
-    const was = this.#state.get(key);
-    if (was === undefined) return;
-    this.#state.delete(key);
-    this.#byState[was].delete(key);
+    const slot = this.#slots.get(key);
+    if (!slot) return;
+    this.#slots.delete(key);
+    this.#tiers[slot.tier].delete(key);
+  }
+
+  #enter(key: K, slot: Slot): void {
+    slot.since = this.#now();
+    this.#slots.set(key, slot);
+    this.#tiers[slot.tier].set(key, slot);
+  }
+
+  /** Kept-alive connections past their grace, or beyond `keptMax`, become ordinary idle ones (the newest). */
+  #endGraces(): void {
+    const kept = this.#tiers.kept;
+    const now = this.#now();
+    for (const [key, slot] of kept) {
+      if (kept.size <= this.#keptMax && now - slot.since < this.#graceMs) break;
+      kept.delete(key);
+      this.#enter(key, { ...slot, tier: "idle" });
+    }
   }
 
   #evictOne(): boolean {
-    for (const state of ["idle", "body"] as const) {
-      const oldest = this.#byState[state].entries().next();
+    this.#endGraces();
+    for (const tier of ["idle", "kept", "body"] as const) {
+      const oldest = this.#tiers[tier].entries().next();
       if (oldest.done) continue;
-      const [key, evict] = oldest.value;
+      const [key, slot] = oldest.value;
       this.close(key);
-      this.#evictions[state]++;
-      evict();
+      this.#evictions[tier === "body" ? "body" : "idle"]++;
+      slot.evict();
       return true;
     }
     return false;

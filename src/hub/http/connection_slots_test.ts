@@ -23,21 +23,51 @@ Deno.test("ConnectionSlots at its cap closes the connection idle the longest to 
   assert.deepEqual(slots.evictions, { idle: 2, body: 0 });
 });
 
-Deno.test("ConnectionSlots orders idle connections by when they last became idle: a connection just answered goes last", () => {
-  const { slots, closed, open } = table(3);
+Deno.test("ConnectionSlots closes a connection just answered (kept alive) after every other idle one, until its grace ends", () => {
+  let now = 0;
+  const closed: string[] = [];
+  const slots = new ConnectionSlots<string>(3, { keptGraceMs: 1_000, now: () => now });
+  const open = (key: string) => slots.open(key, () => closed.push(key));
   open("kept");
   open("x");
   open("y");
-  // "kept" is served a request and answered: it is idle again, newer than x and y.
+  // "kept" is served a request and answered: idle again, with a grace.
   slots.mark("kept", "busy");
+  now = 10;
   slots.mark("kept", "idle");
   open("z");
   open("w");
   assert.deepEqual(closed, ["x", "y"]);
-  // Marking the state it is already in does not make it newer.
+  // Marking the state it is already in changes nothing.
   slots.mark("z", "idle");
+  slots.mark("kept", "idle");
   open("v");
-  assert.deepEqual(closed, ["x", "y", "kept"]);
+  assert.deepEqual(closed, ["x", "y", "z"], "within its grace the kept-alive one outlives newer idle ones");
+  // Its grace over, it is an ordinary idle connection, the newest (its grace ending counts as its last change).
+  now = 1_010;
+  open("u");
+  assert.deepEqual(closed, ["x", "y", "z", "w"]);
+  open("t");
+  assert.deepEqual(closed, ["x", "y", "z", "w", "v"]);
+  open("s");
+  assert.deepEqual(closed, ["x", "y", "z", "w", "v", "kept"]);
+});
+
+Deno.test("ConnectionSlots gives the grace to at most keptMax connections, the most recently answered", () => {
+  const closed: string[] = [];
+  const slots = new ConnectionSlots<string>(4, { keptMax: 2, now: () => 0 });
+  const open = (key: string) => slots.open(key, () => closed.push(key));
+  for (const k of ["a", "b", "c", "d"]) {
+    open(k);
+    slots.mark(k, "busy");
+    slots.mark(k, "idle");
+  }
+  // a and b lost their grace to c and d: ordinary idle, a the oldest.
+  open("n1");
+  open("n2");
+  assert.deepEqual(closed, ["a", "b"]);
+  open("n3");
+  assert.deepEqual(closed, ["a", "b", "n1"], "newcomers take turns in the other half; c and d keep theirs");
 });
 
 Deno.test("ConnectionSlots closes the oldest body only when none is idle, and never a connection being answered", () => {
