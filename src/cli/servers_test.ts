@@ -36,7 +36,13 @@ Deno.test("startServers() serves the probes and /status on --liveness until the 
     const body = await healthz.json();
     // Not started: nothing engaged yet, so alive but not ready.
     assert.equal(healthz.status, 200);
-    assert.deepEqual(body, { status: "ok", ready: false, notReady: [], clusters: {} });
+    assert.deepEqual(body, {
+      status: "ok",
+      ready: false,
+      notReady: [],
+      clusters: {},
+      summary: { clusters: 0, listed: 0, omitted: 0, states: {}, notReady: 0 },
+    });
     const status = await fetch(`http://127.0.0.1:${port}/status`);
     assert.equal(status.status, 200);
     await status.body?.cancel();
