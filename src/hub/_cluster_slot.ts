@@ -108,3 +108,39 @@ export function slotsHealth(slots: ReadonlyMap<string, Slot>, inputs: HealthInpu
 function watchedObjects(watchers: readonly Watcher[]): number {
   return [...new Set(watchers.map((w) => w.store))].reduce((n, store) => n + store.size, 0);
 }
+
+/**
+ * The health entry of a cluster whose server has not answered yet (its slots are not built): every operator in the
+ * first contact's state (`registering` before it, `connecting`, `unreachable` with its error), nothing cached.
+ */
+export function contactHealth(
+  operators: readonly string[],
+  contact: { state: WatchPhase | "registering"; error: string | null },
+  inputs: HealthInputs,
+): ClusterHealth {
+  const ops: Record<string, OperatorHealth> = {};
+  for (const name of operators) {
+    ops[name] = {
+      state: contact.state,
+      synced: false,
+      objects: 0,
+      queue: inputs.queueDepth(name),
+      lastError: contact.error,
+      missingPermissions: [],
+    };
+  }
+  return {
+    state: contact.state,
+    synced: false,
+    objects: 0,
+    queue: inputs.queueTotal,
+    lastEventAgeSeconds: null,
+    lastError: contact.error,
+    connectAttempts: 0,
+    relists: 0,
+    watchdogAborts: 0,
+    missingPermissions: [],
+    wedged: false,
+    operators: ops,
+  };
+}

@@ -1,7 +1,7 @@
 // Unit tests for one cluster's health entry, built from its operators' slots (pre-flight, watches, caches).
 import assert from "node:assert/strict";
 import { Informer, type Operator, Store, trimObject, type Watcher, type WatchSnapshot } from "../runtime/mod.ts";
-import { type Preflight, type Slot, slotsHealth } from "./_cluster_slot.ts";
+import { contactHealth, type Preflight, type Slot, slotsHealth } from "./_cluster_slot.ts";
 
 const NOW = 100_000;
 
@@ -206,4 +206,20 @@ Deno.test("watchedObjects counts what the other watches cache, each shared store
   assert.equal(h.operators.op.watchedObjects, 2, "two watchers of one store");
   assert.equal(h.operators.op.objects, 7, "objects still counts the operator's own resource only");
   assert.equal("watchedObjects" in h.operators.bare, false);
+});
+
+Deno.test("contactHealth() shows every operator in the first contact's state and error, nothing cached or synced", () => {
+  const h = contactHealth(["uuid", "mirror"], { state: "unreachable", error: "cannot connect to 127.0.0.1:9" }, {
+    now: 0,
+    queueDepth: () => 0,
+    queueTotal: 0,
+    wedgedAfterMs: 1000,
+  });
+  assert.equal(h.state, "unreachable");
+  assert.equal(h.synced, false);
+  assert.equal(h.lastError, "cannot connect to 127.0.0.1:9");
+  assert.deepEqual(Object.keys(h.operators), ["uuid", "mirror"]);
+  assert.equal(h.operators.mirror.state, "unreachable");
+  assert.equal(h.operators.mirror.lastError, "cannot connect to 127.0.0.1:9");
+  assert.equal(h.objects, 0);
 });

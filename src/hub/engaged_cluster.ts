@@ -20,7 +20,7 @@ import {
 import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
 import { budgeted } from "./_budgeted_api.ts";
 import { ClusterClients } from "./_cluster_clients.ts";
-import { type Slot, slotsHealth } from "./_cluster_slot.ts";
+import { contactHealth, type Slot, slotsHealth } from "./_cluster_slot.ts";
 import type { ClusterHealth } from "./cluster_health.ts";
 import { FirstRulesReview } from "./_first_rules.ts";
 import { preflight, type PreflightContext } from "./_preflight.ts";
@@ -34,8 +34,9 @@ import type { EngagedClusterOptions } from "./engaged_cluster_options.ts";
  * Guarantees:
  * - `start` settles only after every watcher stopped and the HTTP client is closed, so a disengaged
  *   cluster leaves no socket or timer behind;
- * - nothing per operator runs before the server answered once (`GET /version`, any HTTP status): until then each
- *   operator shows the first contact's failure, and a cluster that never answers costs one request per backoff step;
+ * - nothing per operator exists or runs before the server answered once (`GET /version`, any HTTP status): until then
+ *   each operator shows the first contact's state, `target` and `connection` are undefined, and a cluster that never
+ *   answers costs its client and one request per backoff step;
  * - failures never escape: they become the state of the operator they concern (a missing CRD, a
  *   missing permission) and are retried with backoff, so one operator's trouble never stops another,
  *   and one bad cluster never affects another;
@@ -52,7 +53,7 @@ export class EngagedCluster {
   readonly #client: KubeClient;
   readonly #api: ApiClient;
   /** Builds every resource client and event sink of this cluster. */
-  readonly #clients: ClusterClients;
+  #clients: ClusterClients | undefined;
   readonly #log: Logger;
   /** The one namespace of a namespaced cluster (see ClusterAccess.namespaceScope), else undefined. */
   readonly #scope: string | undefined;
@@ -71,6 +72,10 @@ export class EngagedCluster {
   readonly #early = new Set<Informer>();
   /** Per operator: its background tasks here (daemons), closed whenever this replica stops reconciling here. */
   readonly #tasks = new Map<string, TaskSet>();
+  /** False while this replica does not reconcile here (stopBackground until openBackground). */
+  #background = true;
+  /** Where the first contact stands until the server answered (see #reachContext). */
+  #contact: { state: WatchPhase | "registering"; error: string | null } = { state: "registering", error: null };
 
   constructor(name: string, access: ClusterAccess, options: EngagedClusterOptions) {
     this.name = name;
@@ -91,24 +96,17 @@ export class EngagedCluster {
       fetch: options.fetch,
     });
     this.#api = budgeted(this.#client, options.apiBudget);
-    this.#clients = new ClusterClients(
-      name,
-      this.#api,
-      new EventRecorder({
-        api: this.#api,
-        component: "operator-hub",
-        minLevel: options.eventLevel,
-        clock: this.#clock,
-        logger: this.#log,
-      }),
-    );
-    for (const op of options.operators) this.#slots.set(op.name, this.#slot(op));
+    // The slots (and their clients) are built once the server answered (see #build): until then a cluster is its
+    // client and its first contact's state, nothing per operator.
     // One rules review answers the checks of one namespace (those it does not allow are still asked one by one).
     const scope = this.#namespaces.length === 1 ? this.#namespaces[0] : undefined;
     this.#firstRules = scope
       ? {
         namespace: scope,
-        firstRules: new FirstRulesReview((signal) => rulesReview(this.#client, scope, signal), this.#slots.size),
+        firstRules: new FirstRulesReview(
+          (signal) => rulesReview(this.#client, scope, signal),
+          new Set(options.operators.map((o) => o.name)).size,
+        ),
       }
       : undefined;
   }
@@ -132,7 +130,7 @@ export class EngagedCluster {
       client: <U extends StoredObject>(type?: ResourceType) => {
         if (!type || sameType(type, slot.operator.resource)) return slot.target.client.withSignal(signal) as never;
         const use = slot.operator.uses.find((u) => sameType(u.type, type));
-        return this.#clients.resource<U>(
+        return this.#clients!.resource<U>(
           { operator, type, verbs: use?.verbs ?? [], project: use?.project ?? trimObject },
           signal,
         ).client;
@@ -154,11 +152,13 @@ export class EngagedCluster {
    * `openBackground`: this replica stopped reconciling here (paused, leadership lost, disengaged, stopping).
    */
   stopBackground(): Promise<void> {
+    this.#background = false;
     return Promise.all([...this.#tasks.values()].map((t) => t.close())).then(() => {});
   }
 
   /** Accepts background tasks again (reconciling resumed here). */
   openBackground(): void {
+    this.#background = true;
     for (const t of this.#tasks.values()) t.open();
   }
 
@@ -176,6 +176,7 @@ export class EngagedCluster {
     try {
       // A server that never answers costs one request per backoff step here, not every operator's checks and list.
       if (!(await reach(this.#reachContext(), signal))) return;
+      this.#build();
       await Promise.all([...this.#slots.values()].map((slot) => this.#run(slot, signal)));
       await Promise.all([...this.#informers.values()].map((i) => i.stopped));
       await Promise.all(this.#otherRuns);
@@ -185,6 +186,24 @@ export class EngagedCluster {
       this.#forgetCaches();
       this.#client.close();
     }
+  }
+
+  /** Every operator's slot and the clients they use: once the server answered. */
+  #build(): void {
+    this.#clients = new ClusterClients(
+      this.name,
+      this.#api,
+      new EventRecorder({
+        api: this.#api,
+        component: "operator-hub",
+        minLevel: this.#o.eventLevel,
+        clock: this.#clock,
+        logger: this.#log,
+      }),
+    );
+    for (const op of this.#o.operators) this.#slots.set(op.name, this.#slot(op));
+    // Background tasks stopped before the slots existed (paused, not leading) stay stopped.
+    if (!this.#background) { for (const t of this.#tasks.values()) t.close(); }
   }
 
   /** Tells every operator that observes its cache that this cluster's objects are gone. */
@@ -228,8 +247,8 @@ export class EngagedCluster {
     // Where the operator does not own its resource, its cache stays empty and unshared: nothing watches it.
     if (owns) this.#informers.set(key, informer);
     const store = informer.store;
-    const events = this.#clients.events(op.resource);
-    const { client, info } = this.#clients.resource({
+    const events = this.#clients!.events(op.resource);
+    const { client, info } = this.#clients!.resource({
       operator: op.name,
       type: op.resource,
       verbs: op.verbs,
@@ -377,9 +396,7 @@ export class EngagedCluster {
 
   /** The first contact: where it stands is every operator's pre-flight state here until the server answered. */
   #reachContext(): ReachContext {
-    const onState = (state: WatchPhase, error: string | null) => {
-      for (const slot of this.#slots.values()) if (slot.preflight) Object.assign(slot.preflight, { state, error });
-    };
+    const onState = (state: WatchPhase, error: string | null) => (this.#contact = { state, error });
     const { server, proxyUrl } = this.#access;
     // An injected fetch is the whole network (tests' scripted servers): it alone says whether the server answers.
     const connect = this.#o.fetch ? () => Promise.resolve({ close() {} }) : undefined;
@@ -402,7 +419,10 @@ export class EngagedCluster {
 
   /** The cluster's health; `queueDepth(operator)` and `queueTotal` come from the shared queue. */
   health(queueDepth: (operator: string) => number, queueTotal: number, wedgedAfterMs: number): ClusterHealth {
-    const h = slotsHealth(this.#slots, { now: this.#clock.now(), queueDepth, queueTotal, wedgedAfterMs });
+    const inputs = { now: this.#clock.now(), queueDepth, queueTotal, wedgedAfterMs };
+    const h = this.#slots.size > 0 || this.#o.operators.length === 0
+      ? slotsHealth(this.#slots, inputs)
+      : contactHealth(this.#o.operators.map((o) => o.name), this.#contact, inputs);
     return this.#scope ? { ...h, namespace: this.#scope } : h;
   }
 }
