@@ -17,6 +17,8 @@ interface Outcome {
   rssMb: number;
   /** What starting the worker (and parsing one small text in it) added to RSS, MB; NaN without a worker. */
   workerMb: number;
+  /** The longest the event loop was held while the worker started, ms. */
+  startLagMs: number;
   outcome: string;
 }
 
@@ -30,8 +32,16 @@ async function child(root: string, shape: HostileShape, size: number): Promise<v
   // Warm the parser (worker start, module load) so the figure is the text's own cost; what that costs is its own figure.
   await new Promise((r) => setTimeout(r, 200));
   const rssCold = Deno.memoryUsage().rss;
+  let startLagMs = 0;
+  let startLast = performance.now();
+  const startTicker = setInterval(() => {
+    const now = performance.now();
+    startLagMs = Math.max(startLagMs, now - startLast - 5);
+    startLast = now;
+  }, 5);
   if (parser) await parser.parse("/warm", "apiVersion: v1\nkind: Config\n");
   await new Promise((r) => setTimeout(r, 200));
+  clearInterval(startTicker);
   const workerMb = parser ? (Deno.memoryUsage().rss - rssCold) / 1048576 : NaN;
   let maxLagMs = 0;
   let last = performance.now();
@@ -60,7 +70,7 @@ async function child(root: string, shape: HostileShape, size: number): Promise<v
   clearInterval(ticker);
   stop.abort();
   await parsing;
-  console.log(JSON.stringify({ ms, maxLagMs, rssMb, workerMb, outcome } satisfies Outcome));
+  console.log(JSON.stringify({ ms, maxLagMs, rssMb, workerMb, startLagMs, outcome } satisfies Outcome));
 }
 
 async function main(): Promise<void> {
@@ -83,7 +93,8 @@ async function main(): Promise<void> {
   const timeoutMs = Number(values["timeout-s"]) * 1000;
   console.log(`tree: ${root}`);
   console.log(
-    "| shape | size | judged in, ms | event loop held, ms | RSS added, MB | outcome |\n|---|---:|---:|---:|---:|---|",
+    "| shape | size | judged in, ms | event loop held, ms | RSS added, MB | worker started: MB, loop held ms | outcome |\n" +
+      "|---|---:|---:|---:|---:|---:|---|",
   );
   for (const shape of values.shapes.split(",") as HostileShape[]) {
     const sizes = shape === "contexts" ? values.contexts.split(",") : values.sizes.split(",");
@@ -112,9 +123,9 @@ async function main(): Promise<void> {
       }
       const o = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!) as Outcome;
       console.log(
-        `| ${shape} | ${label} | ${o.ms.toFixed(0)} | ${o.maxLagMs.toFixed(0)} | ${
-          o.rssMb.toFixed(1)
-        } | ${o.outcome} |`,
+        `| ${shape} | ${label} | ${o.ms.toFixed(0)} | ${o.maxLagMs.toFixed(0)} | ${o.rssMb.toFixed(1)} | ` +
+          `${Number.isNaN(o.workerMb ?? NaN) ? "-" : `${o.workerMb.toFixed(1)}, ${o.startLagMs.toFixed(0)}`} | ` +
+          `${o.outcome} |`,
       );
     }
   }

@@ -4,9 +4,11 @@
 // peak, whether prod still serves a new Uuid, and how long the hub takes to exit on SIGTERM. One fresh hub per shape.
 //
 // Usage: deno run -A bench/tools/hostile_secret_healthz.ts [--shapes anchors:1040000,alias-bomb:1040000,contexts:5000]
-//          [--cap-s 90] [--clusters all] [--root DIR]
+//          [--cap-s 90] [--clusters all] [--root DIR] [--warm]
 // --root runs the hub of the tree at DIR (e.g. `git archive HEAD | tar -x -C /tmp/old` for the code before a change);
-// --clusters is the hub's --clusters (`all` parses every Secret; a list without the Secret's name leaves it unselected).
+// --clusters is the hub's --clusters (`all` parses every Secret; a list without the Secret's name leaves it unselected);
+// --warm first offers a small broken kubeconfig and waits for its refusal, so the parser's worker has started before
+// the measured Secret arrives (its start is then not counted).
 // Assumptions: the local clusters are up (`deno task clusters:up`); traffic stays on loopback.
 
 import { parseArgs } from "node:util";
@@ -87,7 +89,14 @@ interface Row {
   sigtermS: string;
 }
 
-async function runShape(root: string, shape: HostileShape, size: number, capMs: number, clusters: string) {
+async function runShape(
+  root: string,
+  shape: HostileShape,
+  size: number,
+  capMs: number,
+  clusters: string,
+  warm: boolean,
+) {
   const prod = localEndpoint("prod");
   await using ns = await testNamespace(`hostile-${shape}`, { contexts: ["prod"] });
   const dir = await Deno.makeTempDir({ prefix: "hostile-secret-" });
@@ -129,6 +138,18 @@ async function runShape(root: string, shape: HostileShape, size: number, capMs: 
   };
   try {
     await until("readiness", async () => (await get("/readyz")).status === 200, 60_000);
+    if (warm) {
+      await api.request("POST", `/api/v1/namespaces/${ns.name}/secrets`, {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "warm", namespace: ns.name, labels: { [LABEL]: "true" } },
+        data: { kubeconfig: btoa("apiVersion: v1\nkind: Config\ncontexts: []\n") },
+      });
+      await until("the warm-up Secret judged", async () => {
+        const s = (await get("/status", 5_000)).body;
+        return (s?.providers?.secret?.errors ?? []).some((e: { source: string }) => e.source === `${ns.name}/warm`);
+      }, 60_000);
+    }
     const name = `hostile-${shape.replace(/[^a-z]/g, "")}`;
     const text = hostileKubeconfig(shape, { name, server: prod.server, caPem: prod.caPem, token: prod.token }, size);
     const rssBefore = memoryMb(child.pid).rss;
@@ -203,23 +224,22 @@ async function main(): Promise<void> {
       "cap-s": { type: "string", default: "90" },
       clusters: { type: "string", default: "all" },
       root: { type: "string", default: new URL("../..", import.meta.url).pathname.replace(/\/$/, "") },
+      warm: { type: "boolean", default: false },
     },
   });
   requireClusters();
-  console.log(`tree: ${values.root}; --clusters ${values.clusters}; ${new Date().toISOString()}`);
+  console.log(
+    `tree: ${values.root}; --clusters ${values.clusters}${values.warm ? "; worker warmed" : ""}; ` +
+      new Date().toISOString(),
+  );
   console.log(
     "| Secret | /healthz p50 / p99 / max, ms (probes, failed) | judged in, s | outcome | RSS before → peak, MB | " +
       "new Uuid in prod | SIGTERM → exit |\n|---|---|---:|---|---|---|---|",
   );
   for (const item of values.shapes.split(",")) {
     const [shape, size] = item.split(":");
-    const r = await runShape(
-      values.root,
-      shape as HostileShape,
-      Number(size),
-      Number(values["cap-s"]) * 1000,
-      values.clusters,
-    );
+    const capMs = Number(values["cap-s"]) * 1000;
+    const r = await runShape(values.root, shape as HostileShape, Number(size), capMs, values.clusters, values.warm);
     const h = r.healthz;
     console.log(
       `| ${r.shape} | ${h.p50} / ${h.p99} / ${h.max} (${h.probes}, ${h.failed}) | ${
