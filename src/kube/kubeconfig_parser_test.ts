@@ -256,3 +256,11 @@ Deno.test("KubeconfigParser parses in a real worker: the document, a refusal of 
     await running;
   }
 });
+
+Deno.test("deno.json's compile task includes the worker's module, which nothing imports statically", async () => {
+  const config = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
+  const words: string[] = config.tasks.compile.split(/\s+/);
+  const included = words.flatMap((w, i) => w === "--include" ? [words[i + 1]] : []);
+  assert.ok(included.includes("src/kube/_kubeconfig_worker.ts"), `--include ${included.join(", ")}`);
+  assert.ok((await Deno.stat(new URL("./_kubeconfig_worker.ts", import.meta.url))).isFile);
+});
