@@ -58,6 +58,7 @@ export {
   type HubLeaderElection,
   type HubLimits,
   type HubOptions,
+  type HubReadiness,
   type HubShardStatus,
   type HubShardView,
   type HubStatus,
