@@ -128,6 +128,7 @@ const SURFACE: Record<string, string[]> = {
     "HubLeaderElection",
     "HubLimits",
     "HubOptions",
+    "HubReadiness",
     "HubShardStatus",
     "HubShardView",
     "HubStatus",
