@@ -8,9 +8,9 @@
 // is parsed in time and memory linear in its size, whatever it holds:
 // - it may be at most MAX_UNTRUSTED_KUBECONFIG_BYTES long, checked before anything reads it;
 // - it is parsed by js-yaml, not by the `yaml` package: `yaml` resolves each alias by scanning every earlier anchor and
-//   alias, so 24,000 anchors each aliased once (1 MiB) held the event loop for minutes (`maxAliasCount` never fires on
-//   that shape: each alias expands to one node), and it compares each mapping key with every earlier key of its
-//   mapping, so 87,000 keys in one mapping (1 MiB) took minutes too. js-yaml keeps anchors in a map and keys in an
+//   alias, so 24,000 anchors each aliased once (1 MiB) held the event loop for 45 s alone, over 90 s in a loaded hub
+//   (`maxAliasCount` never fires on that shape: each alias expands to one node), and it compares each mapping key with
+//   every earlier key of its mapping, so 75,000 keys in one mapping (1 MiB) took over 150 s. js-yaml keeps anchors in a map and keys in an
 //   object, and parses either 1 MiB shape in under a second with a fifth of the memory;
 // - aliases are refused (js-yaml's `maxAliases: 0`): nothing in a kubeconfig needs one, and without them no node can
 //   stand for more than itself (no alias bomb, nothing shared in what the hub then walks and digests); an anchor alone
@@ -47,7 +47,7 @@ const CAPPED_LISTS = ["contexts", "users", "clusters"] as const;
 
 /** How a kubeconfig text is parsed. */
 export interface KubeconfigYamlOptions {
-  /** Parse under the untrusted rules (size cap, no anchors or aliases, entries capped). Default false. */
+  /** Parse under the untrusted rules (size cap, js-yaml without aliases, entries capped). Default false. */
   untrusted?: boolean;
   /** Overrides the size cap of untrusted text (tests). Default MAX_UNTRUSTED_KUBECONFIG_BYTES. */
   maxBytes?: number;
