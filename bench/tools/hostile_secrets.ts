@@ -2,7 +2,9 @@
 // probe and /status and /metrics sizes and times, and log bytes, before, under and after them.
 //
 //   deno run -A bench/tools/hostile_secrets.ts [--secrets 10000] [--concurrency 32] [--settle-seconds 30]
-//     [--server closed|blackhole] [--log-level info] [--hub-entry FILE] [--out FILE]
+//     [--server closed|blackhole] [--log-level info] [--hub-entry FILE] [--register-timeout-seconds 300]
+//     [--get-timeout-seconds 60] [--hub-arg=--operators=uuid ...] [--allocator glibc|image] [--memory-limit-mib 512]
+//     [--out FILE]
 //
 // What it does, on the running local clusters (`deno task clusters:up`):
 // - starts the hub (`deno task run`'s permissions) with prod from the command line (`--kubeconfig`, trusted),
@@ -24,6 +26,7 @@ import { HubProcess } from "../../dev/support/hub_process.ts";
 import { localKubeClient } from "../../dev/support/local_client.ts";
 import { cpuMs, memoryMb } from "../lib/proc.ts";
 import { percentile, round } from "../lib/stats.ts";
+import { useAllocator } from "../lib/allocator.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -31,10 +34,14 @@ const { values } = parseArgs({
     secrets: { type: "string", default: "10000" },
     concurrency: { type: "string", default: "32" },
     "settle-seconds": { type: "string", default: "30" },
-    "register-timeout-seconds": { type: "string", default: "600" },
+    "register-timeout-seconds": { type: "string", default: "300" },
+    "get-timeout-seconds": { type: "string", default: "60" },
     server: { type: "string", default: "closed" },
     "log-level": { type: "string", default: "info" },
     "hub-entry": { type: "string" },
+    "hub-arg": { type: "string", multiple: true },
+    allocator: { type: "string", default: "glibc" },
+    "memory-limit-mib": { type: "string" },
     out: { type: "string" },
   },
 });
@@ -42,6 +49,7 @@ const n = Number(values.secrets);
 const concurrency = Number(values.concurrency);
 const settleMs = Number(values["settle-seconds"]) * 1000;
 const registerTimeoutMs = Number(values["register-timeout-seconds"]) * 1000;
+const getTimeoutMs = Number(values["get-timeout-seconds"]) * 1000;
 if (!(n >= 1) || !(concurrency >= 1) || !(settleMs >= 0)) {
   console.error("hostile_secrets: --secrets and --concurrency must be positive, --settle-seconds not negative");
   Deno.exit(2);
@@ -51,6 +59,8 @@ if (values.server !== "closed" && values.server !== "blackhole") {
   Deno.exit(2);
 }
 const say = (line: string) => console.error(`[hostile_secrets] ${line}`);
+// `image`: this command re-runs itself with the image's jemalloc and MALLOC_CONF preloaded (the hub inherits them).
+const allocator = await useAllocator(values.allocator!);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mib = (x: number) => round(x, 1);
 
@@ -74,17 +84,22 @@ if (values.server === "blackhole") {
   server = `https://127.0.0.1:${freePort()}`;
 }
 
-/** One GET of the hub: status, bytes, milliseconds. */
+/** One GET of the hub: status, bytes, milliseconds; status 0 (and the time waited) when it gave no answer in time. */
 async function timedGet(hub: HubProcess, path: string): Promise<{ status: number; bytes: number; ms: number }> {
   const t0 = performance.now();
-  const res = await fetch(`http://127.0.0.1:${hub.port}${path}`);
-  const body = new Uint8Array(await res.arrayBuffer());
-  return { status: res.status, bytes: body.byteLength, ms: performance.now() - t0 };
+  try {
+    const res = await fetch(`http://127.0.0.1:${hub.port}${path}`, { signal: AbortSignal.timeout(getTimeoutMs) });
+    const body = new Uint8Array(await res.arrayBuffer());
+    return { status: res.status, bytes: body.byteLength, ms: performance.now() - t0 };
+  } catch {
+    return { status: 0, bytes: 0, ms: performance.now() - t0 };
+  }
 }
 
-/** /metrics: bytes, series (sample lines), and the value of one registered-clusters gauge. */
+/** /metrics: bytes, series (sample lines), and the value of one registered-clusters gauge; throws without an answer. */
 async function metrics(hub: HubProcess): Promise<{ bytes: number; series: number; secretClusters: number }> {
-  const text = await (await fetch(`http://127.0.0.1:${hub.port}/metrics`)).text();
+  const res = await fetch(`http://127.0.0.1:${hub.port}/metrics`, { signal: AbortSignal.timeout(getTimeoutMs) });
+  const text = await res.text();
   const lines = text.split("\n").filter((l) => l !== "" && !l.startsWith("#"));
   const m = /^hub_clusters_registered\{provider="secret"\} (\d+)/m.exec(text);
   return {
@@ -96,14 +111,20 @@ async function metrics(hub: HubProcess): Promise<{ bytes: number; series: number
 
 const logBytes = (hub: HubProcess) => hub.logs.reduce((s, l) => s + l.length + 1, 0);
 
-/** Polls /metrics until `check` holds for the secret clusters registered; the seconds it took. */
+/**
+ * Polls /metrics until `check` holds for the secret clusters registered; the seconds it took, or NaN when it did not
+ * hold within --register-timeout-seconds (a hub that no longer answers /metrics: the run goes on and says so).
+ */
 async function waitRegistered(hub: HubProcess, check: (n: number) => boolean, what: string): Promise<number> {
   const t0 = performance.now();
   while (true) {
     if (hub.exited) throw new Error(`hub exited with ${hub.exited.code} while waiting for ${what}\n${hub.tail()}`);
     const m = await metrics(hub).catch(() => undefined);
     if (m && check(m.secretClusters)) return (performance.now() - t0) / 1000;
-    if (performance.now() - t0 > registerTimeoutMs) throw new Error(`timed out waiting for ${what}`);
+    if (performance.now() - t0 > registerTimeoutMs) {
+      say(`${what}: not seen within ${registerTimeoutMs / 1000} s`);
+      return NaN;
+    }
     await sleep(2000);
   }
 }
@@ -136,18 +157,49 @@ async function createSecrets(): Promise<number> {
   return (performance.now() - t0) / 1000;
 }
 
+// `--memory-limit-mib`: the hub runs in a memory cgroup (v1) with that limit and DENO_USE_CGROUPS=1, as the image runs
+// in a pod's container. This process joins the cgroup just long enough to spawn the hub (a child starts in its
+// parent's cgroup), so everything the hub touches is charged there; the kernel's own peak (memory.max_usage_in_bytes)
+// and failures (memory.failcnt, an OOM kill) are reported.
+const cgroup = values["memory-limit-mib"] ? `/sys/fs/cgroup/memory/bench-hostile-${ns.slice(-8)}` : undefined;
+if (cgroup) {
+  await Deno.mkdir(cgroup);
+  await Deno.writeTextFile(`${cgroup}/memory.limit_in_bytes`, String(Number(values["memory-limit-mib"]) * 1048576));
+  await Deno.writeTextFile(`${cgroup}/cgroup.procs`, String(Deno.pid));
+}
 const hub = HubProcess.start({
   clusters: ["all"],
   kubeconfigs: [`${dir}/hub.yaml`],
   entry: values["hub-entry"],
-  args: ["--cluster-secrets", ns, "--cluster-dir", `${dir}/empty`, "--log-level", values["log-level"]!],
+  env: cgroup ? { DENO_USE_CGROUPS: "1" } : undefined,
+  args: [
+    "--cluster-secrets",
+    ns,
+    "--cluster-dir",
+    `${dir}/empty`,
+    "--log-level",
+    values["log-level"]!,
+    ...values["hub-arg"] ?? [],
+  ],
 });
+if (cgroup) await Deno.writeTextFile("/sys/fs/cgroup/memory/cgroup.procs", String(Deno.pid));
+const cgroupPeak = async () =>
+  cgroup
+    ? {
+      limit_mib: Number(values["memory-limit-mib"]),
+      max_usage_mib: mib(Number(await Deno.readTextFile(`${cgroup}/memory.max_usage_in_bytes`)) / 1048576),
+      failcnt: Number(await Deno.readTextFile(`${cgroup}/memory.failcnt`)),
+      oom_killed: hub.exited?.signal === "SIGKILL",
+    }
+    : undefined;
 const results: Record<string, unknown> = {
   started_at: new Date().toISOString(),
   command: `deno run -A bench/tools/hostile_secrets.ts ${Deno.args.join(" ")}`.trim(),
   secrets: n,
   server: values.server,
   log_level: values["log-level"],
+  hub_args: values["hub-arg"] ?? [],
+  allocator,
 };
 try {
   await hub.waitReady(120_000);
@@ -183,7 +235,8 @@ try {
   for (let i = 0; i < 3; i++) status.push(await timedGet(hub, "/status"));
   const readyz = await timedGet(hub, "/readyz");
   const healthz = await timedGet(hub, "/healthz");
-  const loaded = { ...await metrics(hub), logs: logBytes(hub), mem: memoryMb(hub.pid) };
+  const m = await metrics(hub).catch(() => ({ bytes: NaN, series: NaN, secretClusters: NaN }));
+  const loaded = { ...m, logs: logBytes(hub), mem: memoryMb(hub.pid) };
   clearInterval(rssTimer);
   const lat = probes.map((p) => p.ms);
   results.baseline = {
@@ -204,6 +257,7 @@ try {
     peak_rss_mib: mib(loaded.mem.peak),
     healthz: {
       requests: probes.length,
+      // No answer within --get-timeout-seconds, or an answer other than 200/503.
       failed: probes.filter((p) => p.status !== 200 && p.status !== 503).length,
       p50_ms: round(percentile(lat, 50), 1),
       p99_ms: round(percentile(lat, 99), 1),
@@ -228,7 +282,10 @@ try {
   await kubectl("prod", ["delete", "namespace", ns, "--wait=false"]);
   const goneSeconds = await waitRegistered(hub, (c) => c === 0, "every Secret unregistered");
   await sleep(10_000);
-  const after = { mem: memoryMb(hub.pid), ...await metrics(hub) };
+  const after = {
+    mem: memoryMb(hub.pid),
+    ...await metrics(hub).catch(() => ({ bytes: NaN, series: NaN, secretClusters: NaN })),
+  };
   results.after_delete = {
     unregistered_seconds: round(goneSeconds, 1),
     rss_mib: mib(after.mem.rss),
@@ -236,7 +293,8 @@ try {
     peak_rss_mib: mib(after.mem.peak),
     metrics_series: after.series,
   };
-  say(`after delete: ${JSON.stringify(results.after_delete)}`);
+  results.cgroup = await cgroupPeak();
+  say(`after delete: ${JSON.stringify(results.after_delete)}; cgroup ${JSON.stringify(results.cgroup)}`);
   // The flat keys, for comparing runs.
   const l = results.loaded as Record<string, unknown> & { healthz: { p99_ms: number; bytes: number } };
   Object.assign(results, {
@@ -250,8 +308,14 @@ try {
     hostile_secrets_log_bytes: l.log_bytes_added,
   });
 } finally {
-  await hub.stop();
+  // A hub that ignores SIGTERM for 30 s is killed (the run still reports what it measured).
+  const stopped = hub.stop();
+  if (await Promise.race([stopped.then(() => true), sleep(30_000).then(() => false)]) === false) await hub.kill();
   await hole?.close();
+  if (cgroup) {
+    results.cgroup ??= await cgroupPeak().catch(() => undefined);
+    await Deno.remove(cgroup).catch(() => {});
+  }
   await kubectl("prod", ["delete", "namespace", ns, "--wait=false"]);
   await Deno.remove(dir, { recursive: true }).catch(() => {});
 }
