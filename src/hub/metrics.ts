@@ -203,6 +203,8 @@ export class HubMetrics {
         for (const [cluster, h] of own()) this.inc({ cluster }, h.connectAttempts);
       },
     });
+    /** Providers seen (a fixed set in code: flag, folder, secret, cluster-profile, cluster-api). */
+    const providers = new Set<string>();
     new client.Gauge({
       name: "hub_clusters_by_state",
       help: "Clusters engaged or held, by the provider that registered them and their state (every cluster, " +
@@ -211,11 +213,15 @@ export class HubMetrics {
       registers,
       collect() {
         this.reset();
+        // Every provider seen since start keeps its series (at 0 once its clusters are gone).
         const counts = new Map<string, Map<HealthState, number>>();
+        const zero = () => new Map(HEALTH_STATES.map((st) => [st, 0]));
+        for (const p of providers) counts.set(p, zero());
         for (const h of Object.values(reg.scrape().clusters)) {
           const provider = h.provider ?? "flag";
+          providers.add(provider);
           let m = counts.get(provider);
-          if (!m) counts.set(provider, m = new Map(HEALTH_STATES.map((st) => [st, 0])));
+          if (!m) counts.set(provider, m = zero());
           m.set(h.state, m.get(h.state)! + 1);
         }
         for (const [provider, m] of counts) for (const [state, n] of m) this.set({ provider, state }, n);

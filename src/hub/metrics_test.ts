@@ -130,6 +130,9 @@ Deno.test("HubMetrics gives series of their own only to the command line's clust
   assert.match(await m.registry.metrics(), /^hub_cluster_state\{cluster="reached",state="unreachable"\} 1$/m);
   m.forgetCluster("reached");
   assert.doesNotMatch(await m.registry.metrics(), /cluster="reached"/);
+  // A provider whose clusters are all gone keeps its counts, at 0.
+  for (const name of Object.keys(clusters)) if (name !== "prod") delete clusters[name];
+  assert.match(await m.registry.metrics(), /^hub_clusters_by_state\{provider="secret",state="unreachable"\} 0$/m);
 });
 
 Deno.test("HubMetrics reads the clusters' health once per scrape", async () => {

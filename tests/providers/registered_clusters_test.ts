@@ -268,11 +268,18 @@ Deno.test("A labelled kubeconfig Secret in the --cluster-secrets namespace regis
     const status = (await hub.get("/status")).text;
     assert.ok(!status.includes(content.slice(7)), "the Secret's content is not in /status");
 
-    // While registered (here as an error), the name has its status entry and series: their absence below means
-    // something.
-    await assertSeriesWhileRegistered(hub, name, "registering");
+    // While registered (here as an error), the name has its status entry; an untrusted cluster the hub cannot reach
+    // has no series of its own, it is counted by provider and state: that count going down below means something.
+    assert.equal((await hub.get("/status")).body.clusters[name]?.state, "registering", `${name} in /status`);
+    const held = () =>
+      hub.get("/metrics").then((m) =>
+        metricSeries(parseMetrics(m.text), "hub_clusters_by_state", { provider: "secret", state: "registering" })
+      );
+    assert.equal(await held(), 1);
+    assert.deepEqual(await seriesFor(hub, name), [], "no series names a held Secret's cluster");
     await kubectlOk("prod", ["delete", "secret", name, "-n", ns.name]);
     await hub.waitStatus((s) => !(name in s.clusters), HANG_GUARD_MS, `${name} gone`);
+    assert.equal(await held(), 0);
     assert.deepEqual(await seriesFor(hub, name), []);
     for (const line of hub.logs) assert.ok(!line.includes(localEndpoint("dev").token), "no token in the logs");
   } finally {
