@@ -2,7 +2,7 @@
 
 import { failureStateOf, httpStatusOf, type KubeClient } from "../kube/mod.ts";
 import type { WatchPhase } from "../runtime/mod.ts";
-import { Backoff, type Clock, errorText, type Logger } from "../util/mod.ts";
+import { Backoff, type Clock, errorText, type LogBurst, type Logger } from "../util/mod.ts";
 
 /** Opens a TCP connection (and nothing more); the default is Deno.connect. */
 export type TcpConnect = (hostname: string, port: number) => Promise<{ close(): void }>;
@@ -19,6 +19,8 @@ export interface ReachContext {
   connectTimeoutMs?: number;
   clock: Clock;
   log: Logger;
+  /** Where the first line of each distinct error goes instead of `log` (a summarised stream shared by clusters). */
+  summary?: { burst: LogBurst; cluster: string };
   /**
    * Where contact stands: `connecting` (no error) as it starts and once the server answered, then after each failed
    * attempt the state it means (`unreachable`) with its one-line error.
@@ -34,8 +36,8 @@ export interface ReachContext {
  * Guarantees: a server that never answers (a closed port, a black hole, a name that does not resolve) costs one
  * attempt per backoff step (1 s doubling to 30 s, with jitter), instead of every operator's discovery, access reviews
  * and list at each step, and a refused or unresolvable one costs no TLS connection at all; the first failure is logged
- * at warn, and again only when the error changes (the repeats at debug), so a cluster that stays unreachable writes
- * one line, not one per attempt.
+ * at warn (into `summary` when given, which writes a few lines for any number of clusters), and again only when the
+ * error changes (the repeats at debug), so a cluster that stays unreachable writes one line, not one per attempt.
  *
  * Assumptions: every TLS connection that fails to connect costs memory until the process ends (Deno 2.9's node:tls
  * keeps the TLSWrap of a failed connect behind a global handle, measured with a heap snapshot): the TCP probe keeps
@@ -61,8 +63,9 @@ export async function reach(ctx: ReachContext, signal: AbortSignal): Promise<boo
       const delay = backoff.next(ctx.clock.now());
       ctx.onState(failureStateOf(err), error);
       const fields = { state: failureStateOf(err), error, retryInMs: delay };
-      if (error !== last) ctx.log.warn("cluster not reachable", fields);
-      else ctx.log.debug("cluster not reachable", fields);
+      if (error === last) ctx.log.debug("cluster not reachable", fields);
+      else if (ctx.summary) ctx.summary.burst.note(ctx.summary.cluster, { cluster: ctx.summary.cluster, ...fields });
+      else ctx.log.warn("cluster not reachable", fields);
       last = error;
       await ctx.clock.sleep(delay, signal);
     }

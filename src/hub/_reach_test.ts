@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { type ClusterAccess, type FetchLike, KubeClient } from "../kube/mod.ts";
 import type { WatchPhase } from "../runtime/mod.ts";
-import { flushMicrotasks, Logger, VirtualClock } from "../util/mod.ts";
+import { flushMicrotasks, LogBurst, Logger, VirtualClock } from "../util/mod.ts";
 import { reach, type ReachContext, type TcpConnect } from "./_reach.ts";
 
 const access: ClusterAccess = {
@@ -87,4 +87,35 @@ Deno.test("reach() gives a TCP connect that hangs up to its timeout, then backs 
   await clock.advance(60_000);
   assert.equal(await done, false);
   client.close();
+});
+
+Deno.test("reach() of 100 clusters refused at once writes their first failures through one shared summary: 6 lines, not 100", async () => {
+  const clock = new VirtualClock();
+  const lines: Record<string, unknown>[] = [];
+  const shared = new Logger({ level: "warn", format: "json", write: (l) => lines.push(JSON.parse(l)) });
+  const burst = new LogBurst({ logger: shared, level: "warn", msg: "cluster not reachable", clock });
+  const stop = new AbortController();
+  const clients: KubeClient[] = [];
+  const runs = Array.from({ length: 100 }, (_, i) => {
+    const client = new KubeClient(access, { fetch: () => Promise.reject(new Error("not reached")), clock });
+    clients.push(client);
+    return reach({
+      client,
+      server: access.server,
+      connect: () => Promise.reject(new Error("Connection refused (os error 111)")),
+      clock,
+      log: shared,
+      summary: { burst, cluster: `c${i}` },
+      onState: () => {},
+    }, stop.signal);
+  });
+  await clock.advance(10_000);
+  const warns = lines.filter((l) => l.msg === "cluster not reachable");
+  assert.equal(warns.length, 6, "5 in full, then one summary");
+  assert.equal(warns[5].suppressed, 95);
+  assert.deepEqual(warns.slice(0, 5).map((l) => l.cluster), ["c0", "c1", "c2", "c3", "c4"]);
+  stop.abort();
+  await clock.advance(60_000);
+  await Promise.all(runs);
+  for (const c of clients) c.close();
 });

@@ -400,7 +400,8 @@ export class EngagedCluster {
     const { server, proxyUrl } = this.#access;
     // An injected fetch is the whole network (tests' scripted servers): it alone says whether the server answers.
     const connect = this.#o.fetch ? () => Promise.resolve({ close() {} }) : undefined;
-    return { client: this.#client, server, proxyUrl, connect, clock: this.#clock, log: this.#log, onState };
+    const summary = this.#o.contactLog ? { burst: this.#o.contactLog, cluster: this.name } : undefined;
+    return { client: this.#client, server, proxyUrl, connect, clock: this.#clock, log: this.#log, summary, onState };
   }
 
   #preflightContext(): PreflightContext {

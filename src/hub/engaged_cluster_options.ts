@@ -3,7 +3,7 @@
 import type { FetchLike, PermissionCheck } from "../kube/mod.ts";
 import type { NamespacedName, QueuePriority, TokenBucket } from "../queue/mod.ts";
 import type { EventLevel, Operator } from "../runtime/mod.ts";
-import type { Clock, Logger, Semaphore } from "../util/mod.ts";
+import type { Clock, LogBurst, Logger, Semaphore } from "../util/mod.ts";
 import type { EngagedCluster } from "./engaged_cluster.ts";
 
 /** How an EngagedCluster is built (the Hub builds every one). */
@@ -44,5 +44,11 @@ export interface EngagedClusterOptions {
   fetch?: FetchLike;
   clock?: Clock;
   logger: Logger;
+  /**
+   * Where the first failure of the first contact (`cluster not reachable`) is written instead of this cluster's own
+   * logger: one summarised stream shared by many clusters (the Hub passes one for clusters it does not trust), so
+   * 10,000 unreachable clusters write a few lines, not 10,000. Default: this cluster's logger.
+   */
+  contactLog?: LogBurst;
   onResponse?(info: { method: string; code: number | "error"; durationMs: number }): void;
 }

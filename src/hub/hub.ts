@@ -3,7 +3,7 @@
 import type { ClusterAccess } from "../kube/mod.ts";
 import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../queue/mod.ts";
 import { Controller, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
-import { type Clock, Semaphore, SystemClock } from "../util/mod.ts";
+import { type Clock, LogBurst, Semaphore, SystemClock } from "../util/mod.ts";
 import type { ClusterHealth, ProviderHealth } from "./cluster_health.ts";
 import { EngagedCluster } from "./engaged_cluster.ts";
 import { HubMetrics } from "./metrics.ts";
@@ -99,6 +99,8 @@ export class Hub {
   readonly #preflightGate: Semaphore;
   /** Which clusters hold readiness back, and how untrusted ones are shown (see HubReadiness). */
   readonly #readiness: ReadinessRule;
+  /** The first-contact failures of untrusted clusters, summarised together (see EngagedClusterOptions.contactLog). */
+  readonly #untrustedContact: LogBurst;
 
   /** Builds a hub; nothing runs until `start`. Throws when two operators share a name. */
   constructor(options: HubOptions) {
@@ -106,6 +108,12 @@ export class Hub {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#scaled = (["concurrency", "qps", "burst"] as const).filter((k) => options.limits?.[k] === undefined);
     this.#clock = options.clock ?? new SystemClock();
+    this.#untrustedContact = new LogBurst({
+      logger: connectDetailAtDebug(options.logger),
+      level: "warn",
+      msg: "cluster not reachable",
+      clock: this.#clock,
+    });
     this.#preflightGate = new Semaphore(this.limits.preflightConcurrency);
     this.#readiness = new ReadinessRule(options.readiness, options.leaderElection?.cluster);
     this.#budget = new TokenBucket(this.limits.qps, this.limits.burst, { clock: this.#clock });
@@ -302,6 +310,7 @@ export class Hub {
     await Promise.all([...this.#clusters.values()].map((e) => e.done));
     this.#clusters.clear();
     this.#running = undefined;
+    this.#untrustedContact.flush();
   }
 
   #launch(name: string, access: ClusterAccess, parent: AbortSignal): void {
@@ -332,6 +341,8 @@ export class Hub {
       clock: this.#clock,
       // An untrusted cluster's connection failures are logged as one generic reason; the detail only at debug.
       logger: this.#commandLine(name) ? this.#o.logger : connectDetailAtDebug(this.#o.logger),
+      // ... and its first contact's failures in one summarised stream for all of them (a few lines per 10 s).
+      contactLog: this.#commandLine(name) ? undefined : this.#untrustedContact,
       onResponse: ({ method, code }) => this.metrics.requests.inc(name, String(code), method),
     });
     const done = cluster.start(abort.signal).catch((err) => {
