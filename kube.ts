@@ -100,6 +100,7 @@ export {
   STRICT_CREDENTIAL_POLICY,
   TooLargeError,
   TransportError,
+  type UntrustedKubeconfigParser,
   type WatchEvent,
   type WatchEventType,
   type WatchOptions,

@@ -218,6 +218,7 @@ const SURFACE: Record<string, string[]> = {
     "Timer",
     "TooLargeError",
     "TransportError",
+    "UntrustedKubeconfigParser",
     "WatchEvent",
     "WatchEventType",
     "WatchOptions",
