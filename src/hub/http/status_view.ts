@@ -6,7 +6,10 @@ import type { HubHealth } from "../hub.ts";
 export const STATUS_DEFAULT_LIMIT = 500;
 /** The largest `?limit=` accepted. */
 export const STATUS_MAX_LIMIT = 5000;
-/** The most names `notReady`, and each provider's `errors`, list in /status; the summary counts every one. */
+/**
+ * The fewest names `notReady`, and each provider's `errors`, may list in /status: a page lists as many as its `limit`,
+ * at least this many; the summary counts every one.
+ */
 export const STATUS_MAX_LISTED = 100;
 /** The most `?cluster=` names one request may ask for. */
 const MAX_CLUSTER_PARAMS = 100;
@@ -72,7 +75,7 @@ export function parseStatusQuery(params: URLSearchParams): StatusQuery {
  * - every other per-cluster map of the document (`reconcileHistory.clusters`, `admission.clusters`, `shard.clusters`)
  *   keeps only the names of the page's range (after `after`, up to the last name listed, or every later name on the
  *   last page), so walking the pages shows every name of each map once; `notReady` and each provider's `errors` list
- *   at most STATUS_MAX_LISTED (`errorsOmitted` counts the rest);
+ *   at most the page's `limit`, or STATUS_MAX_LISTED if that is more (`errorsOmitted` counts the rest);
  * - `summary` counts every cluster, by state and by provider, whatever the page lists;
  * - each page is read at its own moment (no snapshot across pages): a cluster added meanwhile is listed on a later
  *   page if its name sorts after the cursor, one removed is simply absent.
@@ -106,10 +109,11 @@ export function pagedStatus<T extends HubHealth>(doc: T, query: StatusQuery): T 
   const clusters: HubHealth["clusters"] = {};
   for (const name of listed) clusters[name] = doc.clusters[name];
   const notReady = doc.notReady ?? [];
+  const listCap = Math.max(STATUS_MAX_LISTED, query.limit);
   const out = {
     ...doc,
     clusters,
-    ...(doc.notReady ? { notReady: notReady.slice(0, STATUS_MAX_LISTED) } : {}),
+    ...(doc.notReady ? { notReady: notReady.slice(0, listCap) } : {}),
     summary: {
       clusters: all.length,
       listed: listed.length,
@@ -135,8 +139,8 @@ export function pagedStatus<T extends HubHealth>(doc: T, query: StatusQuery): T 
   if (doc.providers) {
     const capped: NonNullable<HubHealth["providers"]> = {};
     for (const [name, p] of Object.entries(doc.providers)) {
-      capped[name] = p.errors.length > STATUS_MAX_LISTED
-        ? { ...p, errors: p.errors.slice(0, STATUS_MAX_LISTED), errorsOmitted: p.errors.length - STATUS_MAX_LISTED }
+      capped[name] = p.errors.length > listCap
+        ? { ...p, errors: p.errors.slice(0, listCap), errorsOmitted: p.errors.length - listCap }
         : p;
     }
     out.providers = capped;

@@ -123,21 +123,26 @@ Deno.test("pagedStatus() answers a few hundred kilobytes for 10,000 clusters by 
   assert.equal(Object.keys(pagedStatus(d, q("")).clusters).length, STATUS_DEFAULT_LIMIT);
 });
 
-Deno.test("pagedStatus() lists at most STATUS_MAX_LISTED of notReady and of each provider's errors, and counts the rest", () => {
+Deno.test("pagedStatus() lists notReady and each provider's errors up to the page's limit, at least STATUS_MAX_LISTED, and counts the rest", () => {
   const d = doc(0);
   const notReady = Array.from({ length: 300 }, (_, i) => `c${i}`);
   const errors = Array.from({ length: 250 }, (_, i) => ({ source: `ns/s${i}`, error: "no kubeconfig key" }));
-  const page = pagedStatus<HubHealth>({
+  const withLists: HubHealth = {
     ...d,
     notReady,
     providers: {
       secret: { state: "watching", synced: true, watches: ["prod:ns"], clusters: 0, lastError: null, errors },
     },
-  }, q(""));
-  assert.equal(page.notReady!.length, STATUS_MAX_LISTED);
-  assert.equal(page.summary.notReady, 300);
-  assert.equal(page.providers!.secret.errors.length, STATUS_MAX_LISTED);
-  assert.equal(page.providers!.secret.errorsOmitted, 150);
+  };
+  const small = pagedStatus<HubHealth>(withLists, q("limit=10"));
+  assert.equal(small.notReady!.length, STATUS_MAX_LISTED);
+  assert.equal(small.summary.notReady, 300);
+  assert.equal(small.providers!.secret.errors.length, STATUS_MAX_LISTED);
+  assert.equal(small.providers!.secret.errorsOmitted, 150);
+  const large = pagedStatus<HubHealth>(withLists, q("limit=5000"));
+  assert.equal(large.notReady!.length, 300);
+  assert.equal(large.providers!.secret.errors.length, 250);
+  assert.equal(large.providers!.secret.errorsOmitted, undefined);
 });
 
 Deno.test("pagedStatus() pages names with any characters through the continue token", () => {
