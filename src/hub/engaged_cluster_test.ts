@@ -145,3 +145,39 @@ Deno.test("EngagedCluster.start settles once aborted, with its client closed: la
     const client = run.cluster.target("maps")!.client;
     await assert.rejects(client.get({ namespace: ns, name: "x" }));
   }));
+
+Deno.test("EngagedCluster at a closed port builds nothing per operator and sends no request: every operator shows the first contact's failure", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close(); // nobody listens there now
+  const access: ClusterAccess = {
+    name: "closed",
+    server: `https://127.0.0.1:${port}`,
+    source: "test",
+    auth: () => Promise.resolve({ headers: { Authorization: "Bearer t" }, insecureSkipTlsVerify: false }),
+  };
+  let responses = 0;
+  const cluster = new EngagedCluster("closed", access, {
+    operators: [operator("maps", CONFIGMAPS), operator("nopes", NOPES)],
+    namespaces: [],
+    onChange: () => {},
+    lookup: () => undefined,
+    apiBudget: new TokenBucket(1_000, 1_000),
+    logger: silentLogger(),
+    onResponse: () => responses++,
+  });
+  const stop = new AbortController();
+  const done = cluster.start(stop.signal);
+  try {
+    await waitFor(() => cluster.health(() => 0, 0, 60_000).state === "unreachable", "unreachable", HANG_GUARD_MS);
+    const h = cluster.health(() => 0, 0, 60_000);
+    assert.deepEqual(Object.keys(h.operators), ["maps", "nopes"]);
+    assert.match(h.operators.nopes.lastError ?? "", /cannot connect to 127\.0\.0\.1:\d+/);
+    assert.equal(cluster.target("maps"), undefined, "no reconcile target before the server answered");
+    assert.equal(cluster.connection("maps", stop.signal), undefined);
+    assert.equal(responses, 0, "not one HTTP request reached anything");
+  } finally {
+    stop.abort();
+    await done;
+  }
+});
