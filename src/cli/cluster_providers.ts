@@ -4,7 +4,7 @@
 import { clusterProfileProvider } from "./cluster_profile_flags.ts";
 import type { HubFlags } from "./flags.ts";
 import { ClusterApiProvider, type ClusterRegistry, SecretProvider } from "../hub/providers/mod.ts";
-import type { ClusterAccess } from "../kube/mod.ts";
+import type { ClusterAccess, KubeconfigParser } from "../kube/mod.ts";
 import { readEnv } from "./permissions.ts";
 import type { Logger } from "../util/mod.ts";
 
@@ -20,6 +20,11 @@ export interface HomeProvidersOptions {
   home: ClusterAccess | undefined;
   requestTimeoutMs: number;
   idleTimeoutMs: number;
+  /**
+   * The parser the Secret and Cluster API providers share, started by its owner (the folder provider's): one parse
+   * worker for the hub. Default: each provider makes and starts its own.
+   */
+  parser?: KubeconfigParser;
   logger: Logger;
 }
 
@@ -39,12 +44,14 @@ export function homeClusterProviders(o: HomeProvidersOptions): StartsProvider[] 
     http2: flags.http2,
     logger,
   };
+  const shared = o.parser ? { parser: o.parser } : {};
   const out: StartsProvider[] = [];
   if (flags.clusterSecrets !== undefined) {
     // The selection and the prefix let it leave unselected Secrets unparsed (`--clusters a,b`, not `all`).
     out.push(
       new SecretProvider({
         ...common,
+        ...shared,
         namespace: flags.clusterSecrets,
         env: readEnv,
         selection: flags.clusters,
@@ -53,7 +60,9 @@ export function homeClusterProviders(o: HomeProvidersOptions): StartsProvider[] 
     );
   }
   if (flags.clusterProviders.clusterApi !== undefined) {
-    out.push(new ClusterApiProvider({ ...common, namespaces: flags.clusterProviders.clusterApi, env: readEnv }));
+    out.push(
+      new ClusterApiProvider({ ...common, ...shared, namespaces: flags.clusterProviders.clusterApi, env: readEnv }),
+    );
   }
   if (flags.clusterProfiles !== undefined) {
     out.push(clusterProfileProvider({ ...common, flags: flags.clusterProfiles, env: readEnv }));

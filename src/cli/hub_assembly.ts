@@ -99,6 +99,8 @@ export function homeProviders(flags: HubFlags, clusters: ClusterSelection, hub: 
       home: clusters.home,
       requestTimeoutMs: hub.limits.requestTimeoutMs,
       idleTimeoutMs: hub.limits.watchIdleTimeoutMs,
+      // One parse worker for every untrusted kubeconfig: the folder provider's, which main.ts always starts.
+      parser: clusters.registered.folder.parser,
       logger,
     });
   } catch (err) {

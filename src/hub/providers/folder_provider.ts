@@ -139,6 +139,14 @@ export class FolderProvider {
     this.#scanned = true;
   }
 
+  /**
+   * The parser of the folder's files, which `start()` starts when this provider made it: the other providers of
+   * untrusted kubeconfigs (Secrets, Cluster API) may share it, so the hub runs one parse worker, not one each.
+   */
+  get parser(): KubeconfigParser {
+    return this.#parser;
+  }
+
   /** Watches until `signal` aborts. */
   async start(signal: AbortSignal): Promise<void> {
     const parsing = this.#o.parser ? undefined : this.#parser.start(signal);
