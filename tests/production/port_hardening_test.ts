@@ -1,11 +1,13 @@
 // The hub's ports under attack, against a real hub on the real local apiservers: a TokenReview flood, slow clients
-// on both ports, and a foreign Host header on loopback-bound ports (DNS rebinding).
+// on both ports, idle and slowloris connections filling the protected port, and a foreign Host header on
+// loopback-bound ports (DNS rebinding).
 
 import assert from "node:assert/strict";
 import { freePort, HubProcess } from "../../dev/support/hub_process.ts";
 import { adminToken, apiserverMetrics, testNamespace } from "../support/mod.ts";
 import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
 import { tempDir } from "../../dev/support/fault_cluster.ts";
+import { WebhookFlood } from "../../dev/support/webhook_flood.ts";
 import { curl, opensslPair, ReaderAccount, startProtectedHub, waitProbe } from "./_protected_support.ts";
 
 /** A namespace no test creates: the hubs here watch it, so they never touch another file's objects. */
@@ -16,6 +18,8 @@ const REVIEWS_PER_SECOND = 10;
 /** The gate's header timeout (connection_gate.ts default), and how long past it a slow client may still be open. */
 const HEADER_TIMEOUT_MS = 10_000;
 const MARGIN_MS = 5_000;
+/** The port's connection cap (connection_gate.ts default). */
+const MAX_CONNECTIONS = 256;
 
 const tokenReviewsAtApiserver = async () =>
   metricSum(parseMetrics(await apiserverMetrics("prod")), "apiserver_request_total", {
@@ -191,6 +195,107 @@ Deno.test("500 half-sent requests on each port are all closed within the header 
   } finally {
     plain.closeAll();
     tls.closeAll();
+    client.close();
+    await hub.kill();
+    await dir.remove();
+  }
+});
+
+/** How many file descriptors process `pid` holds now (/proc/PID/fd). */
+async function openFds(pid: number): Promise<number> {
+  let n = 0;
+  for await (const _ of Deno.readDir(`/proc/${pid}/fd`)) n++;
+  return n;
+}
+
+Deno.test("2,000 idle connections (1,500 that never send a TLS hello) and 200 slowloris heads, reopened as the protected port closes them: the hub holds at most 3 descriptors per connection slot and authorised scrapes get 200", async () => {
+  const dir = await tempDir("ports-fds");
+  const pem = await opensslPair(dir.path, "serving", "operator-hub-ports");
+  const { hub, url } = startProtectedHub({
+    clusters: ["prod"],
+    args: [
+      "--namespace",
+      IDLE_NAMESPACE,
+      "--tls-cert-file",
+      `${dir.path}/serving.crt`,
+      "--tls-private-key-file",
+      `${dir.path}/serving.key`,
+    ],
+  });
+  const client = Deno.createHttpClient({ caCerts: [pem.ca] });
+  let flood: WebhookFlood | undefined;
+  let sampling = true;
+  try {
+    await waitProbe(hub, (s) => s === 200, "ready");
+    const admin = adminToken("prod");
+    const scrape = async () => {
+      try {
+        const res = await fetch(`${url}/metrics`, { client, headers: { authorization: `Bearer ${admin}` } });
+        await res.body?.cancel();
+        return res.status;
+      } catch (err) {
+        return String((err as Error).cause ?? err);
+      }
+    };
+    assert.equal(await scrape(), 200, "the admin token is reviewed before the flood");
+    const baseline = await openFds(hub.pid);
+    let peak = baseline;
+    const sampler = (async () => {
+      while (sampling) {
+        peak = Math.max(peak, await openFds(hub.pid).catch(() => 0));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const maxOpens = 6_000;
+    flood = new WebhookFlood({
+      port: Number(new URL(url).port),
+      caCert: pem.ca,
+      tcpIdle: 1_500,
+      tlsIdle: 300,
+      slowloris: 200,
+      path: "/metrics",
+      maxOpens,
+      maxDurationMs: 20_000,
+    });
+    const started = performance.now();
+    flood.start();
+    await flood.firstPass;
+    // While strangers reopen what the port closes as fast as they can: scrapes, each on a new connection (as
+    // Prometheus does). A newcomer has 256 newcomers' time to send its request, a fraction of a second at this rate
+    // on a loaded machine, so one may lose its connection; the next scrape gets through.
+    const statuses: (number | string)[] = [];
+    for (let i = 0; i < 5; i++) {
+      statuses.push(await scrape());
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    // The flood's opens spent (or 12 s gone): what is left open is what strangers hold, and the hub's share of it.
+    const spentBy = Date.now() + 12_000;
+    while (flood.stats.opened + flood.stats.failed < maxOpens && Date.now() < spentBy) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
+    const held = await openFds(hub.pid);
+    const stats = flood.stats;
+    const after = await scrape();
+    await flood.stop();
+    sampling = false;
+    await sampler;
+    // Each connection slot costs the hub at most 3 descriptors (the client's socket, the front's to the TLS gate and
+    // the gate's end of it): a bound that does not grow with what strangers open.
+    const bound = 3 * MAX_CONNECTIONS + 64;
+    console.log(
+      `protected port flood: ${JSON.stringify(stats)} after ${Math.round(performance.now() - started)} ms; ` +
+        `scrapes ${JSON.stringify(statuses)} then ${after}; hub descriptors ${baseline} at rest, ${held} with the ` +
+        `strangers' connections held (bound +${bound}), peak ${peak} while they reopened`,
+    );
+    assert.ok(stats.opened >= 2_000, `the flood opened its connections: ${JSON.stringify(stats)}`);
+    assert.ok(held - baseline <= bound, `the hub held ${held - baseline} descriptors over its ${baseline}`);
+    assert.ok(statuses.includes(200), `an authorised scrape got through while strangers reopened: ${statuses}`);
+    assert.equal(after, 200, "an authorised scrape with the strangers' connections held");
+    assert.equal((await hub.stop()).code, 0, hub.tail());
+  } finally {
+    sampling = false;
+    await flood?.stop();
     client.close();
     await hub.kill();
     await dir.remove();

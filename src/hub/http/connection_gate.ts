@@ -25,7 +25,10 @@ export interface ConnectionLimits {
 export interface ConnectionGateOptions extends ConnectionLimits {
   hostname: string;
   port: number;
-  /** Terminate TLS with this pair (the protected port); plain TCP when absent. */
+  /**
+   * Terminate TLS with this pair; plain TCP when absent. A TLS gate cannot free the socket of a client that never
+   * says hello by closing it (Deno 2.9.6): it sits behind a TLS front that keeps `slots` (tls_front.ts).
+   */
   tls?: { cert: string; key: string };
   /** Called each time the gate closes a connection on its own, with the reason (e.g. to count it in /metrics). */
   onShed?(reason: ShedReason): void;

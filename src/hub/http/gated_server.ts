@@ -1,8 +1,9 @@
-// Deno.serve behind a ConnectionGate: the shape both of the hub's ports are served with (caps, deadlines, Host guard).
+// Deno.serve behind a ConnectionGate (behind a TCP front when it speaks TLS): how the hub's ports are served.
 
 import client from "prom-client";
 import { ConnectionGate, type ConnectionGateOptions, type ConnectionGateStats } from "./connection_gate.ts";
 import { isLoopbackBind, refuseForeignHost } from "./host_guard.ts";
+import { TlsFront } from "./tls_front.ts";
 
 /** How a gated port listens and what it protects against; see ConnectionGateOptions for the limits. */
 export interface GatedServerOptions extends ConnectionGateOptions {
@@ -35,7 +36,8 @@ export interface GatedServer {
 
 /**
  * Serves `handler` on `options.hostname:port` through a ConnectionGate, with Deno.serve parsing HTTP behind it on a
- * loopback port of its own.
+ * loopback port of its own. With `tls` (and no `slots` of the caller's), the public socket is a TLS front
+ * (tls_front.ts): plain TCP, keeping the connection cap, piped to the gate, which does TLS on a loopback port.
  *
  * Guarantees:
  * - the public socket is bound before this returns (a port in use or a refused certificate throws at once);
@@ -44,7 +46,10 @@ export interface GatedServer {
  *   never reaches `handler`;
  * - on a port bound to loopback (127.0.0.0/8, ::1, localhost) a request whose Host header is not a loopback name or
  *   address gets 421 before `handler` runs (DNS rebinding); ports bound to any other address take any Host, since
- *   they are reached through Service names.
+ *   they are reached through Service names;
+ * - with `tls`, a connection closed to make room or at the header timeout (a client that never says hello included)
+ *   is closed on its TCP socket, so its file descriptors are free at once: in Deno 2.9.6 a TLS connection closed
+ *   before its handshake keeps its socket until the client writes or leaves. A plain gate closes TCP sockets itself.
  */
 export function serveGated(
   options: GatedServerOptions,
@@ -69,9 +74,30 @@ export function serveGated(
   });
   const shed = options.metrics ? shedCounter(options.metrics.registry) : undefined;
   const port = options.metrics?.portName ?? "";
+  /** Connections the front closed for the cap (it keeps the cap, so the gate behind it never does). */
+  const frontShed = { evicted: 0, refused: 0 };
   let gate: ConnectionGate;
+  let front: TlsFront | undefined;
+  if (options.tls && !options.slots) {
+    try {
+      front = new TlsFront({
+        hostname: options.hostname,
+        port: options.port,
+        maxConnections: options.maxConnections,
+        lifetimeMs: options.lifetimeMs,
+        onShed: (reason) => {
+          frontShed[reason]++;
+          shed?.inc({ port, reason });
+        },
+      }, () => gate.addr.port);
+    } catch (err) {
+      void inner.shutdown();
+      throw err;
+    }
+  }
+  const behind = front ? { hostname: "127.0.0.1", port: 0, slots: front.behind() } : {};
   try {
-    gate = new ConnectionGate({ ...options, onShed: (reason) => shed?.inc({ port, reason }) }, async () => {
+    gate = new ConnectionGate({ ...options, ...behind, onShed: (reason) => shed?.inc({ port, reason }) }, async () => {
       const conn = await Deno.connect({ hostname: "127.0.0.1", port: inner.addr.port });
       conn.setNoDelay(true);
       const port = (conn.localAddr as Deno.NetAddr).port;
@@ -80,21 +106,30 @@ export function serveGated(
       return { conn, release: () => fromGate.delete(port), answered: () => counts.answered };
     });
   } catch (err) {
+    front?.abort();
     void inner.shutdown();
     throw err;
   }
-  options.onListen?.({ hostname: gate.addr.hostname, port: gate.addr.port });
-  const finished = gate.finished.then(() => inner.shutdown()).then(() => inner.finished);
+  const addr = front?.addr ?? gate.addr;
+  options.onListen?.({ hostname: addr.hostname, port: addr.port });
+  const finished = Promise.all([gate.finished, front?.finished]).then(() => inner.shutdown()).then(() =>
+    inner.finished
+  );
   return {
-    addr: gate.addr,
+    addr,
     innerAddr: inner.addr,
     finished,
     get stats() {
-      return gate.stats;
+      const stats = gate.stats;
+      return { ...stats, evicted: stats.evicted + frontShed.evicted, refused: stats.refused + frontShed.refused };
     },
     shutdown() {
+      front?.close();
       gate.close();
-      const grace = setTimeout(() => gate.abort(), options.shutdownGraceMs ?? 2_000);
+      const grace = setTimeout(() => {
+        gate.abort();
+        front?.abort();
+      }, options.shutdownGraceMs ?? 2_000);
       return finished.finally(() => clearTimeout(grace));
     },
   };

@@ -1,6 +1,8 @@
 // Tests of a handler served behind the gate, over real HTTP on loopback.
 import assert from "node:assert/strict";
 import { serveGated } from "./gated_server.ts";
+import { heldSockets, silentStrangers } from "./_held_sockets.ts";
+import { selfSignedTls } from "./tls_material.ts";
 
 /** Raw HTTP/1.1 exchange on `port`: the whole answer until the server closes. */
 async function exchange(port: number, head: string): Promise<string> {
@@ -75,6 +77,47 @@ Deno.test("serveGated() answers 403 to a request reaching its inner port without
     assert.match(await exchange(server.addr.port, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), /^HTTP\/1\.1 200 /);
     assert.equal(calls, 1);
   } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("serveGated() over plain HTTP closes connections that never send a byte on their TCP socket, at the cap or the header timeout: none holds a descriptor", async () => {
+  const server = serveGated({ hostname: "127.0.0.1", port: 0, maxConnections: 4, headerTimeoutMs: 400 }, () => {
+    return new Response("ok");
+  });
+  const strangers = await silentStrangers(server.addr.port, 40);
+  try {
+    assert.equal(await heldSockets(server.addr.port), 0);
+    assert.equal(strangers.stillOpen, 0);
+    assert.equal(server.stats.evicted + server.stats.timedOut, 40);
+  } finally {
+    strangers.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("serveGated() over TLS closes connections that never send a hello on their TCP socket (its front), at the cap or the header timeout: none holds a descriptor, and each is counted once", async () => {
+  const pair = await selfSignedTls();
+  const server = serveGated({
+    hostname: "127.0.0.1",
+    port: 0,
+    tls: { cert: pair.cert, key: pair.key },
+    maxConnections: 4,
+    headerTimeoutMs: 400,
+  }, () => new Response("ok"));
+  const strangers = await silentStrangers(server.addr.port, 40);
+  const client = Deno.createHttpClient({ caCerts: [pair.cert] });
+  try {
+    assert.equal(await heldSockets(server.addr.port), 0, "sockets of the public port held");
+    assert.equal(await heldSockets(server.innerAddr.port), 0, "sockets of the inner port held");
+    assert.equal(strangers.stillOpen, 0, "strangers' connections left open");
+    const { evicted, timedOut } = server.stats;
+    assert.deepEqual({ evicted, timedOut }, { evicted: 36, timedOut: 4 });
+    const res = await fetch(`https://127.0.0.1:${server.addr.port}/`, { client });
+    assert.equal(await res.text(), "ok");
+  } finally {
+    strangers.close();
+    client.close();
     await server.shutdown();
   }
 });

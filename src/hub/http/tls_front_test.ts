@@ -2,7 +2,7 @@
 // behind reports, and the end of a connection the TLS server behind closed before its handshake.
 import assert from "node:assert/strict";
 import { TlsFront, TlsFrontError } from "./tls_front.ts";
-import { SelfMadeCertificates } from "./webhook_certs.ts";
+import { selfSignedTls } from "./tls_material.ts";
 
 function echoServer(tag: string): { port: number; close(): void } {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => new Response(tag));
@@ -94,8 +94,8 @@ Deno.test("TlsFront at its cap closes the connection idle the longest, as the se
 });
 
 Deno.test("TlsFront: a connection the TLS server behind closed before its handshake ends for the client once the server says so", async () => {
-  const certs = await SelfMadeCertificates.create();
-  const tls = Deno.listenTls({ hostname: "127.0.0.1", port: 0, ...certs.current() });
+  const pair = await selfSignedTls();
+  const tls = Deno.listenTls({ hostname: "127.0.0.1", port: 0, cert: pair.cert, key: pair.key });
   const front = new TlsFront({ hostname: "127.0.0.1", port: 0 }, () => (tls.addr as Deno.NetAddr).port);
   const client = await connect(front);
   try {
