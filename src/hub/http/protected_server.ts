@@ -43,7 +43,9 @@ const PATHS = new Set(["/metrics", "/status"]);
  *   which holds no data, so it can ask for a token); 429 with Retry-After when that would take a review beyond the
  *   authorizer's limits; 503 when the home cluster cannot review;
  * - the port is gated (gated_server.ts): a header timeout (TLS handshake included) and a connection cap, and bound to
- *   loopback it answers 421 to a foreign Host header before any review;
+ *   loopback it answers 421 to a foreign Host header before any review; over HTTPS its public socket is a TCP front
+ *   (tls_front.ts) that closes connections on their TCP sockets, so a client that never says hello holds no descriptor
+ *   once closed at the cap or the header timeout;
  * - only GET and HEAD; nothing here changes the hub;
  * - on a certificate rotation the new pair is checked first (parsable, key matching the certificate); a refused
  *   pair is logged and the old one keeps serving. A good pair replaces the socket: the old one stops accepting
