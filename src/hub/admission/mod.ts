@@ -3,7 +3,6 @@ export * from "./admission_review.ts";
 export * from "./body_budget.ts";
 export * from "./review_body.ts";
 export * from "./served_clusters.ts";
-export * from "./tls_front.ts";
 export * from "./webhook_certs.ts";
 export * from "./webhook_configurations.ts";
 export * from "./webhook_installer.ts";

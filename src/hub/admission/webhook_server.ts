@@ -7,6 +7,7 @@ import { errorText, LogBurst, type Logger, oneLine, redact, SystemClock } from "
 import type { ConnectionLimits, KeepAliveLimits } from "../http/connection_gate.ts";
 import { type GatedServer, serveGated } from "../http/gated_server.ts";
 import { isLoopbackBind } from "../http/host_guard.ts";
+import { TlsFront } from "../http/tls_front.ts";
 import {
   MAX_REVIEW_BYTES,
   parseReview,
@@ -17,7 +18,6 @@ import {
 import { BodyBudget, type BodyBudgetLimits } from "./body_budget.ts";
 import { readReviewBody } from "./review_body.ts";
 import { ServedClusters } from "./served_clusters.ts";
-import { TlsFront } from "./tls_front.ts";
 import type { WebhookCertificates } from "./webhook_certs.ts";
 import { WebhookMetrics } from "./webhook_metrics.ts";
 
