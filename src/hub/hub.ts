@@ -3,24 +3,17 @@
 import type { ClusterAccess } from "../kube/mod.ts";
 import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../queue/mod.ts";
 import { Controller, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
-import { type Clock, LogBurst, Semaphore, SystemClock } from "../util/mod.ts";
-import type { ClusterHealth, ProviderHealth } from "./cluster_health.ts";
-import { EngagedCluster } from "./engaged_cluster.ts";
+import { type Clock, SystemClock } from "../util/mod.ts";
+import type { ProviderHealth } from "./cluster_health.ts";
 import { HubMetrics } from "./metrics.ts";
-import { rollUpHealth } from "./_health_rollup.ts";
-import { HomeLease, leasePermissions } from "./_home_lease.ts";
+import { BackgroundStops } from "./_background_stops.ts";
+import { ClusterLauncher, type Engaged } from "./_cluster_launch.ts";
+import { HomeLease } from "./_home_lease.ts";
+import { HubHealthView } from "./_hub_health_view.ts";
 import { QueueSeries } from "./_queue_series.ts";
 import { ShardPause } from "./_shard_pause.ts";
-import { isCommandLine, ReadinessRule } from "./_readiness_rule.ts";
-import { connectDetailAtDebug, withGenericAdmissionErrors } from "./_untrusted_errors.ts";
-import {
-  type ClusterRegistration,
-  type HubHealth,
-  type HubShardView,
-  notEngagedHealth,
-  registrationOf,
-  type RegistrationProblem,
-} from "./hub_health.ts";
+import { ReadinessRule } from "./_readiness_rule.ts";
+import type { ClusterRegistration, HubHealth, HubShardView, RegistrationProblem } from "./hub_health.ts";
 import { DEFAULT_LIMITS, type HubLimits, type ScaledLimit, scaledLimit } from "./hub_limits.ts";
 import type { ClusterObserver, HubOptions } from "./hub_options.ts";
 
@@ -28,12 +21,6 @@ export * from "./hub_health.ts";
 export * from "./hub_limits.ts";
 export type { HubLeaderElection } from "./_home_lease.ts";
 export type { ClusterObserver, HubOptions, HubReadiness } from "./hub_options.ts";
-
-interface Engaged {
-  cluster: EngagedCluster;
-  abort: AbortController;
-  done: Promise<void>;
-}
 
 /**
  * Hosts several operators across many clusters.
@@ -88,19 +75,14 @@ export class Hub {
   readonly #lease: HomeLease | undefined;
   /** Clusters paused by the shard layer (`--shard-warm`: watched, not reconciled). */
   readonly #pause = new ShardPause();
-  #shard: HubShardView | undefined;
   #running: AbortSignal | undefined;
-  #providers: (() => Record<string, ProviderHealth>) | undefined;
-  #admission: (() => Record<string, unknown>) | undefined;
   readonly #observers: ClusterObserver[] = [];
   /** Per cluster: its background tasks stopping now (see `backgroundStopped`). */
-  readonly #backgroundStops = new Map<string, Promise<void>>();
-  /** Bounds the clusters in pre-flight at once (see HubLimits.preflightConcurrency). */
-  readonly #preflightGate: Semaphore;
-  /** Which clusters hold readiness back, and how untrusted ones are shown (see HubReadiness). */
-  readonly #readiness: ReadinessRule;
-  /** The first-contact failures of untrusted clusters, summarised together (see EngagedClusterOptions.contactLog). */
-  readonly #untrustedContact: LogBurst;
+  readonly #backgroundStops: BackgroundStops;
+  /** Builds and starts engaged clusters (shared pre-flight gate, untrusted clusters' first-contact summary). */
+  readonly #launcher: ClusterLauncher;
+  /** Health, with readiness (see HubReadiness) and who is trusted. */
+  readonly #view: HubHealthView;
 
   /** Builds a hub; nothing runs until `start`. Throws when two operators share a name. */
   constructor(options: HubOptions) {
@@ -108,14 +90,20 @@ export class Hub {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#scaled = (["concurrency", "qps", "burst"] as const).filter((k) => options.limits?.[k] === undefined);
     this.#clock = options.clock ?? new SystemClock();
-    this.#untrustedContact = new LogBurst({
-      logger: connectDetailAtDebug(options.logger),
-      level: "warn",
-      msg: "cluster not reachable",
+    this.#backgroundStops = new BackgroundStops(options.logger);
+    this.#launcher = new ClusterLauncher({
+      hub: options,
+      limits: this.limits,
       clock: this.#clock,
+      onResponse: (name, { method, code }) => this.metrics.requests.inc(name, String(code), method),
+      operators: () => [...this.#operators.values()],
+      // A standby keeps its caches current but queues nothing; on taking over it queues every key.
+      onChange: (cluster, operator, requests, priority) => {
+        if (this.#leads(cluster)) this.#controller.enqueue(cluster, operator, requests, priority);
+      },
+      lookup: (other) => this.#clusters.get(other)?.cluster,
+      clusterNames: () => [...this.#clusters.keys()],
     });
-    this.#preflightGate = new Semaphore(this.limits.preflightConcurrency);
-    this.#readiness = new ReadinessRule(options.readiness, options.leaderElection?.cluster);
     this.#budget = new TokenBucket(this.limits.qps, this.limits.burst, { clock: this.#clock });
     this.metrics = new HubMetrics(() => this.health().clusters);
     const m = this.metrics;
@@ -155,6 +143,21 @@ export class Hub {
         onChange: (leading) => this.#leadingChanged(leading),
       })
       : undefined;
+    this.#view = new HubHealthView({
+      clusters: this.#clusters,
+      pending: this.#pending,
+      registrations: this.#registrations,
+      problems: this.#problems,
+      operators: this.#operators,
+      series: this.#series,
+      queue: this.#queue,
+      controller: this.#controller,
+      limits: this.limits,
+      clock: this.#clock,
+      readiness: new ReadinessRule(options.readiness, le?.cluster),
+      lease: this.#lease,
+      running: () => this.#running !== undefined,
+    });
   }
 
   /**
@@ -218,7 +221,7 @@ export class Hub {
     this.#clusters.delete(name);
     for (const o of this.#observers) o.disengaged(name);
     this.#scale();
-    this.#stopBackground(e.cluster);
+    this.#backgroundStops.stop(e.cluster);
     e.abort.abort();
     this.#pause.disengaged(name);
     e.cluster.closeClient();
@@ -244,7 +247,7 @@ export class Hub {
    * @ignore
    */
   showAdmission(read: () => Record<string, unknown>): void {
-    this.#admission = read;
+    this.#view.admission = read;
   }
 
   /**
@@ -257,7 +260,7 @@ export class Hub {
 
   /** Adds the `providers` section to health: `read` is asked each time health is built. */
   showProviders(read: () => Record<string, ProviderHealth>): void {
-    this.#providers = read;
+    this.#view.providers = read;
   }
 
   /**
@@ -269,7 +272,7 @@ export class Hub {
     const e = this.#clusters.get(name);
     if (!e) return;
     this.#dropQueued(name);
-    this.#stopBackground(e.cluster);
+    this.#backgroundStops.stop(e.cluster);
   }
 
   /** Reconciles in `name` again, queueing every object its watches hold. */
@@ -283,7 +286,7 @@ export class Hub {
 
   /** With --shard: where `/status` reads each cluster's owner and the `shard` section. */
   useShardView(view: HubShardView): void {
-    this.#shard = view;
+    this.#view.shard = view;
   }
 
   /** Runs until `signal` aborts. */
@@ -296,7 +299,7 @@ export class Hub {
     const election = this.#lease?.start(electionStop.signal);
     // Background tasks (daemons) are told at once, while the controller drains.
     const stopBackground = () => {
-      for (const e of this.#clusters.values()) this.#stopBackground(e.cluster);
+      for (const e of this.#clusters.values()) this.#backgroundStops.stop(e.cluster);
     };
     signal.addEventListener("abort", stopBackground, { once: true });
     // The controller stops first, so in-flight reconciles drain while their clients are still open,
@@ -310,45 +313,11 @@ export class Hub {
     await Promise.all([...this.#clusters.values()].map((e) => e.done));
     this.#clusters.clear();
     this.#running = undefined;
-    this.#untrustedContact.flush();
+    this.#launcher.flush();
   }
 
   #launch(name: string, access: ClusterAccess, parent: AbortSignal): void {
-    const abort = new AbortController();
-    const onParent = () => abort.abort();
-    parent.addEventListener("abort", onParent, { once: true });
-    const cluster = new EngagedCluster(name, access, {
-      operators: [...this.#operators.values()],
-      namespaces: this.#o.namespaces ?? [],
-      extraPermissions: [
-        ...(this.#o.leaderElection?.cluster === name ? leasePermissions(this.#o.leaderElection) : []),
-        ...(this.#o.clusterPermissions ?? []),
-      ],
-      // A standby keeps its caches current but queues nothing; on taking over it queues every key.
-      onChange: (cluster, operator, requests, priority) => {
-        if (this.#leads(cluster)) this.#controller.enqueue(cluster, operator, requests, priority);
-      },
-      lookup: (other) => this.#clusters.get(other)?.cluster,
-      clusterNames: () => [...this.#clusters.keys()],
-      preflightGate: this.#preflightGate,
-      apiBudget: new TokenBucket(this.limits.clusterQps, this.limits.clusterBurst, { clock: this.#clock }),
-      eventLevel: this.#o.eventLevel,
-      idleTimeoutMs: this.limits.watchIdleTimeoutMs,
-      requestTimeoutMs: this.limits.requestTimeoutMs,
-      maxObjectBytes: this.limits.maxObjectBytes,
-      http2: this.#o.http2,
-      fetch: this.#o.fetch,
-      clock: this.#clock,
-      // An untrusted cluster's connection failures are logged as one generic reason; the detail only at debug.
-      logger: this.#commandLine(name) ? this.#o.logger : connectDetailAtDebug(this.#o.logger),
-      // ... and its first contact's failures in one summarised stream for all of them (a few lines per 10 s).
-      contactLog: this.#commandLine(name) ? undefined : this.#untrustedContact,
-      onResponse: ({ method, code }) => this.metrics.requests.inc(name, String(code), method),
-    });
-    const done = cluster.start(abort.signal).catch((err) => {
-      this.#o.logger.error("engaged cluster stopped unexpectedly", { cluster: name, error: err });
-    }).finally(() => parent.removeEventListener("abort", onParent));
-    this.#clusters.set(name, { cluster, abort, done });
+    this.#clusters.set(name, this.#launcher.launch(name, access, parent, this.#view.commandLine(name)));
     for (const o of this.#observers) o.engaged(name, access);
     this.#pause.engaged(name);
     this.#scale();
@@ -398,20 +367,9 @@ export class Hub {
         e.cluster.requeueAll();
       } else {
         this.#dropQueued(name);
-        this.#stopBackground(e.cluster);
+        this.#backgroundStops.stop(e.cluster);
       }
     }
-  }
-
-  /** Stops a cluster's background tasks without waiting (each is waited for up to its grace period, then logged). */
-  #stopBackground(cluster: EngagedCluster): void {
-    const name = cluster.name;
-    const stopped: Promise<void> = cluster.stopBackground().catch((err) => {
-      this.#o.logger.error("stopping background tasks failed", { cluster: name, error: err });
-    }).finally(() => {
-      if (this.#backgroundStops.get(name) === stopped) this.#backgroundStops.delete(name);
-    });
-    this.#backgroundStops.set(name, stopped);
   }
 
   /**
@@ -420,56 +378,11 @@ export class Hub {
    * owner never starts a daemon while this replica's still runs (one that honours its signal within the grace).
    */
   backgroundStopped(name: string): Promise<void> {
-    return this.#backgroundStops.get(name) ?? Promise.resolve();
-  }
-
-  /** Whether the command line defines `name` (trusted): see isCommandLine. */
-  #commandLine(name: string): boolean {
-    const r = this.#registrations.get(name);
-    if (r) return isCommandLine(r);
-    const engaged = this.#clusters.has(name) || this.#pending.has(name);
-    return isCommandLine(engaged ? undefined : this.#problems.get(name));
+    return this.#backgroundStops.stopped(name);
   }
 
   /** The aggregated health of every cluster and of the shared controller. */
   health(): HubHealth {
-    const wedgedAfterMs = this.limits.watchIdleTimeoutMs * 2 + 60_000;
-    const clusters: Record<string, ClusterHealth> = {};
-    for (const [name, e] of this.#clusters) {
-      clusters[name] = e.cluster.health(
-        (op) => this.#series.depth(name, op),
-        this.#queue.lenFor(name),
-        wedgedAfterMs,
-      );
-    }
-    for (const name of this.#pending.keys()) clusters[name] = notEngagedHealth(this.#operators.keys(), null);
-    for (const [name, p] of this.#problems) {
-      if (!clusters[name]) {
-        clusters[name] = { ...notEngagedHealth(this.#operators.keys(), p.error), ...registrationOf(p) };
-      }
-    }
-    for (const [name, r] of this.#registrations) {
-      if (clusters[name]) Object.assign(clusters[name], registrationOf(r));
-    }
-    for (const name in clusters) clusters[name] = this.#readiness.apply(name, clusters[name], this.#commandLine(name));
-    const shard = this.#shard?.status();
-    if (shard) { for (const [name, h] of Object.entries(clusters)) h.owner = shard.clusters[name] ?? null; }
-    const controller = {
-      inFlight: this.#controller.inFlight,
-      queued: this.#queue.len(),
-      idleForMs: this.#clock.now() - this.#controller.lastCompletedAt,
-      reconcileTimeoutMs: this.limits.reconcileTimeoutMs,
-      running: this.#running !== undefined,
-    };
-    const providers = this.#providers?.();
-    return {
-      ...rollUpHealth(clusters, controller, { sharded: shard !== undefined, providers }),
-      ...(this.#lease ? { leaderElection: this.#lease.snapshot() } : {}),
-      ...(providers ? { providers } : {}),
-      ...(shard ? { shard } : {}),
-      ...(this.#admission
-        ? { admission: withGenericAdmissionErrors(this.#admission(), (name) => !this.#commandLine(name)) }
-        : {}),
-    };
+    return this.#view.build();
   }
 }
