@@ -1,19 +1,16 @@
 // One engaged cluster: its client, and per operator its pre-flight, watch (shared per resource) and health.
 
 import { type ClusterAccess, KubeClient, type ResourceType, rulesReview } from "../kube/mod.ts";
-import type { NamespacedName, QueuePriority } from "../queue/mod.ts";
+import type { QueuePriority } from "../queue/mod.ts";
 import {
   type ApiClient,
   type ClusterConnection,
   EventRecorder,
-  Informer,
-  objectName,
-  type Operator,
-  ownsResourceIn,
+  type Informer,
   type ReconcileTarget,
   type Request,
   type StoredObject,
-  TaskSet,
+  type TaskSet,
   trimObject,
   type WatchPhase,
 } from "../runtime/mod.ts";
@@ -25,6 +22,7 @@ import type { ClusterHealth } from "./cluster_health.ts";
 import { FirstRulesReview } from "./_first_rules.ts";
 import { preflight, type PreflightContext } from "./_preflight.ts";
 import { reach, type ReachContext } from "./_reach.ts";
+import { cacheListener, type SlotWiring, wireSlot } from "./_slot_wiring.ts";
 import { requestsByCluster, scopedWatchers, type WatchContext, watchOtherResources } from "./_watched_resources.ts";
 import type { EngagedClusterOptions } from "./engaged_cluster_options.ts";
 
@@ -201,7 +199,21 @@ export class EngagedCluster {
         logger: this.#log,
       }),
     );
-    for (const op of this.#o.operators) this.#slots.set(op.name, this.#slot(op));
+    const wiring: SlotWiring = {
+      cluster: this.name,
+      informers: this.#informers,
+      clients: this.#clients,
+      onChange: (cluster, operator, requests, priority) => this.#o.onChange(cluster, operator, requests, priority),
+      lookup: (cluster) => this.#o.lookup(cluster),
+      clusters: () => this.#o.clusterNames?.() ?? [this.name],
+      clock: this.#clock,
+      log: this.#log,
+    };
+    for (const op of this.#o.operators) {
+      const { slot, tasks } = wireSlot(op, wiring);
+      this.#tasks.set(op.name, tasks);
+      this.#slots.set(op.name, slot);
+    }
     // Background tasks stopped before the slots existed (paused, not leading) stay stopped.
     if (!this.#background) { for (const t of this.#tasks.values()) t.close(); }
   }
@@ -215,93 +227,6 @@ export class EngagedCluster {
         this.#log.error("cache observer failed", { operator: slot.operator.name, error: err });
       }
     }
-  }
-
-  /** The operator's cache observer, as a listener of its informer's changed keys. */
-  #observe(slot: Slot): ((keys: string[]) => void) | undefined {
-    const observer = slot.operator.cacheObserver;
-    if (!observer) return undefined;
-    const store = slot.informer.store;
-    return (keys) => {
-      for (const key of keys) {
-        try {
-          observer.changed(this.name, key, store.get(key));
-        } catch (err) {
-          this.#log.error("cache observer failed", { operator: slot.operator.name, key, error: err });
-        }
-      }
-    };
-  }
-
-  #slot(op: Operator): Slot {
-    const project = op.project ?? trimObject;
-    const owns = ownsResourceIn(op, this.name);
-    // Operators of one resource share its watch and cache when they keep the same fields of each object.
-    let key = `${op.resource.group}/${op.resource.version}/${op.resource.plural}`;
-    let informer = owns ? this.#informers.get(key) : undefined;
-    if (informer && informer.projection !== project) {
-      key = `${key}#${op.name}`;
-      informer = undefined;
-    }
-    informer ??= new Informer(project);
-    // Where the operator does not own its resource, its cache stays empty and unshared: nothing watches it.
-    if (owns) this.#informers.set(key, informer);
-    const store = informer.store;
-    const events = this.#clients!.events(op.resource);
-    const { client, info } = this.#clients!.resource({
-      operator: op.name,
-      type: op.resource,
-      verbs: op.verbs,
-      project,
-      store,
-    });
-    const needs = op.needsReconcile as ((o: unknown) => boolean) | undefined;
-    // The cache's keys become typed requests here, once, on their way to the queue.
-    const changed = needs
-      ? (keys: string[], priority: QueuePriority) => {
-        const wanted: NamespacedName[] = [];
-        for (const k of keys) {
-          const obj = store.get(k);
-          if (obj === undefined || needs(obj)) wanted.push(objectName(k));
-        }
-        if (wanted.length) this.#o.onChange(this.name, op.name, wanted, priority);
-      }
-      : (keys: string[], priority: QueuePriority) =>
-        this.#o.onChange(this.name, op.name, keys.map(objectName), priority);
-    const log = this.#log.child({ operator: op.name });
-    const clusters = () => this.#o.clusterNames?.() ?? [this.name];
-    const tasks: TaskSet = new TaskSet({
-      scopeFor: (key, signal) => ({
-        client: client.withSignal(signal),
-        events,
-        cluster: (name) => this.#o.lookup(name)?.connection(op.name, signal),
-        clusters,
-        background: tasks,
-        signal,
-        logger: log,
-        reconcileId: `task:${key}`,
-      }),
-      clock: this.#clock,
-      logger: log,
-    });
-    this.#tasks.set(op.name, tasks);
-    return {
-      operator: op,
-      owns,
-      informer,
-      others: [],
-      info,
-      preflight: { state: "registering", error: null, missing: [], attempts: 0 },
-      changed,
-      target: {
-        reconciler: op.reconciler as ReconcileTarget["reconciler"],
-        client,
-        events,
-        cluster: (name, signal) => this.#o.lookup(name)?.connection(op.name, signal),
-        clusters,
-        background: tasks,
-      },
-    };
   }
 
   /**
@@ -325,7 +250,7 @@ export class EngagedCluster {
     }
     const informer = slot.informer;
     // The observer first: an index is current before the reconcile the same change queues.
-    const observe = this.#observe(slot);
+    const observe = cacheListener(slot, this.name, this.#log);
     if (observe) informer.addListener(observe, "low");
     slot.preflight = null;
     // Joining a watch that already runs: everything cached so far is new to this operator.
