@@ -3,6 +3,7 @@
 
 import type { NamespacedName, QueuePriority } from "../queue/mod.ts";
 import {
+  type ClusterConnection,
   Informer,
   objectName,
   type Operator,
@@ -14,7 +15,6 @@ import {
 import type { Clock, Logger } from "../util/mod.ts";
 import type { ClusterClients } from "./_cluster_clients.ts";
 import type { Slot } from "./_cluster_slot.ts";
-import type { EngagedClusterOptions } from "./engaged_cluster_options.ts";
 
 /** What a slot is wired to: its cluster's informers, clients, queue and neighbours. */
 export interface SlotWiring {
@@ -22,8 +22,12 @@ export interface SlotWiring {
   /** The cluster's informers by resource (and projection), shared by operators of one resource: added to here. */
   informers: Map<string, Informer>;
   clients: ClusterClients;
-  onChange: EngagedClusterOptions["onChange"];
-  lookup: EngagedClusterOptions["lookup"];
+  /** Where changed objects go to be queued (see EngagedClusterOptions.onChange). */
+  onChange(cluster: string, operator: string, requests: readonly NamespacedName[], priority: QueuePriority): void;
+  /** Another engaged cluster, for reconcilers that reach across clusters. */
+  lookup(
+    cluster: string,
+  ): { connection(operator: string, signal: AbortSignal): ClusterConnection | undefined } | undefined;
   /** The names of every engaged cluster, for a reconcile's `clusters()`. */
   clusters(): string[];
   clock: Clock;
