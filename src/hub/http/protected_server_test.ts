@@ -10,7 +10,7 @@ import { Hub } from "../hub.ts";
 import { ProtectedServerError, serveProtected } from "./protected_server.ts";
 import type { AccessDecision, RequestAuthorizer } from "./request_auth.ts";
 import { selfSignedTls, type TlsPair } from "./tls_material.ts";
-import { heldSockets, silentStrangers, socketInodes } from "./_held_sockets.ts";
+import { heldSockets, silentStrangers } from "./_held_sockets.ts";
 
 /** An authorizer that answers `state.decision` and records what it was asked. */
 function authorizer(decision: AccessDecision) {
@@ -182,13 +182,12 @@ Deno.test("Connections that never send a TLS hello are closed on their TCP socke
   const pair = await selfSignedTls();
   const s = await serve("allowed", pair, { limits: { maxConnections: 4, headerTimeoutMs: 400 } });
   const client = Deno.createHttpClient({ caCerts: [pair.cert] });
-  const before = (await socketInodes()).size;
-  // 36 are evicted to make room, the last 4 reach the header timeout.
+  // 36 are evicted to make room, the last 4 reach the header timeout. (The sockets behind the port, front to gate and
+  // gate to Deno.serve, are counted port by port in gated_server_test.ts: a count over the whole process would also
+  // count the sockets of the test files `deno test --parallel` runs beside this one.)
   const strangers = await silentStrangers(s.port, 40);
   try {
     assert.equal(await heldSockets(s.port), 0, "no socket of the port is held once its stranger was closed");
-    // Nor any behind it (front to gate, gate to Deno.serve): the process holds just the strangers' own 40 ends.
-    assert.equal((await socketInodes()).size - before, 40, "sockets held beyond the strangers' own ends");
     assert.equal(strangers.stillOpen, 0, "every stranger's connection was closed by the port");
     const res = await fetch(`${s.base}/metrics`, { client, headers: { authorization: "Bearer t" } });
     assert.equal(res.status, 200);
