@@ -2,15 +2,14 @@
 // their checks, their --help lines, and the provider main.ts starts from them.
 
 import { commaList, DNS_LABEL, FlagError, type FlagValues } from "./flag_values.ts";
-import {
-  ALL_PROFILE_NAMESPACES,
-  ClusterProfileProvider,
-  type ClusterRegistry,
-  parseProviderFile,
-  ProviderFileError,
-} from "../hub/providers/mod.ts";
+import type { ClusterProfileProvider } from "../hub/providers/cluster_profile_provider.ts";
+import type { ClusterRegistry } from "../hub/providers/registry.ts";
 import { type ClusterAccess, ConfigError, type CredentialPolicy } from "../kube/mod.ts";
 import type { Logger } from "../util/mod.ts";
+import { loadFeature } from "./feature_import.ts";
+
+/** `--cluster-profiles *`: every namespace (the provider's ALL_PROFILE_NAMESPACES; a test keeps them equal). */
+export const ALL_PROFILE_NAMESPACES = "*";
 
 /** The parseArgs options of the group. */
 export const CLUSTER_PROFILE_OPTIONS = {
@@ -80,8 +79,19 @@ export interface ClusterProfileWiring {
   logger: Logger;
 }
 
-/** The provider for the flags; a provider file that cannot be read or used throws ConfigError (exit 2). */
-export function clusterProfileProvider(w: ClusterProfileWiring): ClusterProfileProvider {
+/**
+ * The provider for the flags, its modules loaded now; a provider file that cannot be read or used throws ConfigError
+ * (exit 2).
+ */
+export async function clusterProfileProvider(w: ClusterProfileWiring): Promise<ClusterProfileProvider> {
+  const { parseProviderFile, ProviderFileError } = await loadFeature(
+    "--cluster-profiles",
+    () => import("../hub/providers/cluster_profile_access.ts"),
+  );
+  const { ClusterProfileProvider } = await loadFeature(
+    "--cluster-profiles",
+    () => import("../hub/providers/cluster_profile_provider.ts"),
+  );
   const path = w.flags.providerFile;
   let text: string;
   try {

@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
-import { clusterProfileHelp, clusterProfileProvider, parseClusterProfileFlags } from "./cluster_profile_flags.ts";
+import {
+  ALL_PROFILE_NAMESPACES,
+  clusterProfileHelp,
+  clusterProfileProvider,
+  parseClusterProfileFlags,
+} from "./cluster_profile_flags.ts";
 import { FlagError } from "./flag_values.ts";
-import { ClusterRegistry } from "../hub/providers/mod.ts";
+import { ALL_PROFILE_NAMESPACES as PROVIDER_ALL, ClusterRegistry } from "../hub/providers/mod.ts";
 import { ConfigError, STRICT_CREDENTIAL_POLICY } from "../kube/mod.ts";
 import { silentLogger } from "../util/mod.ts";
 
@@ -45,9 +50,13 @@ Deno.test("clusterProfileProvider refuses an unreadable or invalid provider file
       env: () => undefined,
       logger: silentLogger(),
     });
-    assert.throws(() => clusterProfileProvider(wiring(`${dir}/missing.json`)), ConfigError, "cannot read");
-    assert.throws(() => clusterProfileProvider(wiring(`${dir}/bad.json`)), /lists no providers/);
+    await assert.rejects(() => clusterProfileProvider(wiring(`${dir}/missing.json`)), ConfigError, "cannot read");
+    await assert.rejects(() => clusterProfileProvider(wiring(`${dir}/bad.json`)), /lists no providers/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("the flag's every-namespace word is the provider's", () => {
+  assert.equal(ALL_PROFILE_NAMESPACES, PROVIDER_ALL);
 });

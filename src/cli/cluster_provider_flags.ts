@@ -2,13 +2,16 @@
 // `--cluster-name-prefix PROVIDER=PREFIX` (providers side by side), their checks and their --help lines. Pure.
 
 import { commaList, DNS_LABEL, FlagError, type FlagValues } from "./flag_values.ts";
+// name_prefixes.ts, not the providers' barrel: the Cluster API provider is loaded only with --cluster-api.
 import {
-  CLUSTER_API_ALL_NAMESPACES,
   NamePrefixError,
   type NamePrefixes,
   parseNamePrefixes,
   PREFIXABLE_PROVIDERS,
-} from "../hub/providers/mod.ts";
+} from "../hub/providers/name_prefixes.ts";
+
+/** `--cluster-api *`: every namespace (the provider's CLUSTER_API_ALL_NAMESPACES; a test keeps them equal). */
+export const CLUSTER_API_ALL_NAMESPACES = "*";
 
 /** The parseArgs options of the group. */
 export const CLUSTER_PROVIDER_OPTIONS = {

@@ -1,6 +1,11 @@
 // Unit tests for --cluster-api and --cluster-name-prefix.
 import assert from "node:assert/strict";
-import { clusterProviderHelp, parseClusterProviderFlags } from "./cluster_provider_flags.ts";
+import {
+  CLUSTER_API_ALL_NAMESPACES,
+  clusterProviderHelp,
+  parseClusterProviderFlags,
+} from "./cluster_provider_flags.ts";
+import { CLUSTER_API_ALL_NAMESPACES as PROVIDER_ALL } from "../hub/providers/mod.ts";
 import { FlagError } from "./flag_values.ts";
 import { parseFlags } from "./flags.ts";
 
@@ -53,4 +58,8 @@ Deno.test("clusterProviderHelp documents both flags within the help's width", ()
   assert.match(text.join("\n"), /--cluster-api NS/);
   assert.match(text.join("\n"), /--cluster-name-prefix PROVIDER=PREFIX/);
   for (const line of text) assert.ok(line.length <= 110, line);
+});
+
+Deno.test("the flag's every-namespace word is the Cluster API provider's", () => {
+  assert.equal(CLUSTER_API_ALL_NAMESPACES, PROVIDER_ALL);
 });

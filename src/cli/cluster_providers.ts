@@ -1,12 +1,13 @@
 // The providers that read the home cluster (labelled Secrets, Cluster API Clusters, ClusterProfiles), built from the
-// flags in one place so main.ts stays short.
+// flags in one place so main.ts stays short. Each provider's module is imported only when its flag asks for it.
 
 import { clusterProfileProvider } from "./cluster_profile_flags.ts";
 import type { HubFlags } from "./flags.ts";
-import { ClusterApiProvider, type ClusterRegistry, SecretProvider } from "../hub/providers/mod.ts";
+import type { ClusterRegistry } from "../hub/providers/registry.ts";
 import type { ClusterAccess, KubeconfigParser } from "../kube/mod.ts";
 import { readEnv } from "./permissions.ts";
 import type { Logger } from "../util/mod.ts";
+import { loadFeature } from "./feature_import.ts";
 
 /** Something that lists and watches until the signal aborts. */
 export interface StartsProvider {
@@ -29,10 +30,11 @@ export interface HomeProvidersOptions {
 }
 
 /**
- * Every home-cluster provider the flags ask for, not started yet. A --clusterprofile-provider-file that cannot be used
- * throws ConfigError (exit 2), before anything is engaged.
+ * Every home-cluster provider the flags ask for, not started yet, each provider's module loaded only then. A
+ * --clusterprofile-provider-file that cannot be used throws ConfigError (exit 2), before anything is engaged; a module
+ * that cannot be loaded throws FeatureLoadError.
  */
-export function homeClusterProviders(o: HomeProvidersOptions): StartsProvider[] {
+export async function homeClusterProviders(o: HomeProvidersOptions): Promise<StartsProvider[]> {
   const { flags, registry, home, logger } = o;
   if (!home) return [];
   const common = {
@@ -47,6 +49,10 @@ export function homeClusterProviders(o: HomeProvidersOptions): StartsProvider[] 
   const shared = o.parser ? { parser: o.parser } : {};
   const out: StartsProvider[] = [];
   if (flags.clusterSecrets !== undefined) {
+    const { SecretProvider } = await loadFeature(
+      "--cluster-secrets",
+      () => import("../hub/providers/secret_provider.ts"),
+    );
     // The selection and the prefix let it leave unselected Secrets unparsed (`--clusters a,b`, not `all`).
     out.push(
       new SecretProvider({
@@ -60,12 +66,16 @@ export function homeClusterProviders(o: HomeProvidersOptions): StartsProvider[] 
     );
   }
   if (flags.clusterProviders.clusterApi !== undefined) {
+    const { ClusterApiProvider } = await loadFeature(
+      "--cluster-api",
+      () => import("../hub/providers/cluster_api_provider.ts"),
+    );
     out.push(
       new ClusterApiProvider({ ...common, ...shared, namespaces: flags.clusterProviders.clusterApi, env: readEnv }),
     );
   }
   if (flags.clusterProfiles !== undefined) {
-    out.push(clusterProfileProvider({ ...common, flags: flags.clusterProfiles, env: readEnv }));
+    out.push(await clusterProfileProvider({ ...common, flags: flags.clusterProfiles, env: readEnv }));
   }
   return out;
 }

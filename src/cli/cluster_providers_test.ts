@@ -32,9 +32,9 @@ Deno.test("homeClusterProviders builds one provider per home-cluster flag given,
       idleTimeoutMs: 1000,
       logger: silentLogger(),
     };
-    assert.deepEqual(homeClusterProviders({ ...o, home: undefined }), []);
+    assert.deepEqual(await homeClusterProviders({ ...o, home: undefined }), []);
     const home = { name: "home", server: "https://h", source: "t", auth: () => Promise.reject(new Error("unused")) };
-    const built = homeClusterProviders({ ...o, home });
+    const built = await homeClusterProviders({ ...o, home });
     assert.equal(built.length, 2);
     assert.ok(built[0] instanceof SecretProvider);
     assert.ok(built[1] instanceof ClusterProfileProvider);

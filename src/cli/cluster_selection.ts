@@ -2,7 +2,7 @@
 
 import { dirname, resolve } from "node:path";
 import type { HubLeaderElection } from "../hub/mod.ts";
-import { loadRegisteredClusters, type RegisteredClusters } from "../hub/providers/mod.ts";
+import { loadRegisteredClusters, type RegisteredClusters } from "../hub/providers/registered_clusters.ts";
 import { type ClusterAccess, ConfigError, IN_CLUSTER } from "../kube/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import type { HubFlags, MetricsServingFlags } from "./flags.ts";

@@ -1,19 +1,21 @@
 // main()'s build steps: the hosted operators and the Hub, its home-cluster providers, the shard coordinator, and the
-// chain the registry engages clusters through (shards, --cleanup-on-remove, admission).
+// chain the registry engages clusters through (shards, --cleanup-on-remove, admission). Modules of src/hub, not its
+// barrel: sharding, admission and the home-cluster providers are imported only when their flags ask for them.
 
-import { cleaningOnRemove, Hub } from "../hub/mod.ts";
-import type { EngageTarget } from "../hub/providers/mod.ts";
-import { ShardCoordinator } from "../hub/shards/mod.ts";
+import { Hub } from "../hub/hub.ts";
+import type { EngageTarget } from "../hub/providers/registry.ts";
+import type { ShardCoordinator } from "../hub/shards/shard_coordinator.ts";
 import { ALL_CONTEXTS, type ClusterAccess, ConfigError } from "../kube/mod.ts";
 import { BUILT_IN_OPERATORS, DEFAULT_OPERATORS } from "../operators/mod.ts";
 import type { Operator } from "../runtime/mod.ts";
 import { FINALIZER } from "../sdk/mod.ts";
 import { errorText, type Logger } from "../util/mod.ts";
-import { type Admission, admissionPermissions } from "./admission_setup.ts";
+import type { Admission } from "./admission_setup.ts";
 import type { ClusterSelection } from "./cluster_selection.ts";
 import { homeClusterProviders, type StartsProvider } from "./cluster_providers.ts";
 import { markingCommandLine } from "./command_line_clusters.ts";
 import type { HubFlags } from "./flags.ts";
+import { loadFeature } from "./feature_import.ts";
 import { hostname } from "./permissions.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -36,15 +38,21 @@ export interface AssembledHub {
  * metrics to the Hub's registry.
  *
  * Guarantees: without `--operators`, the mirror operator is left out (with a log line) when there is no home cluster,
- * since Mirrors live there; two operators of one name, or an invalid name, throw UsageError, not a crash.
+ * since Mirrors live there; two operators of one name, or an invalid name, throw UsageError, not a crash. The
+ * admission module is loaded only with `--webhook-bind-address` (its configurations' RBAC joins the pre-flight).
  */
-export function assembleHub(
+export async function assembleHub(
   flags: HubFlags,
   clusters: ClusterSelection,
   extra: ExtraOperators,
   logger: Logger,
-): AssembledHub {
+): Promise<AssembledHub> {
   const { home } = clusters;
+  const clusterPermissions = flags.webhook
+    ? (await loadFeature("--webhook-bind-address", () => import("./admission_setup.ts"))).admissionPermissions(
+      flags.webhook,
+    )
+    : [];
   const builtIns = flags.operators ?? DEFAULT_OPERATORS.filter((name) => name !== "mirror" || home);
   if (!flags.operators && !home) {
     logger.info("the mirror operator does not run: no home cluster yet (pass --home-cluster or select a cluster)");
@@ -64,7 +72,7 @@ export function assembleHub(
     ];
     const hub = new Hub({
       operators: hosted,
-      clusterPermissions: admissionPermissions(flags.webhook),
+      clusterPermissions,
       namespaces: flags.namespaces,
       limits: flags.limits,
       eventLevel: flags.eventLevel,
@@ -91,9 +99,14 @@ export function assembleHub(
  * The providers that read the home cluster (`--cluster-secrets`, `--cluster-api`, `--cluster-profiles`), not started.
  * A `--clusterprofile-provider-file` that cannot be used throws UsageError, before anything is engaged.
  */
-export function homeProviders(flags: HubFlags, clusters: ClusterSelection, hub: Hub, logger: Logger): StartsProvider[] {
+export async function homeProviders(
+  flags: HubFlags,
+  clusters: ClusterSelection,
+  hub: Hub,
+  logger: Logger,
+): Promise<StartsProvider[]> {
   try {
-    return homeClusterProviders({
+    return await homeClusterProviders({
       flags,
       registry: clusters.registered.registry,
       home: clusters.home,
@@ -111,18 +124,20 @@ export function homeProviders(flags: HubFlags, clusters: ClusterSelection, hub: 
 
 /**
  * With `--shard` (and a home cluster), the coordinator that stands between the registry and the hub: connected to the
- * hub, its metrics registered and its view shown on /status, not started. Undefined without `--shard`.
+ * hub, its metrics registered and its view shown on /status, not started. Undefined without `--shard`; its module is
+ * loaded only with it.
  *
  * Its Leases live in the home cluster, in the namespace leader election uses (`--leader-elect-namespace`, else the
  * home context's namespace, else `default`).
  */
-export function shardCoordinator(
+export async function shardCoordinator(
   flags: HubFlags,
   home: ClusterAccess | undefined,
   hub: Hub,
   logger: Logger,
-): ShardCoordinator | undefined {
+): Promise<ShardCoordinator | undefined> {
   if (!flags.shard.enabled || !home) return undefined;
+  const { ShardCoordinator } = await loadFeature("--shard", () => import("../hub/shards/shard_coordinator.ts"));
   const f = flags.shard;
   const suffix = crypto.getRandomValues(new Uint8Array(3)).reduce((s, b) => s + b.toString(16).padStart(2, "0"), "");
   const shards = new ShardCoordinator({
@@ -161,11 +176,20 @@ export interface EngageChain {
  * owns), then `--cleanup-on-remove` (a leaving cluster first loses every finalizer this hub may have added: every
  * built-in operator's, the embedder's, the files' and the SDK's), then admission (a leaving cluster loses its webhook
  * configurations). Every registration on the way says whether the command line defines the cluster
- * (command_line_clusters.ts): those hold readiness back and keep their detailed errors.
+ * (command_line_clusters.ts): those hold readiness back and keep their detailed errors. The cleanup module is loaded
+ * only with `--cleanup-on-remove`.
  */
-export function connectRegistry(flags: HubFlags, clusters: ClusterSelection, chain: EngageChain, logger: Logger): void {
+export async function connectRegistry(
+  flags: HubFlags,
+  clusters: ClusterSelection,
+  chain: EngageChain,
+  logger: Logger,
+): Promise<void> {
   const { hub, shards, admission, extra } = chain;
-  const target: EngageTarget = flags.cleanupOnRemove
+  const cleaningOnRemove = flags.cleanupOnRemove
+    ? (await loadFeature("--cleanup-on-remove", () => import("../hub/cleanup_on_remove.ts"))).cleaningOnRemove
+    : undefined;
+  const target: EngageTarget = cleaningOnRemove
     ? cleaningOnRemove(shards ?? hub, {
       operators: [
         ...Object.values(BUILT_IN_OPERATORS).map((make) => make({ homeCluster: clusters.home?.name ?? "" })),

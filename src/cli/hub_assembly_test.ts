@@ -18,11 +18,16 @@ Deno.test("assembleHub() hosts the built-ins, the embedder's and the files' oper
     const clusters = await selectClusters(flags, silentLogger());
     const greeting = { ...BUILT_IN_OPERATORS.uuid({ homeCluster: "" }), name: "greeting" };
     const fromFile = { ...BUILT_IN_OPERATORS.uuid({ homeCluster: "" }), name: "from-file" };
-    const { hub, hosted } = assembleHub(flags, clusters, { embedded: [greeting], files: [fromFile] }, silentLogger());
+    const { hub, hosted } = await assembleHub(
+      flags,
+      clusters,
+      { embedded: [greeting], files: [fromFile] },
+      silentLogger(),
+    );
     assert.deepEqual(hosted.map((o) => o.name), [...Object.keys(BUILT_IN_OPERATORS), "greeting", "from-file"]);
     assert.deepEqual(hub.operators().sort(), hosted.map((o) => o.name).sort());
-    assert.deepEqual(homeProviders(flags, clusters, hub, silentLogger()), []);
-    assert.equal(shardCoordinator(flags, clusters.home, hub, silentLogger()), undefined);
+    assert.deepEqual(await homeProviders(flags, clusters, hub, silentLogger()), []);
+    assert.equal(await shardCoordinator(flags, clusters.home, hub, silentLogger()), undefined);
   } finally {
     Deno.removeSync(file);
   }
@@ -36,7 +41,7 @@ Deno.test("assembleHub() leaves the mirror operator out, with a log line, when t
     const clusters = { ...await selectClusters(flags, silentLogger()), home: undefined };
     const lines: string[] = [];
     const logger = new Logger({ level: "info", format: "json", write: (l) => lines.push(l) });
-    const { hosted } = assembleHub(flags, clusters, { embedded: [], files: [] }, logger);
+    const { hosted } = await assembleHub(flags, clusters, { embedded: [], files: [] }, logger);
     assert.deepEqual(hosted.map((o) => o.name), Object.keys(BUILT_IN_OPERATORS).filter((n) => n !== "mirror"));
     assert.ok(lines.some((l) => JSON.parse(l).msg.startsWith("the mirror operator does not run")), lines.join("\n"));
   } finally {
@@ -50,7 +55,7 @@ Deno.test("assembleHub() turns two operators of one name into a UsageError", asy
     const flags = parseFlags(["--kubeconfig", file, "--clusters", "one", "--operators", "uuid"]);
     const clusters = await selectClusters(flags, silentLogger());
     const again = BUILT_IN_OPERATORS.uuid({ homeCluster: "" });
-    assert.throws(
+    await assert.rejects(
       () => assembleHub(flags, clusters, { embedded: [again], files: [] }, silentLogger()),
       (err: Error) => {
         assert.ok(err instanceof UsageError, String(err));

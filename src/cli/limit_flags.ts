@@ -1,6 +1,6 @@
 // The hub's numeric limit flags (`--concurrency`, `--qps`, the timeouts …): their table, checks and --help lines. Pure.
 
-import { CONCURRENCY_PER_CLUSTER, DEFAULT_LIMITS, type HubLimits, MAX_SCALED_CONCURRENCY } from "../hub/mod.ts";
+import { CONCURRENCY_PER_CLUSTER, DEFAULT_LIMITS, type HubLimits, MAX_SCALED_CONCURRENCY } from "../hub/hub_limits.ts";
 import { FlagError, type FlagValues } from "./flag_values.ts";
 
 interface LimitFlag {

@@ -3,8 +3,8 @@
 // First import: npm packages evaluated after it see only the environment variables --allow-env grants.
 import "./_npm_env.ts";
 import { FlagError, helpText, type HubFlags, parseFlags } from "./flags.ts";
-import { cleanupMain } from "./cleanup_cli.ts";
 import { type ClusterSelection, selectClusters } from "./cluster_selection.ts";
+import { loadFeature } from "./feature_import.ts";
 import { assembleHub, connectRegistry, homeProviders, shardCoordinator } from "./hub_assembly.ts";
 import { startServers } from "./servers.ts";
 import { ShutdownSignals } from "./shutdown_signals.ts";
@@ -33,21 +33,24 @@ export interface MainOptions {
  * any cluster is engaged; anything else is thrown.
  */
 export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
-  if (argv[0] === "cleanup") return await cleanupMain(argv.slice(1));
+  if (argv[0] === "cleanup") {
+    const { cleanupMain } = await loadFeature("cleanup", () => import("./cleanup_cli.ts"));
+    return await cleanupMain(argv.slice(1));
+  }
   try {
     const flags = parseCommandLine(argv);
     if (typeof flags === "number") return flags;
     const logger = new Logger({ level: flags.logLevel, format: flags.logFormat });
     const extra = { embedded: options.operators ?? [], files: await loadFileOperators(flags) };
     const clusters = await selectClusters(flags, logger);
-    const { hub, hosted } = assembleHub(flags, clusters, extra, logger);
-    const providers = homeProviders(flags, clusters, hub, logger);
+    const { hub, hosted } = await assembleHub(flags, clusters, extra, logger);
+    const providers = await homeProviders(flags, clusters, hub, logger);
     using shutdown = new ShutdownSignals(logger);
     const servers = await startServers(flags, hub, { home: clusters.home, hosted, logger, signal: shutdown.signal });
     logStarting(flags, clusters, hub, logger);
-    const shards = shardCoordinator(flags, clusters.home, hub, logger);
+    const shards = await shardCoordinator(flags, clusters.home, hub, logger);
     // Only now: a bad --liveness above exits before anything is engaged.
-    connectRegistry(flags, clusters, { hub, shards, admission: servers.admission, extra }, logger);
+    await connectRegistry(flags, clusters, { hub, shards, admission: servers.admission, extra }, logger);
     await Promise.all([
       hub.start(shutdown.signal),
       shards?.start(shutdown.signal),

@@ -1,22 +1,17 @@
 // main()'s serving step: the health port (--liveness), the protected port (--metrics-bind-address) and the admission
-// port (--webhook-bind-address), with the reconcile history behind the status page's sparklines.
+// port (--webhook-bind-address), with the reconcile history behind the status page's sparklines. The protected port's
+// and the admission port's modules are imported only when their flags ask for them.
 
-import {
-  type Hub,
-  readTlsFiles,
-  ReconcileHistory,
-  reconcileTotals,
-  RequestAuthorizer,
-  selfSignedTls,
-  serveHealth,
-  serveProtected,
-  TlsMaterialError,
-  type TlsPair,
-} from "../hub/mod.ts";
+import type { Hub } from "../hub/hub.ts";
+import { serveHealth } from "../hub/http/http_server.ts";
+import type * as TlsMaterial from "../hub/http/tls_material.ts";
+import type { TlsPair } from "../hub/http/tls_material.ts";
+import { ReconcileHistory, reconcileTotals } from "../hub/reconcile_history.ts";
 import { type ClusterAccess, ConfigError, KubeClient } from "../kube/mod.ts";
 import type { Operator } from "../runtime/mod.ts";
 import { errorText, type Logger } from "../util/mod.ts";
-import { type Admission, setUpAdmission } from "./admission_setup.ts";
+import type { Admission } from "./admission_setup.ts";
+import { loadFeature } from "./feature_import.ts";
 import type { HubFlags, MetricsServingFlags } from "./flags.ts";
 import { granted } from "./permissions.ts";
 import { UsageError } from "./usage_error.ts";
@@ -79,6 +74,11 @@ export async function startServers(flags: HubFlags, hub: Hub, o: ServersOptions)
   let reviewClient: KubeClient | undefined;
   if (flags.metricsServing && o.home) {
     const m = flags.metricsServing;
+    const [{ serveProtected }, { RequestAuthorizer }, tlsMaterial] = await Promise.all([
+      loadFeature("--metrics-bind-address", () => import("../hub/http/protected_server.ts")),
+      loadFeature("--metrics-bind-address", () => import("../hub/http/request_auth.ts")),
+      loadFeature("--metrics-bind-address", () => import("../hub/http/tls_material.ts")),
+    ]);
     const reviewHome = o.home;
     reviewClient = new KubeClient(reviewHome, {
       logger: logger.child({ cluster: reviewHome.name }),
@@ -87,7 +87,7 @@ export async function startServers(flags: HubFlags, hub: Hub, o: ServersOptions)
       http2: flags.http2,
     });
     try {
-      const tls = m.secure ? await protectedPortTls(m) : undefined;
+      const tls = m.secure ? await protectedPortTls(m, tlsMaterial) : undefined;
       servers.push(serveProtected(hub, {
         hostname: m.hostname,
         port: m.port,
@@ -111,6 +111,7 @@ export async function startServers(flags: HubFlags, hub: Hub, o: ServersOptions)
   let admission: Admission | undefined;
   if (flags.webhook) {
     try {
+      const { setUpAdmission } = await loadFeature("--webhook-bind-address", () => import("./admission_setup.ts"));
       admission = await setUpAdmission(flags.webhook, {
         hub,
         operators: o.hosted,
@@ -132,7 +133,8 @@ export async function startServers(flags: HubFlags, hub: Hub, o: ServersOptions)
 }
 
 /** The protected port's certificate: from the files, else a self-signed one for this host. */
-async function protectedPortTls(m: MetricsServingFlags): Promise<TlsPair> {
+async function protectedPortTls(m: MetricsServingFlags, tlsMaterial: typeof TlsMaterial): Promise<TlsPair> {
+  const { readTlsFiles, selfSignedTls, TlsMaterialError } = tlsMaterial;
   if (m.tls) {
     try {
       return await readTlsFiles(m.tls.certFile, m.tls.keyFile);

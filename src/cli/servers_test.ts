@@ -19,7 +19,7 @@ async function hubWith(extra: string[]) {
   );
   const flags = parseFlags(["--kubeconfig", file, "--clusters", "one", "--operators", "uuid", ...extra]);
   const clusters = await selectClusters(flags, silentLogger());
-  const { hub, hosted } = assembleHub(flags, clusters, { embedded: [], files: [] }, silentLogger());
+  const { hub, hosted } = await assembleHub(flags, clusters, { embedded: [], files: [] }, silentLogger());
   return { file, flags, clusters, hub, hosted };
 }
 
