@@ -109,13 +109,21 @@ function watchedObjects(watchers: readonly Watcher[]): number {
   return [...new Set(watchers.map((w) => w.store))].reduce((n, store) => n + store.size, 0);
 }
 
+/** Where a cluster's first contact stands (src/hub/_reach.ts): its state, its last error, its failed attempts. */
+export interface FirstContact {
+  state: WatchPhase | "registering";
+  error: string | null;
+  attempts: number;
+}
+
 /**
  * The health entry of a cluster whose server has not answered yet (its slots are not built): every operator in the
- * first contact's state (`registering` before it, `connecting`, `unreachable` with its error), nothing cached.
+ * first contact's state (`registering` before it, `connecting`, `unreachable` with its error), nothing cached, and the
+ * failed attempts as `connectAttempts`.
  */
 export function contactHealth(
   operators: readonly string[],
-  contact: { state: WatchPhase | "registering"; error: string | null },
+  contact: FirstContact,
   inputs: HealthInputs,
 ): ClusterHealth {
   const ops: Record<string, OperatorHealth> = {};
@@ -136,7 +144,7 @@ export function contactHealth(
     queue: inputs.queueTotal,
     lastEventAgeSeconds: null,
     lastError: contact.error,
-    connectAttempts: 0,
+    connectAttempts: contact.attempts,
     relists: 0,
     watchdogAborts: 0,
     missingPermissions: [],

@@ -208,8 +208,9 @@ Deno.test("watchedObjects counts what the other watches cache, each shared store
   assert.equal("watchedObjects" in h.operators.bare, false);
 });
 
-Deno.test("contactHealth() shows every operator in the first contact's state and error, nothing cached or synced", () => {
-  const h = contactHealth(["uuid", "mirror"], { state: "unreachable", error: "cannot connect to 127.0.0.1:9" }, {
+Deno.test("contactHealth() shows every operator in the first contact's state and error, its attempts, nothing cached or synced", () => {
+  const contact = { state: "unreachable" as const, error: "cannot connect to 127.0.0.1:9", attempts: 3 };
+  const h = contactHealth(["uuid", "mirror"], contact, {
     now: 0,
     queueDepth: () => 0,
     queueTotal: 0,
@@ -222,4 +223,5 @@ Deno.test("contactHealth() shows every operator in the first contact's state and
   assert.equal(h.operators.mirror.state, "unreachable");
   assert.equal(h.operators.mirror.lastError, "cannot connect to 127.0.0.1:9");
   assert.equal(h.objects, 0);
+  assert.equal(h.connectAttempts, 3);
 });

@@ -37,7 +37,7 @@ export interface ClusterHealth {
   lastEventAgeSeconds: number | null;
   /** The first operator's last failure, one line, or null. */
   lastError: string | null;
-  /** Pre-flight attempts plus list and watch requests started. */
+  /** First-contact attempts that failed, pre-flight attempts, and list and watch requests started. */
   connectAttempts: number;
   /** Full relists after a 410 or a gap. */
   relists: number;

@@ -17,7 +17,7 @@ import {
 import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
 import { budgeted } from "./_budgeted_api.ts";
 import { ClusterClients } from "./_cluster_clients.ts";
-import { contactHealth, type Slot, slotsHealth } from "./_cluster_slot.ts";
+import { contactHealth, type FirstContact, type Slot, slotsHealth } from "./_cluster_slot.ts";
 import type { ClusterHealth } from "./cluster_health.ts";
 import { FirstRulesReview } from "./_first_rules.ts";
 import { preflight, type PreflightContext } from "./_preflight.ts";
@@ -72,8 +72,8 @@ export class EngagedCluster {
   readonly #tasks = new Map<string, TaskSet>();
   /** False while this replica does not reconcile here (stopBackground until openBackground). */
   #background = true;
-  /** Where the first contact stands until the server answered (see #reachContext). */
-  #contact: { state: WatchPhase | "registering"; error: string | null } = { state: "registering", error: null };
+  /** Where the first contact stands until the server answered (see #reachContext), and its failed attempts. */
+  #contact: FirstContact = { state: "registering", error: null, attempts: 0 };
 
   constructor(name: string, access: ClusterAccess, options: EngagedClusterOptions) {
     this.name = name;
@@ -321,7 +321,11 @@ export class EngagedCluster {
 
   /** The first contact: where it stands is every operator's pre-flight state here until the server answered. */
   #reachContext(): ReachContext {
-    const onState = (state: WatchPhase, error: string | null) => (this.#contact = { state, error });
+    const onState = (state: WatchPhase, error: string | null) => {
+      // `connecting` starts an attempt or says the server answered; any other state ends a failed attempt.
+      const attempts = this.#contact.attempts + (state === "connecting" ? 0 : 1);
+      this.#contact = { state, error, attempts };
+    };
     const { server, proxyUrl } = this.#access;
     // An injected fetch is the whole network (tests' scripted servers): it alone says whether the server answers.
     const connect = this.#o.fetch ? () => Promise.resolve({ close() {} }) : undefined;
@@ -349,6 +353,8 @@ export class EngagedCluster {
     const h = this.#slots.size > 0 || this.#o.operators.length === 0
       ? slotsHealth(this.#slots, inputs)
       : contactHealth(this.#o.operators.map((o) => o.name), this.#contact, inputs);
+    // The first contact's failed attempts count too, once the slots count theirs (contactHealth counts only them).
+    if (this.#slots.size > 0) h.connectAttempts += this.#contact.attempts;
     return this.#scope ? { ...h, namespace: this.#scope } : h;
   }
 }
