@@ -227,18 +227,7 @@ export class HubMetrics {
         for (const [provider, m] of counts) for (const [state, n] of m) this.set({ provider, state }, n);
       },
     });
-    for (
-      const f of [
-        this.reconcileTotal,
-        this.reconcileErrors,
-        this.reconcileTime,
-        this.requests,
-        this.depth,
-        this.adds,
-        this.queueDuration,
-        this.retries,
-      ]
-    ) f.foldClusters(() => reg.scrape().own);
+    for (const f of this.#perCluster()) f.foldClusters(() => reg.scrape().own);
   }
 
   /** The clusters' health now, and which of them get series of their own (see the class's guarantees). */
@@ -257,20 +246,23 @@ export class HubMetrics {
     };
   }
 
+  /** The families with a `cluster` label: folded for strangers' clusters, dropped for a disengaged one. */
+  #perCluster() {
+    return [
+      this.reconcileTotal,
+      this.reconcileErrors,
+      this.reconcileTime,
+      this.requests,
+      this.depth,
+      this.adds,
+      this.queueDuration,
+      this.retries,
+    ];
+  }
+
   /** Drops every series of a disengaged cluster. */
   forgetCluster(cluster: string): void {
     this.#reached.delete(cluster);
-    for (
-      const f of [
-        this.reconcileTotal,
-        this.reconcileErrors,
-        this.reconcileTime,
-        this.requests,
-        this.depth,
-        this.adds,
-        this.queueDuration,
-        this.retries,
-      ]
-    ) f.removeWhere("cluster", cluster);
+    for (const f of this.#perCluster()) f.removeWhere("cluster", cluster);
   }
 }
