@@ -20,7 +20,7 @@
 const root = new URL("..", import.meta.url).pathname;
 
 /** Files per `deno test --parallel` batch when DENO_JOBS is not set. */
-const DEFAULT_JOBS = 4;
+const DEFAULT_JOBS = 3;
 
 /** Test files that need the shared local clusters (or their etcd) to themselves, with the reason. */
 const SERIAL_FILES: Readonly<Record<string, string>> = {

@@ -421,6 +421,18 @@ export class UuidObserver {
   }
 
   /**
+   * Waits until the observer saw a UUID on every one of `expected`, or `timeoutMs` passed (assertStable then names
+   * what it missed): its watch may lag what a GET already shows, e.g. while it relists after a CRD was replaced.
+   */
+  async caughtUp(expected: Iterable<string>, timeoutMs = 10_000): Promise<void> {
+    const names = [...expected];
+    const until = performance.now() + timeoutMs;
+    while (names.some((n) => !this.seen.has(n)) && performance.now() < until) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /**
    * The "nothing changed" check, with its proof of observation: the observer met no error, saw a UUID on every one
    * of `expected` (so an observer that saw nothing cannot pass), and no object showed two UUIDs.
    */
