@@ -30,11 +30,12 @@ Deno.test("A cluster without the Uuid CRD, at start or deleted at runtime, shows
   // No hot loop, whatever the machine's speed: a backoff from 1 s allows at most one retry per second of the window
   // actually measured (a loop without backoff makes dozens).
   assert.ok(retries <= Math.ceil(windowSeconds), `no hot loop: ${retries} retries in ${windowSeconds} s`);
-  // One log line per attempt: counted against the attempts /status reports, not against time.
-  const lines = logLines(hub, (l) => l.cluster === "nocrd" && l.level !== "info");
+  // Logged, but never more than once per attempt (the same error again is logged at debug, so usually once):
+  // counted against the attempts /status reports, not against time.
+  const lines = logLines(hub, (l) => l.cluster === "nocrd" && l.level !== "info" && l.level !== "debug");
   assert.ok(
-    lines.length >= 2 && lines.length <= later.connectAttempts + 1,
-    `one line per attempt: ${lines.length} lines for ${later.connectAttempts} attempts`,
+    lines.length >= 1 && lines.length <= later.connectAttempts + 1,
+    `at most one line per attempt: ${lines.length} lines for ${later.connectAttempts} attempts`,
   );
 
   const installedAt = performance.now();

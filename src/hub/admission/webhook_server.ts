@@ -90,9 +90,8 @@ export class WebhookServer {
   /** The clusters whose calls are answered. */
   readonly clusters = new ServedClusters();
   #inner: GatedServer;
-  readonly #draining = new Set<Promise<void>>();
-  /** Ends the wait of each retired server (at stop). */
-  readonly #retire: (() => void)[] = [];
+  /** Servers of earlier certificates whose connections are still ending (at stop, they are shut down). */
+  readonly #retired = new Set<GatedServer>();
 
   constructor(options: WebhookServerOptions) {
     this.#o = options;
@@ -149,9 +148,9 @@ export class WebhookServer {
       else signal.addEventListener("abort", () => resolve(), { once: true });
     });
     this.#front.close();
-    for (const end of this.#retire.splice(0)) end();
+    const retired = [...this.#retired].map((old) => old.shutdown());
     const grace = setTimeout(() => this.#front.abort(), 2_000);
-    await Promise.all([this.#front.finished, this.#inner.shutdown(), ...this.#draining]);
+    await Promise.all([this.#front.finished, this.#inner.shutdown(), ...retired]);
     clearTimeout(grace);
     this.#refusals.flush();
   }
@@ -169,17 +168,11 @@ export class WebhookServer {
     }
     const old = this.#inner;
     this.#inner = next;
-    // The old server gets no new connection from now on, but some may be in their TLS handshake there: closing it now
-    // would cut them (gate.close() drops connections still sending their heads). It closes after the header
-    // deadline, by which each of them has been answered or dropped by the gate anyway.
-    const drained: Promise<void> = new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, this.#o.limits?.headerTimeoutMs ?? 10_000);
-      this.#retire.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    }).then(() => old.shutdown()).finally(() => this.#draining.delete(drained));
-    this.#draining.add(drained);
+    // The old server gets no new connection from now on; those it has end on their own (retire): a head still
+    // arriving is read, a kept-alive connection's next request is its last, and an idle one closes at its idle
+    // timeout, not at once, which would race an apiserver's next call on it (EOF, and Go does not resend a POST).
+    this.#retired.add(old);
+    void old.retire().finally(() => this.#retired.delete(old));
     this.#o.logger.info("webhook certificate rotated", { port: this.#front.addr.port });
   }
 

@@ -13,7 +13,9 @@ export interface KeepAliveContext {
   headerTimeoutMs: number;
   maxHeaderBytes: number;
   lifetimeMs: number;
-  /** Whether the gate was closed (`close()`): the next request is the last, an idle connection closes at once. */
+  /** Whether the gate is ending (`close()` or `retire()`): the next request is the last. */
+  ending(): boolean;
+  /** Whether the gate was closed (`close()`): an idle connection closes at once. */
   closed(): boolean;
   /** Kept-alive connections waiting for their next request: each checks, when called, whether to close now. */
   idleWaiters: Set<() => void>;
@@ -91,7 +93,7 @@ export class KeepAlive {
     for (let served = 1;; served++) {
       const length = bodyLength(head);
       // The last request is handed on before a third of the lifetime, so it has two thirds to be answered.
-      const last = length === undefined || served >= limits.maxRequests || this.#c.closed() ||
+      const last = length === undefined || served >= limits.maxRequests || this.#c.ending() ||
         Date.now() - acceptedAt >= this.#c.lifetimeMs / 3;
       if (last) {
         this.#mark(conn, length === undefined ? 1 : length - Math.min(length, input.buffered));

@@ -120,6 +120,35 @@ Deno.test("ConnectionGate with keepAlive: close() closes idle connections at onc
   }
 });
 
+Deno.test("ConnectionGate with keepAlive: retire() cuts no idle connection and answers its next request as its last", async () => {
+  const { server, bodies, connect } = keptAlive({ keepAlive: { idleTimeoutMs: 60_000 } });
+  const next = await connect();
+  const quiet = await connect();
+  try {
+    for (const [conn, body] of [[next, "n"], [quiet, "q"]] as const) {
+      await conn.write(enc.encode(post(body)));
+      await readUntil(conn, new RegExp(`:${body}$`));
+    }
+    const retired = server.retire();
+    // Idle and retired, the connection still takes a request (a client may be sending one right now): its last.
+    await new Promise((r) => setTimeout(r, 100));
+    await next.write(enc.encode(post("after")));
+    const last = await readToClose(next, 2_000);
+    assert.match(last, /:after$/, "the request sent after retire() was answered");
+    assert.match(last, /connection: close/i, "and closed the connection");
+    // The other one is left to its idle timeout (60 s): still open a while after retire(), closed by shutdown().
+    await assert.rejects(readUntil(quiet, /./, 300), /hang guard/, "the quiet one was not closed by retire()");
+    await server.shutdown();
+    assert.equal(await readToClose(quiet, 2_000), "");
+    await retired;
+    assert.deepEqual(bodies, ["n", "q", "after"]);
+  } finally {
+    next.close();
+    quiet.close();
+    await server.shutdown();
+  }
+});
+
 Deno.test("ConnectionGate without keepAlive stays one request per connection behind Deno.serve", async () => {
   const { server, bodies, connect } = keptAlive({ keepAlive: undefined });
   const conn = await connect();

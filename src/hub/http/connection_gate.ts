@@ -104,7 +104,9 @@ const TOO_LARGE = new TextEncoder().encode(
  *   closed, as is any connection `lifetimeMs` after its accept, so a client that trickles bytes holds nothing for
  *   long;
  * - `close()` stops accepting at once, closes connections still sending their heads, and lets handed-on ones finish
- *   (each within its lifetime); `abort()` closes them too; `finished` settles once every connection is closed.
+ *   (each within its lifetime); `abort()` closes them too; `retire()` stops accepting a second later and cuts nothing
+ *   (each connection ends on its own: its next request is its last, an idle one closes at its idle timeout);
+ *   `finished` settles once every connection is closed.
  * - without `keepAlive`, one request per connection: the head handed on says `connection: close` (added after the
  *   request line, which wins over any keep-alive the client asked for), so the server behind closes after its answer
  *   and every request is subject to the header deadline;
@@ -148,6 +150,10 @@ export class ConnectionGate {
   /** Kept-alive connections waiting for their next request: each checks, when called, whether to close now. */
   readonly #idleWaiters = new Set<() => void>();
   #closed = false;
+  /** `retire()` was called: no new connection, each open one ends on its own (its next request is its last). */
+  #retiring = false;
+  #listening = true;
+  #stopListening: ReturnType<typeof setTimeout> | undefined;
 
   /** Binds now (throwing ConnectionGateError naming the address) and starts accepting. */
   constructor(options: ConnectionGateOptions, upstream: Upstream) {
@@ -164,6 +170,7 @@ export class ConnectionGate {
       headerTimeoutMs: this.#headerTimeoutMs,
       maxHeaderBytes: this.#maxHeaderBytes,
       lifetimeMs: this.#lifetimeMs,
+      ending: () => this.#closed || this.#retiring,
       closed: () => this.#closed,
       idleWaiters: this.#idleWaiters,
       shed: (reason) => this.#shed(reason),
@@ -196,11 +203,34 @@ export class ConnectionGate {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closeListener();
+    for (const conn of this.#waiting) closeQuietly(conn);
+    for (const check of [...this.#idleWaiters]) check();
+  }
+
+  /**
+   * Stops accepting and lets every open connection end on its own, none cut: a head still arriving is read within its
+   * deadline, the next request of a kept-alive connection is its last (answered with `connection: close`), and an idle
+   * one closes at its idle timeout as it would have. A client that sends a request on an idle connection the moment
+   * the server closes it sees EOF, and Go does not resend a POST: closing idle connections at once (as `close()` does)
+   * makes that race happen at every retirement instead of only at the idle timeout. `close()` or `abort()` later still
+   * ends the rest sooner.
+   */
+  retire(): void {
+    if (this.#retiring || this.#closed) return;
+    this.#retiring = true;
+    // A connection the front opened just before it stopped sending here may still wait in the listen backlog:
+    // closing the listener now would reset it, so it stops a second later (those accepted meanwhile get one request).
+    this.#stopListening = setTimeout(() => this.#closeListener(), 1_000);
+    for (const check of [...this.#idleWaiters]) check();
+  }
+
+  #closeListener(): void {
+    clearTimeout(this.#stopListening);
+    this.#listening = false;
     try {
       this.#listener.close();
     } catch { /* already closed */ }
-    for (const conn of this.#waiting) closeQuietly(conn);
-    for (const check of [...this.#idleWaiters]) check();
   }
 
   /** Closes every connection now, handed on or not (the end of a grace period after `close()`). */
@@ -210,7 +240,7 @@ export class ConnectionGate {
   }
 
   #acceptLoop(): Promise<void> {
-    return acceptEach(this.#listener, () => this.#closed, (conn) => {
+    return acceptEach(this.#listener, () => this.#closed || !this.#listening, (conn) => {
       this.#stats.accepted++;
       const evict = () => {
         this.#shed("evicted");
@@ -219,7 +249,7 @@ export class ConnectionGate {
       if (this.#slots.open(conn, evict)) return this.#serve(conn);
       this.#shed("refused");
       closeQuietly(conn);
-    }, () => this.close());
+    }, () => this.#retiring || this.close());
   }
 
   #shed(reason: ShedReason): void {

@@ -32,6 +32,11 @@ export interface GatedServer {
   readonly stats: Readonly<ConnectionGateStats>;
   /** Stops accepting; requests in flight get the grace period to finish, then their connections are closed. */
   shutdown(): Promise<void>;
+  /**
+   * Stops accepting and lets each open connection end on its own, none cut (ConnectionGate.retire); settles once all
+   * have, within the connection lifetime. `shutdown()` later ends the rest within the grace period.
+   */
+  retire(): Promise<void>;
 }
 
 /**
@@ -131,6 +136,11 @@ export function serveGated(
         front?.abort();
       }, options.shutdownGraceMs ?? 2_000);
       return finished.finally(() => clearTimeout(grace));
+    },
+    retire() {
+      front?.close();
+      gate.retire();
+      return finished;
     },
   };
 }
