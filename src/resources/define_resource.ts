@@ -1,0 +1,136 @@
+// A custom resource written once: its names and its TypeBox schema, from which its TypeScript types and its CRD come.
+
+import type { Static, TSchema } from "typebox";
+import type { ResourceType } from "../kube/mod.ts";
+
+/** A printer column of `kubectl get` (the CRD's `additionalPrinterColumns`). */
+export interface PrinterColumn {
+  name: string;
+  type: "string" | "integer" | "number" | "boolean" | "date";
+  /** A JSONPath into the object, e.g. `.spec.image`. */
+  jsonPath: string;
+  description?: string;
+  /** 0 (default) shows in `kubectl get`; higher only with `-o wide`. */
+  priority?: number;
+  format?: string;
+}
+
+/** What `defineResource` takes: the names, the scope and the schemas of one custom resource version. */
+export interface ResourceDefinition<Spec extends TSchema = TSchema, Status extends TSchema = TSchema> {
+  /** API group, e.g. `examples.operator-hub.dev`. */
+  group: string;
+  /** API version, e.g. `v1`. */
+  version: string;
+  /** Kind, e.g. `Website`. */
+  kind: string;
+  /** Plural resource name, e.g. `websites`. */
+  plural: string;
+  /** Singular name. Default: the kind in lower case. */
+  singular?: string;
+  /** Default `Namespaced`. */
+  scope?: "Namespaced" | "Cluster";
+  shortNames?: string[];
+  categories?: string[];
+  /** What the resource is, for `kubectl explain`. */
+  description?: string;
+  /** The spec's schema (a TypeBox schema: `Type.Object({...})`). */
+  spec: Spec;
+  /** The status's schema. The SDK's own status fields (`handlers`) are added to the CRD by itself. */
+  status?: Status;
+  printerColumns?: PrinterColumn[];
+}
+
+/** The object a resource's clients and handlers see: metadata, plus the typed spec and status. */
+export interface TypedObject<Spec, Status> {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec: Spec;
+  status?: Partial<Status>;
+}
+
+/** A defined resource: a ResourceType (for `resource`, `uses`, `owns`, `clientFor`) that also carries its definition. */
+export interface Resource<Spec extends TSchema = TSchema, Status extends TSchema = TSchema> extends ResourceType {
+  readonly definition: Readonly<ResourceDefinition<Spec, Status>>;
+  /** Type-only: the objects of this resource (never set at run time). */
+  readonly "~object"?: TypedObject<Static<Spec>, Static<Status>>;
+}
+
+/** Thrown by `defineResource` for a definition a CRD could not be made from, naming the field. */
+export class ResourceDefinitionError extends Error {
+  override name = "ResourceDefinitionError";
+}
+
+const DNS_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const KIND = /^[A-Z][A-Za-z0-9]*$/;
+const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
+
+/**
+ * Defines a custom resource once: the names, scope and schema from which its TypeScript types (`spec` and `status` in
+ * every handler, client, index and admission handler) and its CRD (`operator-hub crd FILE`) both come.
+ *
+ * Guarantees: the result is frozen; a group, version, kind, plural, singular or short name the apiserver would refuse
+ * throws ResourceDefinitionError naming the field and the value; `spec` must be an object schema.
+ *
+ * @example
+ * ```ts
+ * import Type from "typebox";
+ * import { defineResource } from "./define_resource.ts";
+ *
+ * export const Website = defineResource({
+ *   group: "examples.operator-hub.dev",
+ *   version: "v1",
+ *   kind: "Website",
+ *   plural: "websites",
+ *   spec: Type.Object({ image: Type.String({ minLength: 1 }), content: Type.Optional(Type.String()) }),
+ *   printerColumns: [{ name: "Image", type: "string", jsonPath: ".spec.image" }],
+ * });
+ * ```
+ */
+export function defineResource<Spec extends TSchema, Status extends TSchema = TSchema>(
+  definition: ResourceDefinition<Spec, Status>,
+): Resource<Spec, Status> {
+  const d = definition;
+  check(
+    "group",
+    d.group,
+    DNS_SUBDOMAIN,
+    "a DNS subdomain with at least one dot, e.g. example.com",
+    (v) => v.includes("."),
+  );
+  check("version", d.version, VERSION, "v1, v1beta1, v2alpha1, ...");
+  check("kind", d.kind, KIND, "UpperCamelCase, e.g. Website");
+  check("plural", d.plural, DNS_LABEL, "a lower-case DNS label, e.g. websites");
+  if (d.singular !== undefined) check("singular", d.singular, DNS_LABEL, "a lower-case DNS label");
+  for (const s of d.shortNames ?? []) check("shortNames", s, DNS_LABEL, "lower-case DNS labels");
+  if ((d.spec as { type?: unknown }).type !== "object") {
+    throw new ResourceDefinitionError(`cannot define ${d.kind}: spec must be an object schema (Type.Object)`);
+  }
+  if (d.status && (d.status as { type?: unknown }).type !== "object") {
+    throw new ResourceDefinitionError(`cannot define ${d.kind}: status must be an object schema (Type.Object)`);
+  }
+  return Object.freeze({
+    group: d.group,
+    version: d.version,
+    kind: d.kind,
+    plural: d.plural,
+    namespaced: (d.scope ?? "Namespaced") === "Namespaced",
+    definition: Object.freeze({ ...d }),
+  });
+}
+
+function check(field: string, value: unknown, pattern: RegExp, want: string, extra = (_: string) => true): void {
+  if (typeof value !== "string" || !pattern.test(value) || value.length > 253 || !extra(value)) {
+    throw new ResourceDefinitionError(`cannot define a resource: ${field} ${JSON.stringify(value)} is not ${want}`);
+  }
+}
