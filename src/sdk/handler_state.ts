@@ -10,14 +10,17 @@ export interface HandlerOutcome {
 
 /**
  * What `status.handlers` holds: the outcome of each create and delete handler by id, and the spec the
- * update handlers last saw (a JSON string, as Kopf's `last-handled-configuration` annotation).
+ * update and reconcile handlers last saw (a JSON string, as Kopf's `last-handled-configuration` annotation).
  */
 export interface HandlerState {
   /** The create handlers' outcomes, by id. */
   create?: Record<string, HandlerOutcome>;
   /** The delete handlers' outcomes, by id. */
   delete?: Record<string, HandlerOutcome>;
-  /** `JSON.stringify(spec)` when the create or update handlers last finished; only kept when update handlers exist. */
+  /**
+   * `JSON.stringify(spec)` when the create or update handlers last finished; kept only when update or reconcile
+   * handlers exist (a spec change queues the reconcile handlers too).
+   */
   lastSpec?: string;
 }
 

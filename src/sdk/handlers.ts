@@ -34,6 +34,7 @@ import {
 } from "./handler_state.ts";
 
 import { type HandlersDefinition, PermanentError, TemporaryError } from "./handler_definition.ts";
+import { returnedStatus } from "./_returned_status.ts";
 
 export type { HandlerContext } from "./handler_context.ts";
 export {
@@ -208,7 +209,7 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
       if (last === undefined || now - last >= t.intervalMs) {
         runs.last.set(t.id, now);
         try {
-          const result = await t.fn(contextFor(obj, request, scope, d.resource, { diff: [] }));
+          const result = returnedStatus(await t.fn(contextFor(obj, request, scope, d.resource, { diff: [] })), t.id);
           scope.logger.debug("handler finished", { phase: "timer", handler: t.id });
           if (result) Object.assign(statusOut, result);
         } catch (err) {
@@ -325,7 +326,7 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
       const result = await h.fn(context);
       // Counted by tests (invocations per object); before the write, so a kill right after still shows it.
       scope.logger.debug("handler finished", { phase, handler: h.id });
-      return { status: result ?? undefined, outcome: { done: true } };
+      return { status: returnedStatus(result, h.id), outcome: { done: true } };
     } catch (err) {
       if (!(err instanceof PermanentError)) return { outcome: {}, failure: err };
       scope.logger.error("handler failed for good", { phase, handler: h.id, error: err.message });
