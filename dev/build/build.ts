@@ -1,7 +1,8 @@
-// Builds the real kube-apiserver, kube-controller-manager, an embedded etcd and a small client-certificate tool from
-// dev/build/ (its go.mod and cmd/) into .cache/kube-bin/ in one `go build`, rebuilding only on change.
+// Builds the real kube-apiserver, kube-controller-manager, an embedded etcd and a small client-certificate tool into
+// .cache/kube-bin/ in one `go build`, rebuilding only on change: the test kit's build (src/testing/kube_binaries.ts,
+// whose Go module is src/testing/go/), pointed at this checkout's folder.
 //
-// Guarantees:
+// Guarantees (the kit's):
 // - The binaries are rebuilt only when the sha256 over go.mod, go.sum, cmd/**/*.go, the ldflags and the Go version
 //   differs from the one stored in `.cache/kube-bin/stamp`, or when a binary is missing.
 // - Concurrent callers (two test runs, a test run and `clusters:up`) build at most once: the build holds an exclusive
@@ -10,35 +11,28 @@
 //
 // Assumptions: `go` (1.26+) is on PATH; the Go module proxy is reachable for the first build.
 
-import { goVersion as goVersionOf, isExecutable, moduleHash, readStamp as readStampIn } from "./_go_build.ts";
+import {
+  KUBE_BINARY_NAMES,
+  KUBE_SOURCE,
+  KUBE_VERSION,
+  type KubeBinaries,
+  kubeBinaries,
+  KubeBuildError,
+  readSources,
+  sourceStamp,
+  versionLdflags,
+} from "../../src/testing/kube_binaries.ts";
 
-/** The Kubernetes version the binaries report on `/version` and `--version`. */
-export const KUBE_VERSION = "v1.36.3";
+export { KUBE_BINARY_NAMES, KUBE_VERSION, type KubeBinaries, KubeBuildError, versionLdflags };
 
 /** Absolute path of the repository root (two levels above this file). */
 export const REPO_ROOT: string = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
 
-/** Folder of the Go module that builds the control-plane binaries. */
-export const KUBE_MODULE_DIR = `${REPO_ROOT}/dev/build`;
+/** Folder of the Go module that builds the control-plane binaries (shipped with the test kit). */
+export const KUBE_MODULE_DIR: string = decodeURIComponent(KUBE_SOURCE.pathname).replace(/\/$/, "");
 
 /** Folder the binaries and the stamp are written to. */
 export const KUBE_BIN_DIR = `${REPO_ROOT}/.cache/kube-bin`;
-
-/** Names of the binaries built from dev/build/cmd/ (one folder each). */
-export const KUBE_BINARY_NAMES = ["kube-apiserver", "kube-controller-manager", "etcd", "local-pki"] as const;
-
-/** Paths of the built binaries, and how they were obtained. */
-export interface KubeBinaries {
-  apiserver: string;
-  controllerManager: string;
-  etcd: string;
-  /** dev/build/cmd/local-pki: writes the local client CA and client certificates. */
-  pki: string;
-  /** True when the stamp matched and nothing was built. */
-  cached: boolean;
-  /** Seconds spent building (0 when cached). */
-  buildSeconds: number;
-}
 
 /** Options of {@linkcode ensureBinaries}. */
 export interface EnsureBinariesOptions {
@@ -46,114 +40,23 @@ export interface EnsureBinariesOptions {
   log?: (line: string) => void;
 }
 
-/** The build failed or its inputs could not be read. */
-export class KubeBuildError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "KubeBuildError";
-  }
-}
-
-/** The `-ldflags` value: strip symbols and stamp the version that `/version` reports. */
-export function versionLdflags(version: string = KUBE_VERSION): string {
-  const [major, minor] = version.replace(/^v/, "").split(".");
-  return [
-    "-s",
-    "-w",
-    `-X k8s.io/component-base/version.gitVersion=${version}`,
-    `-X k8s.io/component-base/version.gitMajor=${major}`,
-    `-X k8s.io/component-base/version.gitMinor=${minor}`,
-    "-X k8s.io/component-base/version.gitTreeState=clean",
-    "-X k8s.io/component-base/version.buildDate=2026-01-01T00:00:00Z",
-    `-X k8s.io/client-go/pkg/version.gitVersion=${version}`,
-    `-X k8s.io/client-go/pkg/version.gitMajor=${major}`,
-    `-X k8s.io/client-go/pkg/version.gitMinor=${minor}`,
-  ].join(" ");
-}
-
-function goVersion(): Promise<string> {
-  return goVersionOf((message, cause) => new KubeBuildError(message, { cause }));
-}
-
 /** Hex sha256 over the build inputs, the ldflags and the Go version (`go env GOVERSION` unless given). */
 export async function sourceHash(go?: string): Promise<string> {
-  return moduleHash(KUBE_MODULE_DIR, versionLdflags(), go ?? await goVersion());
-}
-
-function readStamp(): Promise<string | null> {
-  return readStampIn(KUBE_BIN_DIR);
-}
-
-async function allExecutable(): Promise<boolean> {
-  for (const name of KUBE_BINARY_NAMES) {
-    if (!(await isExecutable(`${KUBE_BIN_DIR}/${name}`))) return false;
+  let version = go;
+  if (version === undefined) {
+    const out = await new Deno.Command("go", { args: ["env", "GOVERSION"], stdout: "piped" }).output();
+    version = new TextDecoder().decode(out.stdout).trim();
   }
-  return true;
+  return sourceStamp(await readSources(), versionLdflags(), version);
 }
 
 /**
- * Returns the paths of the binaries, building them all first when the stamp does not match the sources.
- *
- * Prints nothing when cached; when building, the `go build` output goes to stderr.
+ * Returns the paths of the binaries in .cache/kube-bin, building them all first when the stamp does not match the
+ * sources. Prints nothing when cached; when building, the `go build` output goes to stderr.
  */
-export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promise<KubeBinaries> {
-  const log = options.log ?? ((line: string) => console.error(line));
-  const paths = {
-    apiserver: `${KUBE_BIN_DIR}/kube-apiserver`,
-    controllerManager: `${KUBE_BIN_DIR}/kube-controller-manager`,
-    etcd: `${KUBE_BIN_DIR}/etcd`,
-    pki: `${KUBE_BIN_DIR}/local-pki`,
-  };
-  await Deno.mkdir(KUBE_BIN_DIR, { recursive: true });
-  let go: string;
-  try {
-    go = await goVersion();
-  } catch (error) {
-    // No Go toolchain: prebuilt binaries (for example restored from a CI cache) are still usable.
-    if ((await readStamp()) !== null && (await allExecutable())) {
-      log(`warning: ${(error as Error).message}; using the prebuilt binaries in ${KUBE_BIN_DIR} unchecked`);
-      return { ...paths, cached: true, buildSeconds: 0 };
-    }
-    throw error;
-  }
-  const hash = await sourceHash(go);
-  const upToDate = async () => (await readStamp()) === hash && (await allExecutable());
-  if (await upToDate()) return { ...paths, cached: true, buildSeconds: 0 };
-
-  using lock = await Deno.open(`${KUBE_BIN_DIR}/.lock`, { create: true, write: true });
-  await lock.lock(true);
-  try {
-    if (await upToDate()) return { ...paths, cached: true, buildSeconds: 0 };
-    log(
-      `building ${KUBE_BINARY_NAMES.join(", ")} (Kubernetes ${KUBE_VERSION}) into ${KUBE_BIN_DIR} ` +
-        "(several minutes on a cold Go cache)",
-    );
-    const started = performance.now();
-    const tmp = await Deno.makeTempDir({ dir: KUBE_BIN_DIR, prefix: ".build-" });
-    try {
-      const child = new Deno.Command("go", {
-        args: ["build", "-trimpath", "-ldflags", versionLdflags(), "-o", `${tmp}/`, "./cmd/..."],
-        cwd: KUBE_MODULE_DIR,
-        env: { CGO_ENABLED: "0" },
-        stdout: "inherit",
-        stderr: "inherit",
-      }).spawn();
-      const status = await child.status;
-      if (!status.success) {
-        throw new KubeBuildError(
-          `go build ./cmd/... in ${KUBE_MODULE_DIR} failed with exit code ${status.code} (see the output above)`,
-        );
-      }
-      for (const name of KUBE_BINARY_NAMES) await Deno.rename(`${tmp}/${name}`, `${KUBE_BIN_DIR}/${name}`);
-    } finally {
-      await Deno.remove(tmp, { recursive: true }).catch(() => {});
-    }
-    await Deno.writeTextFile(`${KUBE_BIN_DIR}/stamp`, `${hash}\n`);
-    const buildSeconds = (performance.now() - started) / 1000;
-    return { ...paths, cached: false, buildSeconds };
-  } finally {
-    await lock.unlock();
-  }
+export function ensureBinaries(options: EnsureBinariesOptions = {}): Promise<KubeBinaries> {
+  // `prebuilt: ""` keeps OPERATOR_HUB_KUBE_BIN (the kit's override) out of the checkout's own clusters.
+  return kubeBinaries({ binDir: KUBE_BIN_DIR, prebuilt: "", log: options.log });
 }
 
 if (import.meta.main) {

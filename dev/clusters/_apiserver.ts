@@ -16,7 +16,6 @@ import {
   DEFAULT_CLUSTER_NAMES,
   DEFAULT_READY_TIMEOUT_MS,
   FIRST_APISERVER_PORT,
-  SERVICE_ACCOUNT_ISSUER,
   SERVICE_ACCOUNT_KEY,
   STATE_DIR,
 } from "./_layout.ts";
@@ -29,6 +28,7 @@ import {
   writeState,
 } from "./_state.ts";
 import { setTimeout as sleep } from "node:timers/promises";
+import { apiserverFlags } from "../../src/testing/control_plane.ts";
 
 function randomToken(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -137,26 +137,17 @@ export async function waitApiserverReady(record: ApiserverRecord, timeoutMs: num
   }
 }
 
-/** The full kube-apiserver command line (envtest-style flags) for `record`. */
+/** The full kube-apiserver command line (envtest-style flags; the test kit's) for `record`. */
 export function apiserverArgs(record: ApiserverRecord, etcd: EtcdRecord): string[] {
-  return [
-    "--advertise-address=127.0.0.1",
-    "--bind-address=127.0.0.1",
-    `--secure-port=${record.port}`,
-    `--cert-dir=${record.certDir}`,
-    `--etcd-servers=${etcd.clientUrl}`,
-    `--etcd-prefix=${record.etcdPrefix}`,
-    "--service-cluster-ip-range=10.0.0.0/24",
-    "--allow-privileged=true",
-    "--authorization-mode=RBAC",
-    `--token-auth-file=${record.tokenFile}`,
-    `--client-ca-file=${CLIENT_PKI.caCert}`,
-    `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
-    `--service-account-key-file=${SERVICE_ACCOUNT_KEY}`,
-    `--service-account-signing-key-file=${SERVICE_ACCOUNT_KEY}`,
-    "--enable-priority-and-fairness=false",
-    "--endpoint-reconciler-type=none",
-  ];
+  return apiserverFlags({
+    port: record.port,
+    certDir: record.certDir,
+    etcdUrl: etcd.clientUrl,
+    etcdPrefix: record.etcdPrefix,
+    tokenFile: record.tokenFile,
+    clientCaFile: CLIENT_PKI.caCert,
+    serviceAccountKey: SERVICE_ACCOUNT_KEY,
+  });
 }
 
 /** Starts the apiserver of `record` (port free, token file written) and records its pid; does not wait. */

@@ -27,7 +27,7 @@ export const CRDS_DIR = `${REPO_ROOT}/crds`;
 /** Field manager for every server-side apply of CRDs (so later applies fully replace earlier ones). */
 export const CRD_FIELD_MANAGER = "operator-hub-clusters";
 /** Issuer of service-account tokens, as envtest and kubeadm use. */
-export const SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local";
+export { SERVICE_ACCOUNT_ISSUER } from "../../src/testing/control_plane.ts";
 
 /** Serialises `up`, `down` and the single-process stops and starts. */
 export const LOCK_FILE = `${REPO_ROOT}/.cache/clusters.lock`;
