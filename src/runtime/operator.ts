@@ -91,6 +91,12 @@ export interface Operator<T extends StoredObject = StoredObject> {
   /** Other resources whose changes queue its objects (see WatchedResource). */
   readonly watches?: readonly WatchedResource[];
   /**
+   * True when it adopts children (`owns`): their owner reference sets `blockOwnerDeletion`, which the
+   * OwnerReferencesPermissionEnforcement admission plugin (on in OpenShift) allows only with `update` of
+   * `<plural>/finalizers` of its resource, so the pre-flight checks that too.
+   */
+  readonly adopts?: boolean;
+  /**
    * Its objects to reconcile when it becomes ready in an engaged cluster (its pre-flight there passed): those
    * that act on that cluster, so a cluster engaged later is served at once. `cached(c)` lists its cached objects
    * in cluster `c` ([] before that cluster's first list, which queues them all anyway).
@@ -125,7 +131,9 @@ export interface Operator<T extends StoredObject = StoredObject> {
  * The RBAC checks an operator needs in a cluster, derived from its declarations: `list` and `watch`
  * of its resource, each declared verb (`patchStatus` as `patch` of `status`, or of the object itself
  * when the CRD has no status subresource; `apply` as `create` and `patch`, as an apply creates what is missing),
- * `create events` when it posts events, and the verbs of every other resource it uses. With `namespaces`,
+ * `create events` when it posts events, `update` of `<plural>/finalizers` when it adopts children (`adopts`: the
+ * owner reference's blockOwnerDeletion needs it where OwnerReferencesPermissionEnforcement is on), and the verbs
+ * of every other resource it uses. With `namespaces`,
  * namespaced checks are made in each (a use or watch that names its own `namespaces` is checked in those instead;
  * a per-object watch is not checked).
  * With `cluster`, only the watched resources whose `clusters` accept it are checked, and in a cluster
@@ -159,6 +167,7 @@ export function permissionsFor(
   if (cluster === undefined || ownsResourceIn(operator, cluster)) {
     addAll(operator.resource, ["list", "watch", ...operator.verbs], options.statusSubresource);
     if (operator.events) add(EVENTS, "create");
+    if (operator.adopts) add(operator.resource, "update", "finalizers");
   }
   for (const use of operator.uses) addAll(use.type, use.verbs, true, use.namespaces);
   for (const watch of operator.watches ?? []) {

@@ -143,3 +143,30 @@ Deno.test("permissionsFor() checks a use or watch with its own namespaces only t
     "watch configmaps apps",
   ]);
 });
+
+Deno.test("permissionsFor() checks update of <plural>/finalizers of its own resource when it adopts children (blockOwnerDeletion)", () => {
+  const adopting = permissionsFor(op(["patchStatus"], { events: false, adopts: true }), {
+    statusSubresource: true,
+    namespaces: ["a"],
+  });
+  assert.deepEqual(
+    adopting.map((c) => `${c.verb} ${c.resource}${c.subresource ? "/" + c.subresource : ""} ${c.namespace}`),
+    [
+      "list uuid a",
+      "watch uuid a",
+      "patch uuid/status a",
+      "update uuid/finalizers a",
+    ],
+  );
+  const other = permissionsFor(
+    op(["patchStatus"], { events: false, adopts: true, resourceClusters: (c) => c === "prod" }),
+    {
+      statusSubresource: true,
+      namespaces: [],
+      cluster: "dev",
+    },
+  );
+  assert.deepEqual(other, [], "no parent lives in a cluster its resource is not in: no finalizers check there");
+  const plain = permissionsFor(op(["patchStatus"], { events: false }), { statusSubresource: true, namespaces: [] });
+  assert.ok(!plain.some((c) => c.subresource === "finalizers"), "no children adopted: no finalizers check");
+});

@@ -232,6 +232,7 @@ export function defineOperator<T extends StoredObject = StoredObject>(definition
     events: d.events ?? false,
     uses,
     watches: [...(d.watches ?? []), ...owned.map((o) => ownedWatch(r, o))],
+    ...(owned.length ? { adopts: true } : {}),
     onEngage: d.onEngage,
     ...(d.finalizers?.length ? { finalizers: [...d.finalizers] } : {}),
     project: d.project,

@@ -1,5 +1,6 @@
 // Unit tests for defineOperator(): what it passes on and which definitions it refuses.
 import assert from "node:assert/strict";
+import { permissionsFor } from "../runtime/mod.ts";
 import { defineOperator } from "./define_operator.ts";
 
 Deno.test("defineOperator() passes resourceClusters and onEngage on, and refuses a resourceClusters that is not a function", () => {
@@ -78,4 +79,28 @@ Deno.test("defineOperator() passes metadataOnly on for owned and watched kinds, 
       }),
     /operator bad: watches\[0\]\.metadataOnly must be true or false, got 1/,
   );
+});
+
+Deno.test("defineOperator() with owns marks the operator as adopting, so the pre-flight checks update of <plural>/finalizers", () => {
+  const resource = {
+    group: "examples.operator-hub.dev",
+    version: "v1",
+    kind: "Tenant",
+    plural: "tenants",
+    namespaced: false,
+  };
+  const namespaces = { group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false };
+  const reconcile = () => Promise.resolve();
+  const owning = defineOperator({
+    name: "tenants",
+    resource,
+    owns: [{ type: namespaces, verbs: ["create"] }],
+    reconcile,
+  });
+  assert.equal(owning.adopts, true);
+  const checks = permissionsFor(owning, { statusSubresource: true, namespaces: [] });
+  assert.deepEqual(checks.filter((c) => c.subresource === "finalizers"), [
+    { verb: "update", group: "examples.operator-hub.dev", resource: "tenants", subresource: "finalizers" },
+  ]);
+  assert.equal(defineOperator({ name: "plain", resource, reconcile }).adopts, undefined);
 });
