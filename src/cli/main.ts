@@ -37,6 +37,10 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     const { cleanupMain } = await loadFeature("cleanup", () => import("./cleanup_cli.ts"));
     return await cleanupMain(argv.slice(1));
   }
+  if (argv[0] === "init") {
+    const { initMain } = await loadFeature("init", () => import("./init_cli.ts"));
+    return await initMain(argv.slice(1));
+  }
   try {
     const flags = parseCommandLine(argv);
     if (typeof flags === "number") return flags;
