@@ -41,6 +41,10 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     const { initMain } = await loadFeature("init", () => import("./init_cli.ts"));
     return await initMain(argv.slice(1));
   }
+  if (argv[0] === "crd") {
+    const { crdMain } = await loadFeature("crd", () => import("./crd_cli.ts"));
+    return await crdMain(argv.slice(1));
+  }
   try {
     const flags = parseCommandLine(argv);
     if (typeof flags === "number") return flags;
