@@ -112,3 +112,53 @@ Deno.test("a generated CRD is Established; the apiserver refuses invalid objects
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** Every form the generator translates, in one resource: the apiserver must take the CRD as it is. */
+function kitchenSinkModule(group: string): string {
+  return `
+    import Type from "typebox";
+    import { defineResource } from "${new URL("resources.ts", ROOT).href}";
+    export const Sink = defineResource({
+  group: "${group}", version: "v1beta1", kind: "Sink", plural: "sinks", scope: "Cluster",
+  shortNames: ["sk"], categories: ["crdcheck"],
+  spec: Type.Object({
+    port: Type.Union([Type.Integer(), Type.String()]),
+    nport: Type.Optional(Type.Union([Type.Integer(), Type.String(), Type.Null()])),
+    anything: Type.Optional(Type.Unknown()),
+    any: Type.Optional(Type.Any()),
+    open: Type.Optional(Type.Object({ a: Type.String() }, { additionalProperties: true })),
+    closed: Type.Optional(Type.Object({ a: Type.String() }, { additionalProperties: false })),
+    labels: Type.Optional(Type.Record(Type.String(), Type.String(), { "x-kubernetes-map-type": "atomic" })),
+    blobs: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    maybe: Type.Optional(Type.Union([Type.String({ minLength: 2 }), Type.Null()])),
+    mode: Type.Optional(Type.Union([Type.Literal("Fast"), Type.Literal("Safe")], { default: "Safe" })),
+    level: Type.Optional(Type.Enum([1, 2, 3])),
+    only: Type.Optional(Type.Literal("x")),
+    shaped: Type.Optional(Type.Union([Type.Object({ a: Type.String() }), Type.Null()])),
+    ports: Type.Optional(Type.Array(Type.Object({ name: Type.String(), port: Type.Integer() }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], maxItems: 8 })),
+    tags: Type.Optional(Type.Array(Type.String(), { uniqueItems: true, maxItems: 10 })),
+    ratio: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 })),
+    both: Type.Optional(Type.Intersect([Type.Object({ a: Type.String() }), Type.Object({ b: Type.Optional(Type.Integer()) })])),
+    range: Type.Optional(Type.Object({ min: Type.Integer(), max: Type.Integer() }, { "x-kubernetes-validations": [{ rule: "self.min <= self.max", message: "min must not exceed max" }] })),
+    when: Type.Optional(Type.String({ format: "date-time" })),
+    nested: Type.Optional(Type.Object({ deep: Type.Object({ deeper: Type.Array(Type.Array(Type.Integer({ default: 3 }))) }) })),
+  }, { \$id: "Spec" }),
+  status: Type.Object({ conditions: Type.Optional(Type.Array(Type.Object({ type: Type.String(), status: Type.String() }), { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] })) }),
+  printerColumns: [{ name: "Port", type: "string", jsonPath: ".spec.port" }, { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" }],
+});
+  `;
+}
+
+Deno.test("the apiserver takes a CRD with every form the generator translates (int-or-string, unknown fields, records, nullable, enums, intersections, list and map markers, CEL, defaults)", async () => {
+  const group = `s${crypto.randomUUID().slice(0, 8)}.crd-e2e.operator-hub.dev`;
+  const dir = await Deno.makeTempDir({ prefix: "crd_apiserver_test_" });
+  try {
+    await Deno.writeTextFile(`${dir}/sink_resource.ts`, kitchenSinkModule(group));
+    let yaml = "";
+    assert.equal(await crdMain([`${dir}/sink_resource.ts`], { print: (t) => yaml += t }), 0);
+    const out = await kubectlOk(CONTEXT, ["create", "--dry-run=server", "-f", "-"], { stdin: yaml });
+    assert.match(out, new RegExp(`sinks\\.${group.replaceAll(".", "\\.")} created \\(server dry run\\)`));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
