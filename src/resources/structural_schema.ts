@@ -9,62 +9,23 @@ export type SchemaProps = Record<string, unknown>;
 export const MAX_SCHEMA_DEPTH = 64;
 
 /** Keywords copied as they are (JSONSchemaProps fields the apiserver accepts on any structural node). */
-const COPIED = new Set([
-  "description",
-  "title",
-  "format",
-  "default",
-  "enum",
-  "nullable",
-  "example",
-  "externalDocs",
-  "minLength",
-  "maxLength",
-  "pattern",
-  "minimum",
-  "maximum",
-  "multipleOf",
-  "minItems",
-  "maxItems",
-  "minProperties",
-  "maxProperties",
-  "x-kubernetes-int-or-string",
-  "x-kubernetes-embedded-resource",
-  "x-kubernetes-list-type",
-  "x-kubernetes-list-map-keys",
-  "x-kubernetes-map-type",
-  "x-kubernetes-validations",
-]);
+const COPIED = new Set(
+  ("description title format default enum nullable example externalDocs minLength maxLength pattern " +
+    "minimum maximum multipleOf minItems maxItems minProperties maxProperties " +
+    "x-kubernetes-int-or-string x-kubernetes-embedded-resource x-kubernetes-list-type " +
+    "x-kubernetes-list-map-keys x-kubernetes-map-type x-kubernetes-validations").split(" "),
+);
 
 /** Annotations of JSON Schema (or TypeBox) the CRD has no field for and that constrain nothing: dropped. */
-const DROPPED = new Set([
-  "$id",
-  "$schema",
-  "$comment",
-  "examples",
-  "readOnly",
-  "writeOnly",
-  "deprecated",
-  "contentEncoding",
-  "contentMediaType",
-]);
+const DROPPED = new Set(
+  ("$id $schema $comment examples readOnly writeOnly deprecated contentEncoding contentMediaType").split(" "),
+);
 
 /** Keywords handled by the conversion itself. */
-const HANDLED = new Set([
-  "type",
-  "const",
-  "properties",
-  "required",
-  "additionalProperties",
-  "patternProperties",
-  "items",
-  "uniqueItems",
-  "exclusiveMinimum",
-  "exclusiveMaximum",
-  "anyOf",
-  "allOf",
-  "x-kubernetes-preserve-unknown-fields",
-]);
+const HANDLED = new Set(
+  ("type const properties required additionalProperties patternProperties items uniqueItems " +
+    "exclusiveMinimum exclusiveMaximum anyOf allOf x-kubernetes-preserve-unknown-fields").split(" "),
+);
 
 /** Why a keyword cannot be made structural, and what to write instead. */
 const REFUSED: Record<string, string> = {
@@ -72,7 +33,7 @@ const REFUSED: Record<string, string> = {
   $defs: "definitions (Type.Module, Type.Cyclic) cannot be expanded in a CRD: write the schema inline",
   definitions: "definitions cannot be expanded in a CRD: write the schema inline",
   oneOf: "oneOf is not structural: use one object with optional fields",
-  not: "not (Type.Not) is not structural: use a CEL rule (x-kubernetes-validations)",
+  not: "not is not structural: use a CEL rule (x-kubernetes-validations)",
   if: "if/then/else is not structural: use a CEL rule (x-kubernetes-validations)",
   then: "if/then/else is not structural: use a CEL rule (x-kubernetes-validations)",
   else: "if/then/else is not structural: use a CEL rule (x-kubernetes-validations)",
@@ -167,31 +128,11 @@ function convert(input: unknown, path: string, depth: number): SchemaProps {
   return ordered(out);
 }
 
-const KEY_ORDER = [
-  "description",
-  "title",
-  "type",
-  "format",
-  "nullable",
-  "enum",
-  "default",
-  "minimum",
-  "exclusiveMinimum",
-  "maximum",
-  "exclusiveMaximum",
-  "multipleOf",
-  "minLength",
-  "maxLength",
-  "pattern",
-  "minItems",
-  "maxItems",
-  "minProperties",
-  "maxProperties",
-  "required",
-  "properties",
-  "additionalProperties",
-  "items",
-];
+const KEY_ORDER = (
+  "description title type format nullable enum default minimum exclusiveMinimum maximum " +
+  "exclusiveMaximum multipleOf minLength maxLength pattern minItems maxItems minProperties " +
+  "maxProperties required properties additionalProperties items"
+).split(" ");
 
 /** The node with its keys in KEY_ORDER, then the x-kubernetes-* markers and the rest in name order. */
 function ordered(node: SchemaProps): SchemaProps {
