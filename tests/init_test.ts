@@ -37,6 +37,16 @@ async function waitFor<T>(what: string, check: () => Promise<T | undefined>, tim
   throw new Error(`${what} did not happen within ${timeoutMs} ms; last seen: ${String(last).slice(0, 300)}`);
 }
 
+/** The code of docs/getting-started.md's first section: its deno.json and the file that defines the resource. */
+function gettingStarted(markdown: string): { denoJson: { imports: Record<string, string> }; greeting: string } {
+  const section = markdown.split("\n## ")[1] ?? "";
+  const blocks = [...section.matchAll(/```(json|ts)\n([\s\S]*?)```/g)].map(([, lang, code]) => ({ lang, code }));
+  const json = blocks.find((b) => b.lang === "json");
+  const greeting = blocks.find((b) => b.lang === "ts" && b.code.includes("defineResource("));
+  assert.ok(json && greeting, "docs/getting-started.md's first section has a deno.json and a defineResource file");
+  return { denoJson: JSON.parse(json.code), greeting: greeting.code };
+}
+
 Deno.test("init writes a project whose files check, whose CRD applies and whose `deno task run` serves the new kind", {
   sanitizeResources: false,
   sanitizeOps: false,
@@ -63,7 +73,13 @@ Deno.test("init writes a project whose files check, whose CRD applies and whose 
     assert.equal(init.code, 0, init.stderr);
     console.log(`figure: init took ${init.ms} ms`);
 
-    const files = ["main.ts", "probe_resource.ts", "probe_operator.ts"];
+    // docs/getting-started.md starts from an empty folder with the same deno.json imports: its greeting.ts is checked
+    // here too, in the same program (no second check of the hub's graph).
+    const guide = gettingStarted(await Deno.readTextFile(join(ROOT, "docs/getting-started.md")));
+    const written = JSON.parse(await Deno.readTextFile(join(project, "deno.json")));
+    assert.deepEqual(guide.denoJson.imports, written.imports, "the guide's deno.json imports are init's");
+    await Deno.writeTextFile(join(project, "greeting.ts"), guide.greeting);
+    const files = ["main.ts", "probe_resource.ts", "probe_operator.ts", "greeting.ts"];
     const hubJson = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
     if (hubJson.exports["./testing"]) files.push("probe_operator_test.ts");
     // The check (CPU-bound: a fresh project checks the hub's graph too) runs while the CRD is applied and served.
