@@ -1,0 +1,113 @@
+// The test kit's admin client of one cluster for one resource: get, list, create, patch, delete and apply, typed by
+// the resource (`kinds.ConfigMap`, a `defineResource` result), straight to the apiserver (never through a fault).
+
+import type { KubeClient, ResourceType } from "../kube/mod.ts";
+import { apiVersionOf, resourcePath } from "../kube/paths.ts";
+
+/** The objects of a resource type: its `"~object"` type when it carries one, else any Kubernetes object. */
+export type ObjectOf<R> = R extends ResourceType<infer T> ? unknown extends T ? KitObject : T : KitObject;
+
+/** A Kubernetes object as the apiserver returns it (when its resource carries no type). */
+export interface KitObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string; [field: string]: unknown };
+  [field: string]: unknown;
+}
+
+/** Which object: its namespace (for a namespaced resource) and name. */
+export interface KitRef {
+  namespace?: string;
+  name: string;
+}
+
+/** An object to create or apply: at least a name (and a namespace for a namespaced resource). */
+export interface KitNewObject {
+  metadata: { name: string; namespace?: string; [field: string]: unknown };
+  [field: string]: unknown;
+}
+
+/** A typed admin client of one resource in one test cluster (see `TestEnv.client`). */
+export interface KitClient<T> {
+  /** The object; rejects with a 404 ApiError (`isNotFound`) when it does not exist. */
+  get(ref: KitRef): Promise<T>;
+  /** The object, or undefined when it does not exist (handy inside `eventually`). */
+  find(ref: KitRef): Promise<T | undefined>;
+  /** Every object (in `namespace` when given), following list pages. */
+  list(options?: { namespace?: string; labelSelector?: string }): Promise<T[]>;
+  /** Creates the object; apiVersion and kind are filled in. */
+  create(object: KitNewObject): Promise<T>;
+  /** A JSON merge patch (or a `json` / `strategic` one); `subresource: "status"` patches the status. */
+  patch(
+    ref: KitRef,
+    patch: unknown,
+    options?: { type?: "merge" | "json" | "strategic"; subresource?: "status" },
+  ): Promise<T>;
+  /** Deletes the object (background propagation); a missing object is not an error. */
+  delete(ref: KitRef): Promise<void>;
+  /** Server-side apply as `fieldManager` (default "operator-hub-testing"), forcing conflicts. */
+  apply(object: KitNewObject, options?: { fieldManager?: string }): Promise<T>;
+}
+
+const PATCH_TYPES = {
+  merge: "application/merge-patch+json",
+  json: "application/json-patch+json",
+  strategic: "application/strategic-merge-patch+json",
+};
+
+/** A {@linkcode KitClient} of `type` over `kube`. */
+export function kitClient<R extends ResourceType>(kube: KubeClient, type: R): KitClient<ObjectOf<R>> {
+  type T = ObjectOf<R>;
+  const namespaced = type.namespaced ?? true;
+  const path = (ref: Partial<KitRef>, subresource?: string) => {
+    if (namespaced && ref.name && !ref.namespace) {
+      throw new TypeError(`${type.kind} ${ref.name}: a namespaced resource needs a namespace`);
+    }
+    return resourcePath({ ...type, namespace: namespaced ? ref.namespace : undefined, name: ref.name, subresource });
+  };
+  const full = (object: KitNewObject) => ({ apiVersion: apiVersionOf(type), kind: type.kind, ...object });
+  const client: KitClient<T> = {
+    get: (ref) => kube.request<T>("GET", path(ref)),
+    async find(ref) {
+      try {
+        return await kube.request<T>("GET", path(ref));
+      } catch (error) {
+        if ((error as { status?: number }).status === 404) return undefined;
+        throw error;
+      }
+    },
+    async list(options = {}) {
+      const items: T[] = [];
+      let next: string | undefined;
+      do {
+        const page = await kube.listPage<T>(path({ namespace: options.namespace }), {
+          labelSelector: options.labelSelector,
+          continueToken: next,
+        });
+        items.push(...page.items);
+        next = page.continueToken;
+      } while (next);
+      return items;
+    },
+    create: (object) => kube.request<T>("POST", path({ namespace: object.metadata.namespace }), { body: full(object) }),
+    patch: (ref, body, options = {}) =>
+      kube.request<T>("PATCH", path(ref, options.subresource), {
+        body,
+        contentType: PATCH_TYPES[options.type ?? "merge"],
+      }),
+    async delete(ref) {
+      try {
+        await kube.request("DELETE", path(ref), { query: { propagationPolicy: "Background" }, discardBody: true });
+      } catch (error) {
+        if ((error as { status?: number }).status !== 404) throw error;
+      }
+    },
+    apply: (object, options = {}) =>
+      kube.request<T>("PATCH", path(object.metadata), {
+        body: JSON.stringify(full(object)),
+        contentType: "application/apply-patch+yaml",
+        query: { fieldManager: options.fieldManager ?? "operator-hub-testing", force: true },
+      }),
+  };
+  return client;
+}

@@ -1,0 +1,17 @@
+// Public surface of src/testing: the multi-cluster test kit (the root `testing.ts` entry point re-exports it).
+
+export { type RunningOperators, type RunOptions, TestEnv, testEnv, type TestEnvOptions } from "./test_env.ts";
+export { TestEnvError } from "./test_env_error.ts";
+export { eventually, type EventuallyOptions, EventuallyTimeoutError } from "./eventually.ts";
+export type { KitClient, KitNewObject, KitObject, KitRef, ObjectOf } from "./kit_client.ts";
+export type { CrdSource } from "./_env_crds.ts";
+export {
+  kitCacheRoot,
+  KUBE_VERSION,
+  type KubeBinaries,
+  kubeBinaries,
+  type KubeBinariesOptions,
+  KubeBuildError,
+} from "./kube_binaries.ts";
+export { type ConnectionRecord, FaultProxy, type FaultProxyOptions, type ProxyMode } from "./fault_proxy.ts";
+export { freePort } from "./free_port.ts";

@@ -1,0 +1,9 @@
+// The error of the test kit: a test environment could not be started, reached, changed or stopped.
+
+/** A test environment could not be started, reached, changed or stopped; the message says which cluster and why. */
+export class TestEnvError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "TestEnvError";
+  }
+}

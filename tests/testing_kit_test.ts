@@ -1,0 +1,69 @@
+// The test kit end to end (src/testing, the `./testing` entry point): two real clusters of its own on free ports, the
+// Website example (examples/website_operator.ts, its CRD from examples/website_resource.ts) run in-process on both,
+// one cut off from the hub while the other is still served, then restored; a revoked credential and its renewal; and
+// nothing left behind at dispose. It uses no shared local cluster, so it runs in the parallel group.
+
+import assert from "node:assert/strict";
+import { kinds } from "../mod.ts";
+import { Logger } from "../hub.ts";
+import { eventually, testEnv } from "../testing.ts";
+import { ensureBinaries } from "../dev/build/build.ts";
+import { website } from "../examples/website_operator.ts";
+import { Website } from "../examples/website_resource.ts";
+
+/** This checkout's own binaries (.cache/kube-bin), unless OPERATOR_HUB_KUBE_BIN names others. */
+const binaries = Deno.env.get("OPERATOR_HUB_KUBE_BIN") || (await ensureBinaries()).dir;
+
+function processesNaming(text: string): number[] {
+  const found: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      if (Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).includes(text)) found.push(Number(entry.name));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+Deno.test("the Website example on two kit clusters: the one cut off catches up once restored while the other is served, a revoked credential stops only its cluster, and dispose leaves nothing", async () => {
+  let dir: string;
+  {
+    await using env = await testEnv({ clusters: ["east", "west"], crds: [Website], binaries });
+    dir = env.dir;
+    assert.ok(processesNaming(dir).length >= 4, "two apiservers and two controller managers run from the env's folder");
+    const namespace = await env.namespace();
+    const logs: string[] = [];
+    await env.run(website, { logger: new Logger({ level: "warn", write: (line) => logs.push(line) }) });
+    const site = (name: string) => ({ metadata: { name, namespace }, spec: { image: `web:${name}` } });
+    const configMap = (cluster: string, name: string) => env.client(cluster, kinds.ConfigMap).find({ namespace, name });
+    const wait = <T>(what: string, check: () => Promise<T>) => eventually(check, { what, timeoutMs: 30_000 });
+
+    for (const c of env.clusters) await env.client(c, Website).create(site("first"));
+    for (const c of env.clusters) {
+      await wait(`ConfigMap first in ${c}`, () => configMap(c, "first"));
+      await wait(`Deployment first in ${c}`, () => env.client(c, kinds.Deployment).find({ namespace, name: "first" }));
+    }
+
+    env.cutOff("east");
+    for (const c of env.clusters) await env.client(c, Website).create(site("second"));
+    const served = await wait("ConfigMap second in west, east cut off", () => configMap("west", "second"));
+    assert.equal(served.metadata.namespace, namespace);
+    assert.equal(await configMap("east", "second"), undefined, "the hub cannot reach east while it is cut off");
+    env.restore("east");
+    await wait("ConfigMap second in east once restored", () => configMap("east", "second"));
+
+    await env.expireCredential("west");
+    await env.client("west", Website).create(site("third"));
+    await env.client("east", Website).create(site("third"));
+    await wait("ConfigMap third in east, west's credential revoked", () => configMap("east", "third"));
+    const refused = (line: string) => line.includes('"cluster":"west"') && line.includes("401 Unauthorized");
+    await wait("the hub's reconcile in west refused with 401", () => Promise.resolve(logs.some(refused)));
+    assert.equal(await configMap("west", "third"), undefined, "west refuses the hub's revoked token");
+    await env.renewCredential("west");
+    await wait("ConfigMap third in west once renewed", () => configMap("west", "third"));
+  }
+  assert.deepEqual(processesNaming(dir), [], "no process of the environment is left");
+  await assert.rejects(Deno.stat(dir), Deno.errors.NotFound);
+});
