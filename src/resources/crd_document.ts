@@ -49,7 +49,18 @@ export interface CrdDocument {
   };
 }
 
-/** True when `value` is a Resource made by `defineResource` (a ResourceType carrying its definition). */
+/**
+ * True when `value` is a Resource made by `defineResource` (a ResourceType carrying its definition), as
+ * `operator-hub crd` tells a module's resources from its other exports.
+ *
+ * @example
+ * ```ts
+ * import { isResource } from "../../resources.ts";
+ * import * as module from "../../examples/website_resource.ts";
+ *
+ * const resources = Object.values(module).filter(isResource); // [Website]
+ * ```
+ */
 export function isResource(value: unknown): value is Resource {
   if (value === null || typeof value !== "object") return false;
   const d = (value as { definition?: unknown }).definition as Record<string, unknown> | undefined;

@@ -74,7 +74,30 @@ export function structuralSchema(schema: unknown, path: string): SchemaProps {
   return convert(schema, path, 0);
 }
 
-/** A schema that cannot be made structural: `path` is the field (e.g. `spec.ports[*].port`), `reason` why. */
+/**
+ * A schema that cannot be made structural: `path` is the field (e.g. `spec.ports[*].port`), `reason` why. `crdOf`
+ * throws it wrapped in a ResourceDefinitionError naming the kind (this error is the `cause`).
+ *
+ * @example
+ * ```ts
+ * import Type from "typebox";
+ * import { crdOf, defineResource, StructuralSchemaError } from "../../resources.ts";
+ *
+ * const Pair = defineResource({
+ *   group: "examples.operator-hub.dev",
+ *   version: "v1",
+ *   kind: "Pair",
+ *   plural: "pairs",
+ *   spec: Type.Object({ pair: Type.Tuple([Type.String(), Type.Number()]) }),
+ * });
+ * try {
+ *   crdOf(Pair);
+ * } catch (err) {
+ *   const cause = (err as Error).cause;
+ *   if (cause instanceof StructuralSchemaError) console.log(cause.path); // spec.pair
+ * }
+ * ```
+ */
 export class StructuralSchemaError extends ResourceDefinitionError {
   /** Always `StructuralSchemaError`. */
   override name = "StructuralSchemaError";
