@@ -161,11 +161,14 @@ Deno.test("a ${n.kind} gets a ConfigMap holding its message and status.phase Rea
     await env.client(cluster, ${n.kind}).create({ metadata: { name: "demo", namespace }, spec });
   }
   for (const cluster of env.clusters) {
-    const configMap = await eventually(() => env.client(cluster, kinds.ConfigMap).find({ namespace, name: "demo" }));
+    const configMap = await eventually(
+      () => env.client(cluster, kinds.ConfigMap).find({ namespace, name: "demo" }),
+      { timeoutMs: 30_000, what: \`the ConfigMap in \${cluster}\` },
+    );
     assert.equal(configMap.data?.message, \`hello from \${cluster}\`);
     await eventually(
       async () => (await env.client(cluster, ${n.kind}).get({ namespace, name: "demo" })).status?.phase === "Ready",
-      { message: \`status.phase Ready in \${cluster}\` },
+      { timeoutMs: 30_000, what: \`status.phase Ready in \${cluster}\` },
     );
   }
 });
