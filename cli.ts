@@ -36,6 +36,8 @@
  * @module
  */
 
+import { main as run } from "./src/cli/main.ts";
+
 export { homeCluster, main, type MainOptions, VERSION } from "./src/cli/main.ts";
 
 // The operator contract `main` takes (documented at the package root) and the cluster access `homeCluster` picks from
@@ -73,3 +75,6 @@ export type {
 } from "./src/sdk/mod.ts";
 export type { ClusterAccess, ClusterAuth, ResourceType } from "./src/kube/mod.ts";
 export type { LogFields, Logger, LogLevel } from "./src/util/mod.ts";
+
+// Run as a program (`deno run -A jsr:@operator-hub/hub/cli init DIR ...`), it is the hub's command line itself.
+if (import.meta.main) Deno.exit(await run(Deno.args));
