@@ -3,6 +3,8 @@
 /** Where freePort() draws from: below Linux's ephemeral range (32768-60999), above the local clusters' ports. */
 export const FREE_PORT_RANGE: readonly [number, number] = [20_000, 32_767];
 const handedOut = new Set<number>();
+/** How long a port another process handed out stays reserved from this one (its reservation file's age). */
+const RESERVED_FOR_MS = 15 * 60_000;
 
 /**
  * A port free on 127.0.0.1 and 0.0.0.0 now, for a process started next to bind.
@@ -10,7 +12,9 @@ const handedOut = new Set<number>();
  * Guarantees: never one this process handed out before; never from the kernel's ephemeral range, which every
  * outgoing connection of every process (kubectl, hubs, apiservers) draws its local port from, so no client socket
  * takes the port between this check and the bind (a port from `port: 0` is in that range: under the parallel suite
- * one was taken that way); the search starts at a random port, so parallel test processes rarely try the same one.
+ * one was taken that way); never one another process or test worker handed out in the last 15 minutes: each port
+ * handed out is reserved by a file in `$TMPDIR/operator-hub-ports/` (created exclusively, so two processes never
+ * both get it; without write access to it, ports are only checked); the search starts at a random port.
  */
 export function freePort(): number {
   const [lo, hi] = FREE_PORT_RANGE;
@@ -18,7 +22,7 @@ export function freePort(): number {
   const start = Math.floor(Math.random() * size);
   for (let i = 0; i < size; i++) {
     const port = lo + (start + i) % size;
-    if (handedOut.has(port) || !bindable(port)) continue;
+    if (handedOut.has(port) || !bindable(port) || !reserve(port)) continue;
     handedOut.add(port);
     return port;
   }
@@ -34,4 +38,25 @@ function bindable(port: number): boolean {
     }
   }
   return true;
+}
+
+/** Claims `port` for this process by creating its reservation file; false when another holds a fresh one. */
+function reserve(port: number): boolean {
+  const dir = `${Deno.env.get("TMPDIR") ?? "/tmp"}/operator-hub-ports`;
+  const path = `${dir}/${port}`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      Deno.mkdirSync(dir, { recursive: true });
+      Deno.openSync(path, { createNew: true, write: true }).close();
+      return true;
+    } catch (err) {
+      if (!(err instanceof Deno.errors.AlreadyExists)) return true; // no reservations here: checked only
+      try {
+        const age = Date.now() - (Deno.statSync(path).mtime?.getTime() ?? 0);
+        if (age < RESERVED_FOR_MS) return false;
+        Deno.removeSync(path);
+      } catch { /* removed by another process meanwhile: try again */ }
+    }
+  }
+  return false;
 }

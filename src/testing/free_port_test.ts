@@ -31,3 +31,23 @@ Deno.test("freePort() skips a port something listens on", () => {
     for (const l of held) l.close();
   }
 });
+
+Deno.test("freePort() never hands out a port another process reserved within 15 minutes", async () => {
+  const dir = `${Deno.env.get("TMPDIR") ?? "/tmp"}/operator-hub-ports`;
+  const mine = freePort();
+  assert.ok(Deno.statSync(`${dir}/${mine}`).isFile, "the port handed out is reserved by a file");
+  // Another process, with every other port of the range held, asks for one: it must not get this one.
+  const code = `import { FREE_PORT_RANGE, freePort } from ${
+    JSON.stringify(new URL("./free_port.ts", import.meta.url).href)
+  };
+    const held = [];
+    for (let port = FREE_PORT_RANGE[0]; port <= FREE_PORT_RANGE[1]; port++) {
+      if (port === ${mine}) continue;
+      try { held.push(Deno.listen({ hostname: "0.0.0.0", port })); } catch { /* taken already */ }
+    }
+    try { console.log(freePort()); } catch (err) { console.log(err.message); }`;
+  const out = await new Deno.Command(Deno.execPath(), { args: ["eval", code], stdout: "piped", stderr: "inherit" })
+    .output();
+  assert.ok(out.success);
+  assert.match(new TextDecoder().decode(out.stdout), /every port in \d+-\d+ is taken/, `the other process got ${mine}`);
+});
