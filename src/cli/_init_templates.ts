@@ -51,6 +51,7 @@ function denoJson(n: InitNames): string {
       test: "deno test --allow-all",
       crd: `deno run --allow-read --allow-env main.ts crd ${n.snake}_resource.ts`,
     },
+    fmt: { lineWidth: 120, proseWrap: "preserve" },
   };
   return JSON.stringify(json, null, 2) + "\n";
 }
@@ -73,6 +74,9 @@ deno task crd | kubectl apply -f -               # the CRD, generated from ${n.s
 deno task run --kubeconfig ~/.kube/config --clusters my-context,other-context
 deno task crd > deploy/crd.yaml && kubectl apply -k deploy/   # in a cluster (build the image first: Dockerfile)
 \`\`\`
+
+The first \`deno task test\` builds kube-apiserver, kube-controller-manager and etcd with Go (minutes, once; cached in
+\`~/.cache/operator-hub\`). \`OPERATOR_HUB_KUBE_BIN=DIR\` uses prebuilt ones instead (a checkout's \`.cache/kube-bin\`).
 ${
     "link" in n.hub
       ? `

@@ -75,9 +75,23 @@ export async function initMain(argv: string[], options: InitMainOptions = {}): P
     await Deno.writeTextFile(join(dir, path), text, { createNew: true });
     print(`wrote ${join(parsed.dir, path)}`);
   }
+  await formatProject(dir);
   print("");
   print(`next: cd ${parsed.dir} && deno task test`);
   return 0;
+}
+
+/**
+ * Runs `deno fmt` over the new project (its deno.json's settings), so a long kind or group still gives formatted files;
+ * skipped when this is not `deno` (a compiled binary) or running it is not allowed. The templates are formatted already
+ * for names of usual length.
+ */
+async function formatProject(dir: string): Promise<void> {
+  const deno = Deno.execPath();
+  if (!basename(deno).startsWith("deno")) return;
+  if (Deno.permissions.querySync({ name: "run", command: deno }).state !== "granted") return;
+  await new Deno.Command(deno, { args: ["fmt", "--quiet", "."], cwd: dir, stdout: "null", stderr: "null" }).output()
+    .catch(() => {});
 }
 
 /** The command line of `init`, or a one-line reason it is refused. */

@@ -141,3 +141,26 @@ Deno.test("the typebox import init writes is the one the hub pins in its deno.js
   const hub = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
   assert.equal(TYPEBOX, hub.imports.typebox);
 });
+
+Deno.test("the project init writes is deno fmt and deno lint clean, a long kind too", async () => {
+  const cwd = await Deno.makeTempDir({ prefix: "init-unit-" });
+  try {
+    const kind = "VeryLongKindNameOfAnOperatorAuthor";
+    assert.equal(
+      (await init(["p", "--group", "a-long-group.subdomain.example.com", "--kind", kind, "--hub", "jsr"], cwd)).code,
+      0,
+    );
+    for (const args of [["fmt", "--check"], ["lint"]]) {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args,
+        cwd: join(cwd, "p"),
+        stdout: "null",
+        stderr: "piped",
+      })
+        .output();
+      assert.equal(out.code, 0, `deno ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+    }
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
