@@ -1,20 +1,20 @@
-// An operator of a user's own: every Greeting gets `status.message = "Hello, <spec.name>!"`. Imports only the SDK.
+// An operator of a user's own: every Greeting gets `status.message = "Hello, <spec.name>!"`. Imports only the SDK
+// and its resource (examples/greeting_resource.ts), which types `spec` and `status` here.
 
-import { defineOperator, ignoreNotFound, type StoredObject } from "../mod.ts";
+import { defineOperator, ignoreNotFound } from "../mod.ts";
+import type { ObjectOf } from "../resources.ts";
+import { Greeting } from "./greeting_resource.ts";
 
-/** What the cache keeps of a Greeting (the default projection: identity, spec, status). */
-interface Greeting extends StoredObject {
-  spec?: { name?: string };
-  status?: { message?: string; observedGeneration?: number };
-}
+type GreetingObject = ObjectOf<typeof Greeting>;
 
-const message = (g: Greeting) => `Hello, ${g.spec?.name || g.metadata.name}!`;
-const done = (g: Greeting) => g.status?.message === message(g) && g.status.observedGeneration === g.metadata.generation;
+const message = (g: GreetingObject) => `Hello, ${g.spec?.name || g.metadata.name}!`;
+const done = (g: GreetingObject) =>
+  g.status?.message === message(g) && g.status.observedGeneration === g.metadata.generation;
 
 /** The Greeting operator; its CRD is examples/greeting_crd.yaml. */
-export const greetingOperator = defineOperator<Greeting>({
+export const greetingOperator = defineOperator({
   name: "greeting",
-  resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Greeting", plural: "greetings" },
+  resource: Greeting,
   verbs: ["patchStatus"],
   needsReconcile: (g) => !done(g),
   async reconcile(request, { client }) {

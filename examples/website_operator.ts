@@ -8,39 +8,35 @@
 //   deno task run --clusters prod,staging,dev --operators none --webhook-bind-address 127.0.0.1:9443 \
 //     examples/website_operator.ts                # with its admission webhooks
 
-import { AdmissionError, defineHandlers, type HandlerContext, ignoreNotFound, kinds, type NewObject } from "../mod.ts";
-
-const children = ({ name, spec }: HandlerContext) => [
-  { type: kinds.ConfigMap, object: { metadata: { name }, data: { "index.html": String(spec.content ?? "") } } },
-  {
-    type: kinds.Deployment,
-    object: {
-      metadata: { name },
-      spec: {
-        selector: { matchLabels: { app: name } },
-        template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: "web", image: spec.image }] } },
-      },
-    },
-  },
-  { type: kinds.Service, object: { metadata: { name }, spec: { selector: { app: name }, ports: [{ port: 80 }] } } },
-];
+import { AdmissionError, defineHandlers, ignoreNotFound, kinds, type NewObject } from "../mod.ts";
+import { Website } from "./website_resource.ts";
 
 /** The Website operator: `owns` requeues a Website when one of its children changes or goes. */
 export const website = defineHandlers({
   name: "website",
-  resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+  resource: Website,
   owns: [kinds.ConfigMap, kinds.Deployment, kinds.Service].map((type) => ({ type, verbs: ["get", "create", "patch"] })),
-  async reconcile(ctx) {
-    for (const { type, object } of children(ctx)) {
-      const child: NewObject = ctx.adopt(object, { type });
-      const client = ctx.clientFor(type);
+  async reconcile({ name, spec, adopt, clientFor }) {
+    const app = { app: name };
+    const containers = [{ name: "web", image: spec.image }];
+    for (
+      const [type, object] of [
+        [kinds.ConfigMap, { metadata: { name }, data: { "index.html": spec.content ?? "" } }],
+        [kinds.Deployment, {
+          metadata: { name },
+          spec: { selector: { matchLabels: app }, template: { metadata: { labels: app }, spec: { containers } } },
+        }],
+        [kinds.Service, { metadata: { name }, spec: { selector: app, ports: [{ port: 80 }] } }],
+      ] as const
+    ) {
+      const child: NewObject = adopt(object, { type });
+      const client = clientFor(type);
       if (!(await client.get(child.metadata).catch(ignoreNotFound))) await client.create(child);
     }
   },
   // Refuses a Website that cannot run a pinned image; warns about an image without a tag.
-  validate: function image({ spec, warn }) {
-    const image = spec.image;
-    if (typeof image !== "string" || image.trim() === "") throw new AdmissionError("spec.image must name an image");
+  validate: function image({ spec: { image }, warn }) {
+    if (image.trim() === "") throw new AdmissionError("spec.image must name an image");
     if (image.endsWith(":latest")) throw new AdmissionError(`spec.image ${image}: pin a version instead of :latest`);
     if (!/[:@]/.test(image.split("/").pop()!)) warn(`spec.image ${image} has no tag: pin a version`);
   },

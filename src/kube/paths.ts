@@ -46,8 +46,12 @@ function seg(s: string): string {
 /**
  * A kind of object the hub watches or writes: its API group ("" for the core group), version,
  * kind and plural resource name. `namespaced` defaults to true.
+ *
+ * `T` is the type of its objects, carried by the type-only `"~object"` field: `kinds.ConfigMap` and a resource made
+ * by `defineResource` carry theirs, so a client or handler of them is typed; a plain `{ group, version, kind, plural }`
+ * carries none (`unknown`), and its objects are untyped.
  */
-export interface ResourceType {
+export interface ResourceType<T = unknown> {
   /** API group, e.g. `demo.operator`; "" for the core group. */
   group: string;
   /** API version, e.g. `v1`. */
@@ -58,6 +62,8 @@ export interface ResourceType {
   plural: string;
   /** False for cluster-scoped resources. Default true. */
   namespaced?: boolean;
+  /** Type-only: the type of this kind's objects (never set at run time). */
+  readonly "~object"?: T;
 }
 
 /** `group/version`, or `version` for the core group: an object's `apiVersion`. */

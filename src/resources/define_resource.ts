@@ -40,29 +40,57 @@ export interface ResourceDefinition<Spec extends TSchema = TSchema, Status exten
   printerColumns?: PrinterColumn[];
 }
 
-/** The object a resource's clients and handlers see: metadata, plus the typed spec and status. */
-export interface TypedObject<Spec, Status> {
-  apiVersion?: string;
-  kind?: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    uid?: string;
-    resourceVersion?: string;
-    generation?: number;
-    deletionTimestamp?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  spec: Spec;
-  status?: Partial<Status>;
-}
+/**
+ * The object a resource's clients and handlers see: metadata, plus the typed spec and status (any other field the
+ * cache or the API server gives is `unknown`). `spec` is required when its schema requires a field (so does the CRD),
+ * optional otherwise.
+ */
+export type TypedObject<Spec, Status> =
+  & {
+    apiVersion?: string;
+    kind?: string;
+    metadata: {
+      name: string;
+      namespace?: string;
+      uid?: string;
+      resourceVersion?: string;
+      generation?: number;
+      deletionTimestamp?: string;
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+      finalizers?: string[];
+    };
+    /** Partial: any field may be missing until a handler wrote it. Untyped for a resource without a status schema. */
+    status?: unknown extends Status ? Record<string, unknown> : Partial<Status>;
+    [field: string]: unknown;
+  }
+  & (Record<never, never> extends Spec ? { spec?: Spec } : { spec: Spec });
+
+/**
+ * The type of the objects of `R`, a resource made by `defineResource` or a typed kind (`kinds.ConfigMap`), for the
+ * helpers of an operator: `(w: ObjectOf<typeof Website>) => w.spec.image`.
+ *
+ * @example
+ * ```ts
+ * import Type from "typebox";
+ * import { defineResource, type ObjectOf } from "./define_resource.ts";
+ * const Greeting = defineResource({
+ *   group: "examples.operator-hub.dev",
+ *   version: "v1",
+ *   kind: "Greeting",
+ *   plural: "greetings",
+ *   spec: Type.Object({ name: Type.Optional(Type.String()) }),
+ * });
+ * const who = (g: ObjectOf<typeof Greeting>): string => g.spec?.name || g.metadata.name;
+ * console.log(who({ metadata: { name: "world" } }));
+ * ```
+ */
+export type ObjectOf<R extends ResourceType> = NonNullable<R["~object"]>;
 
 /** A defined resource: a ResourceType (for `resource`, `uses`, `owns`, `clientFor`) that also carries its definition. */
-export interface Resource<Spec extends TSchema = TSchema, Status extends TSchema = TSchema> extends ResourceType {
+export interface Resource<Spec extends TSchema = TSchema, Status extends TSchema = TSchema>
+  extends ResourceType<TypedObject<Static<Spec>, Static<Status>>> {
   readonly definition: Readonly<ResourceDefinition<Spec, Status>>;
-  /** Type-only: the objects of this resource (never set at run time). */
-  readonly "~object"?: TypedObject<Static<Spec>, Static<Status>>;
 }
 
 /** Thrown by `defineResource` for a definition a CRD could not be made from, naming the field. */

@@ -113,9 +113,10 @@ export interface Operator<T extends StoredObject = StoredObject> {
    * A cheap pre-check on the cached object, from its current state only (never the event): false
    * means a reconcile would certainly do nothing, so the key is not queued. It keeps the watch
    * event of the operator's own write, and every finished object at startup, out of the queue.
-   * Deleted objects are always passed on.
+   * Deleted objects are always passed on. (A method, so an operator of typed objects is still an `Operator`: the
+   * hub passes it only objects of its own resource.)
    */
-  readonly needsReconcile?: (object: T) => boolean;
+  needsReconcile?(object: T): boolean;
   /** Reconciles one object at a time. */
   readonly reconciler: Reconciler<T>;
   /** Told of every change of its cache in every engaged cluster (what `defineHandlers`' indexes are built from). */

@@ -47,8 +47,11 @@ export interface EventSink {
 export interface ClusterConnection {
   /** The cluster's name. */
   readonly name: string;
-  /** A client for `type` in this cluster (the operator's own resource when omitted); it must be declared by the operator. */
-  client<U extends StoredObject = StoredObject>(type?: ResourceType): ResourceClient<U>;
+  /**
+   * A client for `type` in this cluster (the operator's own resource when omitted); it must be declared by the
+   * operator. Its objects are of the type `type` carries (`kinds.ConfigMap`, a defined resource), else `U`.
+   */
+  client<U extends StoredObject = StoredObject>(type?: ResourceType<U> | ResourceType): ResourceClient<U>;
 }
 
 /**

@@ -13,6 +13,7 @@ import type {
 import { type Logger, silentLogger } from "../util/mod.ts";
 import { OperatorDefinitionError } from "./define_operator.ts";
 import { jsonPatch } from "./json_patch.ts";
+import type { SpecOf } from "./object_parts.ts";
 
 /**
  * Refuses the request under review (Kopf's `kopf.AdmissionError`): kubectl shows `message`, and `code` as the HTTP
@@ -52,8 +53,11 @@ export interface AdmissionContext<T extends StoredObject = StoredObject> {
   object: T;
   /** The object as stored now (UPDATE and DELETE). */
   oldObject: T | undefined;
-  /** `object.spec` (`{}` when absent); for a mutate handler, the very object to change in place. */
-  spec: Record<string, unknown>;
+  /**
+   * `object.spec` (`{}` when absent; typed by a defined resource, though an object under review may not match its
+   * schema yet); for a mutate handler, the very object to change in place.
+   */
+  spec: SpecOf<T>;
   /** CREATE, UPDATE, DELETE or CONNECT. */
   operation: AdmissionOperation;
   /** Who asked. */
@@ -245,7 +249,7 @@ async function review<T extends StoredObject>(
   const context: AdmissionContext<T> = {
     object,
     oldObject: request.oldObject as T | undefined,
-    spec: object.spec as Record<string, unknown>,
+    spec: object.spec as SpecOf<T>,
     operation: request.operation,
     userInfo: request.userInfo,
     dryRun: request.dryRun,

@@ -19,8 +19,11 @@ import type {
 export interface OperatorDefinition<T extends StoredObject = StoredObject> {
   /** Unique in a hub: lowercase letters, digits, "-" and "."; the `controller` label in metrics. */
   name: string;
-  /** The resource it watches and reconciles in every engaged cluster (or in those `resourceClusters` accepts). */
-  resource: ResourceType;
+  /**
+   * The resource it watches and reconciles in every engaged cluster (or in those `resourceClusters` accepts). A
+   * resource made by `defineResource` (or a typed kind) types `scope.client`'s objects and the admission handlers.
+   */
+  resource: ResourceType<T> | ResourceType;
   /**
    * The clusters its `resource` lives in; default every engaged cluster. In any other engaged cluster the
    * resource is neither discovered, pre-flighted nor watched (a cluster without its CRD is not `missing-crd`
@@ -225,7 +228,14 @@ export function defineOperator<T extends StoredObject = StoredObject>(definition
   const webhooks = admissionWebhooks(d.name, { validate: d.validate, mutate: d.mutate });
   return {
     name: d.name,
-    resource: { ...r },
+    // Its names only: a defined resource's schemas stay with its definition.
+    resource: {
+      group: r.group,
+      version: r.version,
+      kind: r.kind,
+      plural: r.plural,
+      ...(r.namespaced !== undefined ? { namespaced: r.namespaced } : {}),
+    },
     ...(webhooks.length ? { webhooks } : {}),
     resourceClusters: d.resourceClusters,
     verbs: [...(d.verbs ?? [])],

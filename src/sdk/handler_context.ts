@@ -6,15 +6,16 @@ import type { Logger } from "../util/mod.ts";
 import { adopt, type Adopted, type AdoptOptions } from "./adopt.ts";
 import type { DiffItem } from "./handler_state.ts";
 import type { Indexes } from "./indexes.ts";
+import type { SpecOf, StatusOf } from "./object_parts.ts";
 
 /** What a handler gets, in Kopf's spirit: the object, its parts, the diff (updates), clients and helpers. */
 export interface HandlerContext<T extends StoredObject = StoredObject> {
   /** The object as the handler found it (identity, labels, annotations, finalizers, spec, status). */
   body: T;
-  /** The object's `spec` (`{}` when it has none). */
-  spec: Record<string, unknown>;
-  /** The object's `status` (`{}` when it has none). */
-  status: Record<string, unknown>;
+  /** The object's `spec` (`{}` when it has none): typed by a defined resource (see `defineResource`). */
+  spec: SpecOf<T>;
+  /** The object's `status` (`{}` when it has none): typed (partial) by a defined resource. */
+  status: StatusOf<T>;
   /** The engaged cluster the object lives in. */
   cluster: string;
   /** The object's namespace ("" for a cluster-scoped object). */
@@ -33,7 +34,9 @@ export interface HandlerContext<T extends StoredObject = StoredObject> {
   client: ReconcileScope<T>["client"];
   /**
    * A typed client for `type` in this cluster, or in the engaged cluster named `cluster`. `type` must be declared in
-   * the operator's `uses` or `owns` (its verbs are what the client may do, and what the pre-flight checks).
+   * the operator's `uses` or `owns` (its verbs are what the client may do, and what the pre-flight checks). Its
+   * objects have the type `type` carries: `clientFor(kinds.ConfigMap).get(ref)` resolves with a ConfigMap (its `data`
+   * a `Record<string, string> | undefined`), `clientFor(Website)` with a Website; else `U` (default untyped).
    *
    * Guarantees: a call's failure is that call's error (a 409 or 404 from a child is never taken for a conflict on the
    * handler's own object): handle it, or let it escape and the handler is retried with backoff. A cluster that is
@@ -50,7 +53,7 @@ export interface HandlerContext<T extends StoredObject = StoredObject> {
    * });
    * ```
    */
-  clientFor<U extends StoredObject = StoredObject>(type: ResourceType, cluster?: string): ResourceClient<U>;
+  clientFor<U extends StoredObject = StoredObject>(type: ResourceType<U> | ResourceType, cluster?: string): ResourceClient<U>;
   /** The names of every engaged cluster (this one included). */
   clusters(): string[];
   /**
@@ -95,14 +98,14 @@ export function contextFor<T extends StoredObject>(
     scope.events.record(obj, kind, reason, message);
   return {
     body: obj,
-    spec: (obj.spec ?? {}) as Record<string, unknown>,
-    status: (obj.status ?? {}) as Record<string, unknown>,
+    spec: (obj.spec ?? {}) as SpecOf<T>,
+    status: (obj.status ?? {}) as StatusOf<T>,
     cluster: request.cluster,
     namespace: request.namespace,
     name: request.name,
     uid: obj.metadata.uid,
     client: scope.client,
-    clientFor: <U extends StoredObject>(other: ResourceType, cluster = request.cluster) => {
+    clientFor: <U extends StoredObject>(other: ResourceType<U> | ResourceType, cluster = request.cluster) => {
       const connection = scope.cluster(cluster);
       if (!connection) throw new Error(`cannot reach ${other.kind} in cluster ${cluster}: it is not engaged`);
       return connection.client<U>(other);

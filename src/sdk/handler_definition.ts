@@ -4,18 +4,19 @@ import type { ResourceType } from "../kube/mod.ts";
 import type { ResourceUse, StoredObject, Verb, WatchedResource } from "../runtime/mod.ts";
 import type { OwnedResource } from "./adopt.ts";
 import type { HandlerContext } from "./handler_context.ts";
+import type { StatusOf } from "./object_parts.ts";
 import type { DaemonSpec } from "./daemons.ts";
 import type { IndexFn } from "./indexes.ts";
 import type { MutateHandlers, ValidateHandlers } from "./admission.ts";
 
 /**
- * A handler: returns nothing, or status fields that are written in the same request as its done-mark.
- * Throw TemporaryError to retry after a delay, PermanentError to give up for good, anything else to retry
- * with backoff.
+ * A handler: returns nothing, or status fields that are written in the same request as its done-mark (typed by a
+ * defined resource's status schema). Throw TemporaryError to retry after a delay, PermanentError to give up for good,
+ * anything else to retry with backoff.
  */
 export type HandlerFn<T extends StoredObject = StoredObject> = (
   context: HandlerContext<T>,
-) => Promise<Record<string, unknown> | void> | Record<string, unknown> | void;
+) => Promise<Partial<StatusOf<T>> | void> | Partial<StatusOf<T>> | void;
 
 /** A handler with options: `id` (default: the function's name) and, for updates, a `field` it watches. */
 export interface HandlerSpec<T extends StoredObject = StoredObject> {
@@ -44,8 +45,11 @@ export interface TimerSpec<T extends StoredObject = StoredObject> {
 export interface HandlersDefinition<T extends StoredObject = StoredObject> {
   /** Unique in a hub, as in defineOperator. */
   name: string;
-  /** The resource it handles in every engaged cluster. */
-  resource: ResourceType;
+  /**
+   * The resource it handles in every engaged cluster. A resource made by `defineResource` (or a typed kind) types
+   * every handler's `body`, `spec` and `status`, its indexes and its admission handlers.
+   */
+  resource: ResourceType<T> | ResourceType;
   /** Kopf's `@kopf.on.create`: once per object, ever (see the guarantees of defineHandlers). */
   create?: Handlers<T>;
   /**

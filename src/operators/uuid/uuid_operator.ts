@@ -1,11 +1,17 @@
 // The Uuid operator (the seed's Kopf example): gives every Uuid object one generated UUID and the state Ok.
 
 import { v4 } from "uuid";
-import { defineOperator, ignoreNotFound, type Operator, retryOnConflict } from "../../sdk/mod.ts";
+import { defineOperator, ignoreNotFound, type Operator, type ResourceType, retryOnConflict } from "../../sdk/mod.ts";
 import { decide, statusFor } from "./status_rule.ts";
+import type { Uuid } from "./uuid_resource.ts";
 
-/** The seed's CRD: `uuid.demo.operator`, kind Uuid. */
-export const UUID_RESOURCE = { group: "demo.operator", version: "v1", kind: "Uuid", plural: "uuid" };
+/** The seed's CRD, typed by uuid_resource.ts (for its type only: the hub never loads the schema library). */
+export const UUID_RESOURCE: ResourceType<Uuid> = {
+  group: "demo.operator",
+  version: "v1",
+  kind: "Uuid",
+  plural: "uuid",
+};
 
 /**
  * Guarantees: one status write per new object (the pre-check keeps the watch event of that write out of the queue),
