@@ -228,14 +228,7 @@ export function defineOperator<T extends StoredObject = StoredObject>(definition
   const webhooks = admissionWebhooks(d.name, { validate: d.validate, mutate: d.mutate });
   return {
     name: d.name,
-    // Its names only: a defined resource's schemas stay with its definition.
-    resource: {
-      group: r.group,
-      version: r.version,
-      kind: r.kind,
-      plural: r.plural,
-      ...(r.namespaced !== undefined ? { namespaced: r.namespaced } : {}),
-    },
+    resource: { ...r },
     ...(webhooks.length ? { webhooks } : {}),
     resourceClusters: d.resourceClusters,
     verbs: [...(d.verbs ?? [])],
