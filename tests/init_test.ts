@@ -1,10 +1,19 @@
 // `operator-hub init` end to end, as a new user runs it: the project it writes checks, `deno task crd | kubectl apply`
-// installs its CRD in prod, and `deno task run` serves the new kind there (a ConfigMap and status.phase per object).
+// installs its CRD in prod, and `deno task run`, as the ServiceAccount of its deploy/rbac.yaml, serves the new kind there
+// (a ConfigMap and status.phase per object).
 // Each step's time is printed as a `figure:` line; nothing asserts on time.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { freePort, KUBECONFIG_PATH, kubectl, requireClusters, testNamespace } from "../dev/support/mod.ts";
+import {
+  apiserverCa,
+  apiserverUrl,
+  freePort,
+  kubectl,
+  kubectlOk,
+  requireClusters,
+  testNamespace,
+} from "../dev/support/mod.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const decoder = new TextDecoder();
@@ -55,7 +64,9 @@ Deno.test("init writes a project whose files check, whose CRD applies and whose 
   const tmp = await Deno.makeTempDir({ prefix: "operator-hub-init-" });
   const group = `init-${crypto.randomUUID().slice(0, 8)}.test.operator-hub.dev`;
   const crd = `probes.${group}`;
-  const project = join(tmp, "probe-operator");
+  // The folder's name is the project's: its Namespace, ServiceAccount and ClusterRole (deploy/rbac.yaml) are this run's.
+  const name = `probe-operator-${crypto.randomUUID().slice(0, 8)}`;
+  const project = join(tmp, name);
   let hub: Deno.ChildProcess | undefined;
   await using ns = await testNamespace("init", { contexts: ["prod"] });
   try {
@@ -97,13 +108,32 @@ Deno.test("init writes a project whose files check, whose CRD applies and whose 
       } ms`,
     );
 
+    // The hub runs as the generated deploy/rbac.yaml's ServiceAccount: those rights, and no others, must be enough.
+    await kubectlOk("prod", ["apply", "-f", join(project, "deploy/rbac.yaml")]);
+    const token = (await kubectlOk("prod", ["create", "token", name, "-n", name, "--duration=10m"])).trim();
+    const kubeconfig = join(tmp, "prod.kubeconfig");
+    await Deno.writeTextFile(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{
+          name: "prod",
+          cluster: { server: apiserverUrl("prod"), "certificate-authority-data": btoa(apiserverCa("prod")) },
+        }],
+        users: [{ name: "prod", user: { token } }],
+        contexts: [{ name: "prod", context: { cluster: "prod", user: "prod" } }],
+      }),
+      { mode: 0o600 },
+    );
+
     const runStarted = performance.now();
     hub = new Deno.Command(Deno.execPath(), {
       args: [
         "task",
         "run",
         "--kubeconfig",
-        KUBECONFIG_PATH,
+        kubeconfig,
         "--clusters",
         "prod",
         "--namespace",
@@ -160,6 +190,8 @@ Deno.test("init writes a project whose files check, whose CRD applies and whose 
       await hub.status;
     }
     await kubectl("prod", ["delete", "crd", crd, "--ignore-not-found", "--wait=false"]);
+    await kubectl("prod", ["delete", `clusterrole/${name}`, `clusterrolebinding/${name}`, "--ignore-not-found"]);
+    await kubectl("prod", ["delete", "namespace", name, "--ignore-not-found", "--wait=false"]);
     await Deno.remove(tmp, { recursive: true });
   }
 });

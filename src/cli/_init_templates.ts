@@ -207,6 +207,7 @@ apiVersion: v1
 kind: ServiceAccount
 metadata:
   name: ${n.project}
+  namespace: ${n.project}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -260,6 +261,7 @@ apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: ${n.project}
+  namespace: ${n.project}
   labels:
     app.kubernetes.io/name: ${n.project}
 spec:
