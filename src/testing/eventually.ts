@@ -12,14 +12,19 @@ export interface EventuallyOptions {
   signal?: AbortSignal;
   /** Injected for tests: the clock and the pause. */
   now?: () => number;
+  /** Injected for tests: waits `ms`. */
   sleep?: (ms: number) => Promise<void>;
 }
 
 /** {@linkcode eventually} gave up: `lastValue` or `lastError` is what the check saw last. */
 export class EventuallyTimeoutError extends Error {
+  /** How many times the check ran. */
   readonly attempts: number;
+  /** What the check returned last (undefined when it threw). */
   readonly lastValue: unknown;
+  /** What the check threw last (undefined when it returned). */
   readonly lastError: unknown;
+  /** An error whose `detail` is what the check saw last, and how many times it ran. */
   constructor(message: string, detail: { attempts: number; lastValue?: unknown; lastError?: unknown }) {
     super(message, detail.lastError instanceof Error ? { cause: detail.lastError } : undefined);
     this.name = "EventuallyTimeoutError";

@@ -24,6 +24,7 @@ export interface FaultProxyOptions {
   targetPort: number;
   /** Port to listen on (default: one the OS picks; kept across "refuse" → "forward"). */
   port?: number;
+  /** What to do with new connections at first. Default "forward". */
   mode?: ProxyMode;
 }
 
@@ -40,15 +41,19 @@ interface Link {
 
 /** One TCP connection the proxy accepted. */
 export interface ConnectionRecord {
+  /** Its number, from 1 in accept order. */
   id: number;
   /** performance.now() at accept. */
   at: number;
+  /** The mode it was accepted in. */
   mode: ProxyMode;
 }
 
 /** A fault-injecting TCP proxy on 127.0.0.1. */
 export class FaultProxy {
+  /** The port it listens on (127.0.0.1). */
   readonly port: number;
+  /** The port of the real server it forwards to. */
   readonly targetPort: number;
   /** Every accepted connection, in order. */
   readonly connections: ConnectionRecord[] = [];
@@ -80,6 +85,7 @@ export class FaultProxy {
     return `https://127.0.0.1:${this.port}`;
   }
 
+  /** What it does with new connections now. */
   get mode(): ProxyMode {
     return this.#mode;
   }
@@ -133,6 +139,7 @@ export class FaultProxy {
     while (this.#tasks.size > 0) await Promise.allSettled([...this.#tasks]);
   }
 
+  /** {@linkcode close}, for `await using`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }

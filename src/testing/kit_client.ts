@@ -5,25 +5,33 @@ import type { KubeClient, ResourceType } from "../kube/mod.ts";
 import { apiVersionOf, resourcePath } from "../kube/paths.ts";
 
 /** The objects of a resource type: its `"~object"` type when it carries one, else any Kubernetes object. */
-export type ObjectOf<R> = R extends ResourceType<infer T> ? unknown extends T ? KitObject : T : KitObject;
+export type KitObjectOf<R> = R extends ResourceType<infer T> ? unknown extends T ? KitObject : T : KitObject;
 
 /** A Kubernetes object as the apiserver returns it (when its resource carries no type). */
 export interface KitObject {
+  /** `group/version`. */
   apiVersion?: string;
+  /** The kind. */
   kind?: string;
+  /** Name, namespace, uid, resourceVersion, labels and the rest. */
   metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string; [field: string]: unknown };
+  /** spec, status, data and any other field. */
   [field: string]: unknown;
 }
 
 /** Which object: its namespace (for a namespaced resource) and name. */
 export interface KitRef {
+  /** The namespace; required for a namespaced resource. */
   namespace?: string;
+  /** The name. */
   name: string;
 }
 
 /** An object to create or apply: at least a name (and a namespace for a namespaced resource). */
 export interface KitNewObject {
+  /** At least a name, and a namespace for a namespaced resource. */
   metadata: { name: string; namespace?: string; [field: string]: unknown };
+  /** spec, data or any other field. */
   [field: string]: unknown;
 }
 
@@ -56,8 +64,8 @@ const PATCH_TYPES = {
 };
 
 /** A {@linkcode KitClient} of `type` over `kube`. */
-export function kitClient<R extends ResourceType>(kube: KubeClient, type: R): KitClient<ObjectOf<R>> {
-  type T = ObjectOf<R>;
+export function kitClient<R extends ResourceType>(kube: KubeClient, type: R): KitClient<KitObjectOf<R>> {
+  type T = KitObjectOf<R>;
   const namespaced = type.namespaced ?? true;
   const path = (ref: Partial<KitRef>, subresource?: string) => {
     if (namespaced && ref.name && !ref.namespace) {

@@ -37,8 +37,11 @@ export const KUBE_SOURCE: URL = new URL("./go/", import.meta.url);
 export interface KubeBinaries {
   /** The folder holding them. */
   dir: string;
+  /** kube-apiserver. */
   apiserver: string;
+  /** kube-controller-manager. */
   controllerManager: string;
+  /** An embedded etcd server. */
   etcd: string;
   /** local-pki: writes a client CA and client certificates signed by it. */
   pki: string;
@@ -67,6 +70,7 @@ export interface KubeBinariesOptions {
 
 /** The binaries could not be found or built. */
 export class KubeBuildError extends Error {
+  /** An error whose `message` says what could not be found or built, and why. */
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = "KubeBuildError";

@@ -3,7 +3,7 @@
 export { type RunningOperators, type RunOptions, TestEnv, testEnv, type TestEnvOptions } from "./test_env.ts";
 export { TestEnvError } from "./test_env_error.ts";
 export { eventually, type EventuallyOptions, EventuallyTimeoutError } from "./eventually.ts";
-export type { KitClient, KitNewObject, KitObject, KitRef, ObjectOf } from "./kit_client.ts";
+export type { KitClient, KitNewObject, KitObject, KitObjectOf, KitRef } from "./kit_client.ts";
 export type { CrdSource } from "./_env_crds.ts";
 export {
   kitCacheRoot,
@@ -13,5 +13,3 @@ export {
   type KubeBinariesOptions,
   KubeBuildError,
 } from "./kube_binaries.ts";
-export { type ConnectionRecord, FaultProxy, type FaultProxyOptions, type ProxyMode } from "./fault_proxy.ts";
-export { freePort } from "./free_port.ts";

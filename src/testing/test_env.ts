@@ -24,7 +24,7 @@ import { crdManifests, type CrdSource, installCrds } from "./_env_crds.ts";
 import { type EnvEtcd, startEtcd } from "./_env_etcd.ts";
 import { startWatchdog, type Watchdog } from "./_env_watchdog.ts";
 import { type ClientPki, ensureClientPki, ensureServiceAccountKey } from "./control_plane.ts";
-import { type KitClient, kitClient, type ObjectOf } from "./kit_client.ts";
+import { type KitClient, kitClient, type KitObjectOf } from "./kit_client.ts";
 import { type KubeBinaries, kubeBinaries } from "./kube_binaries.ts";
 import { stopPid } from "./process.ts";
 import { TestEnvError } from "./test_env_error.ts";
@@ -201,7 +201,7 @@ export class TestEnv implements AsyncDisposable {
   }
 
   /** A typed admin client of `type` in `cluster` (straight to its apiserver). */
-  client<R extends ResourceType>(cluster: string, type: R): KitClient<ObjectOf<R>> {
+  client<R extends ResourceType>(cluster: string, type: R): KitClient<KitObjectOf<R>> {
     this.#cluster(cluster);
     return kitClient(this.#admins.get(cluster)!, type);
   }
@@ -356,6 +356,7 @@ export class TestEnv implements AsyncDisposable {
     return this.#disposed;
   }
 
+  /** {@linkcode dispose}, for `await using`. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.dispose();
   }
