@@ -27,7 +27,7 @@ export function helpText(): string {
     "removes the hub's finalizers from every object of those clusters, after the hub stopped (an uninstall);",
     "see `cleanup --help`.",
     "",
-    "       deno task run init DIR --group G --kind K   (operator-hub init ...)",
+    "       deno run -A cli.ts init DIR --group G --kind K   (operator-hub init ...)",
     "writes a new operator project into DIR: its resource, handlers, a test on two clusters, deploy/;",
     "see `init --help`.",
     "",

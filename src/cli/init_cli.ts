@@ -59,6 +59,14 @@ export async function initMain(argv: string[], options: InitMainOptions = {}): P
   const dir = resolve(cwd, parsed.dir);
   const names = namesOf(parsed, dir, cwd, options.checkout ?? localCheckout());
   if (typeof names === "string") return printUsageError(`init: ${names} (see operator-hub init --help)`);
+  for (const name of ["read", "write"] as const) {
+    if (Deno.permissions.querySync({ name, path: dir }).state !== "granted") {
+      return printUsageError(
+        `init: cannot ${name} ${parsed.dir}: Deno was started without --allow-${name} for it ` +
+          "(run deno run --allow-read --allow-write --allow-run cli.ts init ...)",
+      );
+    }
+  }
   const entries = await listDir(dir);
   if (entries === "not-a-dir") return printUsageError(`init: ${parsed.dir} exists and is not a directory`);
   if (entries.length) {

@@ -164,3 +164,35 @@ Deno.test("the project init writes is deno fmt and deno lint clean, a long kind 
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("init without --allow-write refuses in one line, exit 2, naming the flag", async () => {
+  const cwd = await Deno.makeTempDir({ prefix: "init-unit-" });
+  try {
+    const main = new URL("./main.ts", import.meta.url).pathname;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--no-prompt",
+        "--allow-read",
+        "--allow-env",
+        main,
+        "init",
+        "p",
+        "--group",
+        "a.example.com",
+        "--kind",
+        "Site",
+      ],
+      cwd,
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 2);
+    const lines = new TextDecoder().decode(out.stderr).trim().split("\n");
+    assert.equal(lines.length, 1, lines.join("\n"));
+    assert.match(lines[0], /^operator-hub: error: init: cannot write p: .*--allow-write/);
+    assert.deepEqual(await listed(cwd), []);
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
