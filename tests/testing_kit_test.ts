@@ -1,5 +1,6 @@
 // The test kit end to end (src/testing, the `./testing` entry point): two real clusters of its own on free ports, the
 // Website example (examples/website_operator.ts, its CRD from examples/website_resource.ts) run in-process on both,
+// the cross-cluster fixture (tests/fixtures/website_mirror_operator.ts: a Website in east gets its ConfigMap in west),
 // one cut off from the hub while the other is still served, then restored; a revoked credential and its renewal; and
 // nothing left behind at dispose. It uses no shared local cluster, so it runs in the parallel group.
 
@@ -10,6 +11,7 @@ import { eventually, testEnv } from "../testing.ts";
 import { ensureBinaries } from "../dev/build/build.ts";
 import { website } from "../examples/website_operator.ts";
 import { Website } from "../examples/website_resource.ts";
+import { MIRROR_TO, websiteMirror } from "./fixtures/website_mirror_operator.ts";
 
 /** This checkout's own binaries (.cache/kube-bin), unless OPERATOR_HUB_KUBE_BIN names others. */
 const binaries = Deno.env.get("OPERATOR_HUB_KUBE_BIN") || (await ensureBinaries()).dir;
@@ -27,15 +29,29 @@ function processesNaming(text: string): number[] {
   return found;
 }
 
-Deno.test("the Website example on two kit clusters: the one cut off catches up once restored while the other is served, a revoked credential stops only its cluster, and dispose leaves nothing", async () => {
+Deno.test("the Website example on two kit clusters, and a child made across them: the one cut off catches up once restored while the other is served, a revoked credential stops only its cluster, and dispose leaves nothing", async () => {
   let dir: string;
   {
     await using env = await testEnv({ clusters: ["east", "west"], crds: [Website], binaries });
     dir = env.dir;
     assert.ok(processesNaming(dir).length >= 4, "two apiservers and two controller managers run from the env's folder");
-    const namespace = await env.namespace();
+    const [namespace, mirrored] = [await env.namespace(), await env.namespace("mirrored")];
     const logs: string[] = [];
-    await env.run(website, { logger: new Logger({ level: "warn", write: (line) => logs.push(line) }) });
+    const logger = new Logger({ level: "warn", write: (line) => logs.push(line) });
+    await env.run(website, { namespaces: [namespace], logger });
+    await env.run(websiteMirror, { namespaces: [mirrored] });
+
+    // Across clusters: the cross-cluster fixture's handler in east makes its Website's ConfigMap in west.
+    const annotations = { [MIRROR_TO]: "west" };
+    await env.client("east", Website).create({
+      metadata: { name: "m", namespace: mirrored, annotations },
+      spec: { image: "web:m" },
+    });
+    const mirror = await eventually(
+      () => env.client("west", kinds.ConfigMap).find({ namespace: mirrored, name: "m-mirror" }),
+      { timeoutMs: 30_000, what: "m-mirror in west" },
+    );
+    assert.deepEqual(mirror.data, { image: "web:m", from: "east" });
     const site = (name: string) => ({ metadata: { name, namespace }, spec: { image: `web:${name}` } });
     const configMap = (cluster: string, name: string) => env.client(cluster, kinds.ConfigMap).find({ namespace, name });
     const wait = <T>(what: string, check: () => Promise<T>) => eventually(check, { what, timeoutMs: 30_000 });
