@@ -28,7 +28,7 @@ export { type ClientPki, CONTROLLER_MANAGER_USER, DISABLED_CONTROLLERS } from ".
 
 /** The controller-manager binary built by dev/build/build.ts. */
 export const CONTROLLER_MANAGER_BINARY = `${KUBE_BIN_DIR}/kube-controller-manager`;
-/** The small certificate tool built beside it (dev/build/cmd/local-pki). */
+/** The small certificate tool built beside it (src/testing/go/cmd/local-pki). */
 export const PKI_BINARY = `${KUBE_BIN_DIR}/local-pki`;
 /** The controller manager of the cluster on apiserver port P listens on P + this (prod 17443, staging 17444, ...). */
 export const CONTROLLER_MANAGER_PORT_DELTA = 1000;
