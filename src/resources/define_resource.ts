@@ -85,11 +85,12 @@ export type TypedObject<Spec, Status> =
  * console.log(who({ metadata: { name: "world" } }));
  * ```
  */
-export type ObjectOf<R extends ResourceType> = NonNullable<R["~object"]>;
+export type ObjectOf<R extends { readonly "~object"?: unknown }> = NonNullable<R["~object"]>;
 
 /** A defined resource: a ResourceType (for `resource`, `uses`, `owns`, `clientFor`) that also carries its definition. */
 export interface Resource<Spec extends TSchema = TSchema, Status extends TSchema = TSchema>
   extends ResourceType<TypedObject<Static<Spec>, Static<Status>>> {
+  /** What it was defined from: its names, scope and schemas (its CRD is made from them). */
   readonly definition: Readonly<ResourceDefinition<Spec, Status>>;
 }
 

@@ -13,7 +13,6 @@ import type {
 import { type Logger, silentLogger } from "../util/mod.ts";
 import { OperatorDefinitionError } from "./define_operator.ts";
 import { jsonPatch } from "./json_patch.ts";
-import type { SpecOf } from "./object_parts.ts";
 
 /**
  * Refuses the request under review (Kopf's `kopf.AdmissionError`): kubectl shows `message`, and `code` as the HTTP
@@ -57,7 +56,7 @@ export interface AdmissionContext<T extends StoredObject = StoredObject> {
    * `object.spec` (`{}` when absent; typed by a defined resource, though an object under review may not match its
    * schema yet); for a mutate handler, the very object to change in place.
    */
-  spec: SpecOf<T>;
+  spec: unknown extends T["spec"] ? Record<string, unknown> : NonNullable<T["spec"]>;
   /** CREATE, UPDATE, DELETE or CONNECT. */
   operation: AdmissionOperation;
   /** Who asked. */
@@ -249,7 +248,7 @@ async function review<T extends StoredObject>(
   const context: AdmissionContext<T> = {
     object,
     oldObject: request.oldObject as T | undefined,
-    spec: object.spec as SpecOf<T>,
+    spec: object.spec as AdmissionContext<T>["spec"],
     operation: request.operation,
     userInfo: request.userInfo,
     dryRun: request.dryRun,

@@ -6,16 +6,18 @@ import type { Logger } from "../util/mod.ts";
 import { adopt, type Adopted, type AdoptOptions } from "./adopt.ts";
 import type { DiffItem } from "./handler_state.ts";
 import type { Indexes } from "./indexes.ts";
-import type { SpecOf, StatusOf } from "./object_parts.ts";
 
 /** What a handler gets, in Kopf's spirit: the object, its parts, the diff (updates), clients and helpers. */
 export interface HandlerContext<T extends StoredObject = StoredObject> {
   /** The object as the handler found it (identity, labels, annotations, finalizers, spec, status). */
   body: T;
-  /** The object's `spec` (`{}` when it has none): typed by a defined resource (see `defineResource`). */
-  spec: SpecOf<T>;
-  /** The object's `status` (`{}` when it has none): typed (partial) by a defined resource. */
-  status: StatusOf<T>;
+  /**
+   * The object's `spec` (`{}` when it has none): typed by a defined resource (see `defineResource`) or a typed kind,
+   * `Record<string, unknown>` for a plain `{ group, version, kind, plural }`.
+   */
+  spec: unknown extends T["spec"] ? Record<string, unknown> : NonNullable<T["spec"]>;
+  /** The object's `status` (`{}` when it has none): typed (partial) by a defined resource, else untyped as `spec`. */
+  status: unknown extends T["status"] ? Record<string, unknown> : NonNullable<T["status"]>;
   /** The engaged cluster the object lives in. */
   cluster: string;
   /** The object's namespace ("" for a cluster-scoped object). */
@@ -53,7 +55,10 @@ export interface HandlerContext<T extends StoredObject = StoredObject> {
    * });
    * ```
    */
-  clientFor<U extends StoredObject = StoredObject>(type: ResourceType<U> | ResourceType, cluster?: string): ResourceClient<U>;
+  clientFor<U extends StoredObject = StoredObject>(
+    type: ResourceType<U> | ResourceType,
+    cluster?: string,
+  ): ResourceClient<U>;
   /** The names of every engaged cluster (this one included). */
   clusters(): string[];
   /**
@@ -98,8 +103,8 @@ export function contextFor<T extends StoredObject>(
     scope.events.record(obj, kind, reason, message);
   return {
     body: obj,
-    spec: (obj.spec ?? {}) as SpecOf<T>,
-    status: (obj.status ?? {}) as StatusOf<T>,
+    spec: (obj.spec ?? {}) as HandlerContext<T>["spec"],
+    status: (obj.status ?? {}) as HandlerContext<T>["status"],
     cluster: request.cluster,
     namespace: request.namespace,
     name: request.name,

@@ -4,7 +4,6 @@ import type { ResourceType } from "../kube/mod.ts";
 import type { ResourceUse, StoredObject, Verb, WatchedResource } from "../runtime/mod.ts";
 import type { OwnedResource } from "./adopt.ts";
 import type { HandlerContext } from "./handler_context.ts";
-import type { StatusOf } from "./object_parts.ts";
 import type { DaemonSpec } from "./daemons.ts";
 import type { IndexFn } from "./indexes.ts";
 import type { MutateHandlers, ValidateHandlers } from "./admission.ts";
@@ -16,7 +15,7 @@ import type { MutateHandlers, ValidateHandlers } from "./admission.ts";
  */
 export type HandlerFn<T extends StoredObject = StoredObject> = (
   context: HandlerContext<T>,
-) => Promise<Partial<StatusOf<T>> | void> | Partial<StatusOf<T>> | void;
+) => Promise<Partial<HandlerContext<T>["status"]> | void> | Partial<HandlerContext<T>["status"]> | void;
 
 /** A handler with options: `id` (default: the function's name) and, for updates, a `field` it watches. */
 export interface HandlerSpec<T extends StoredObject = StoredObject> {

@@ -1,9 +1,9 @@
 // The built-in Kubernetes kinds as ResourceTypes, so operators never spell out group, version, plural and scope.
 
-// Type-only imports: the object types of kubernetes-models (JSON as the API server sends it, timestamps as strings);
-// nothing of the package is loaded at run time.
 import type { ResourceType } from "../kube/mod.ts";
 import type { StoredObject } from "../runtime/mod.ts";
+// Type-only: the object types of kubernetes-models (JSON as the API server sends it, timestamps as strings); nothing
+// of the package is loaded at run time.
 import type { INamespace } from "kubernetes-models/v1/Namespace";
 import type { IConfigMap } from "kubernetes-models/v1/ConfigMap";
 import type { ISecret } from "kubernetes-models/v1/Secret";
@@ -88,7 +88,10 @@ export type KindName =
   | "Ingress";
 
 /**
- * The built-in kinds of {@link kinds}, each typed by its kubernetes-models object type.
+ * The built-in kinds of {@link kinds}, each typed by its kubernetes-models object type. Left out of the generated
+ * documentation (`@ignore`): documenting it would pull every kubernetes-models type into this package's docs.
+ *
+ * @ignore
  */
 export interface Kinds {
   /** v1/Namespace */
@@ -167,7 +170,13 @@ export const kinds: Kinds = Object.freeze({
   Role: of<IRole>("rbac.authorization.k8s.io", "v1", "Role", "roles"),
   RoleBinding: of<IRoleBinding>("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
   ClusterRole: of<IClusterRole>("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", false),
-  ClusterRoleBinding: of<IClusterRoleBinding>("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", false),
+  ClusterRoleBinding: of<IClusterRoleBinding>(
+    "rbac.authorization.k8s.io",
+    "v1",
+    "ClusterRoleBinding",
+    "clusterrolebindings",
+    false,
+  ),
   NetworkPolicy: of<INetworkPolicy>("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies"),
   Ingress: of<IIngress>("networking.k8s.io", "v1", "Ingress", "ingresses"),
 });

@@ -37,7 +37,6 @@ export {
   PARENT_RESOURCE_LABEL,
 } from "./adopt.ts";
 export { type KindName, type Kinds, kinds, type KubeObject } from "./kinds.ts";
-export type { SpecOf, StatusOf } from "./object_parts.ts";
 export { type DiffItem, type HandlerOutcome, type HandlerState } from "./handler_state.ts";
 export {
   type AdmissionLabelSelector,
