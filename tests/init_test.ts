@@ -47,13 +47,16 @@ async function waitFor<T>(what: string, check: () => Promise<T | undefined>, tim
 }
 
 /** The code of docs/getting-started.md's first section: its deno.json and the file that defines the resource. */
-function gettingStarted(markdown: string): { denoJson: { imports: Record<string, string> }; greeting: string } {
+function gettingStarted(
+  markdown: string,
+): { denoJson: { imports: Record<string, string> }; greeting: string; test: string } {
   const section = markdown.split("\n## ")[1] ?? "";
   const blocks = [...section.matchAll(/```(json|ts)\n([\s\S]*?)```/g)].map(([, lang, code]) => ({ lang, code }));
   const json = blocks.find((b) => b.lang === "json");
   const greeting = blocks.find((b) => b.lang === "ts" && b.code.includes("defineResource("));
-  assert.ok(json && greeting, "docs/getting-started.md's first section has a deno.json and a defineResource file");
-  return { denoJson: JSON.parse(json.code), greeting: greeting.code };
+  const test = blocks.find((b) => b.lang === "ts" && b.code.includes("testEnv("));
+  assert.ok(json && greeting && test, "docs/getting-started.md's first section: a deno.json, the resource, a test");
+  return { denoJson: JSON.parse(json.code), greeting: greeting.code, test: test.code };
 }
 
 Deno.test("init writes a project whose files check, whose CRD applies and whose `deno task run` serves the new kind", {
@@ -90,7 +93,9 @@ Deno.test("init writes a project whose files check, whose CRD applies and whose 
     const written = JSON.parse(await Deno.readTextFile(join(project, "deno.json")));
     assert.deepEqual(guide.denoJson.imports, written.imports, "the guide's deno.json imports are init's");
     await Deno.writeTextFile(join(project, "greeting.ts"), guide.greeting);
+    await Deno.writeTextFile(join(project, "greeting_test.ts"), guide.test);
     const files = ["main.ts", "probe_resource.ts", "probe_operator.ts", "probe_operator_test.ts", "greeting.ts"];
+    files.push("greeting_test.ts");
     // The check (CPU-bound: a fresh project checks the hub's graph too) runs while the CRD is applied and served.
     const checked = deno(["check", ...files], project);
 
