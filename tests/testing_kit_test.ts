@@ -56,7 +56,15 @@ Deno.test("the Website example on two kit clusters, and a child made across them
     const configMap = (cluster: string, name: string) => env.client(cluster, kinds.ConfigMap).find({ namespace, name });
     const wait = <T>(what: string, check: () => Promise<T>) => eventually(check, { what, timeoutMs: 30_000 });
 
-    for (const c of env.clusters) await env.client(c, Website).create(site("first"));
+    await env.client("east", Website).create(site("first"));
+    const yaml =
+      `apiVersion: examples.operator-hub.dev/v1\nkind: Website\nmetadata: {name: first, namespace: ${namespace}}\n` +
+      "spec: {image: web:first}\n";
+    await env.kubectl("west", ["apply", "-f", "-"], yaml);
+    assert.match(
+      await env.kubectl("west", ["get", "websites", "-n", namespace, "-o", "name"]),
+      /website\.examples\.operator-hub\.dev\/first/,
+    );
     for (const c of env.clusters) {
       await wait(`ConfigMap first in ${c}`, () => configMap(c, "first"));
       await wait(`Deployment first in ${c}`, () => env.client(c, kinds.Deployment).find({ namespace, name: "first" }));
