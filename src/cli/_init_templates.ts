@@ -49,7 +49,7 @@ function denoJson(n: InitNames): string {
       run: "deno run --allow-net --allow-read --allow-env --allow-run --allow-sys=hostname main.ts --operators none " +
         `${n.snake}_operator.ts`,
       test: "deno test --allow-all",
-      crd: `deno run --allow-read --allow-env main.ts crd ${n.snake}_resource.ts`,
+      crd: `deno run --no-prompt --allow-read main.ts crd ${n.snake}_resource.ts`,
     },
     fmt: { lineWidth: 120, proseWrap: "preserve" },
   };
