@@ -46,8 +46,8 @@ function denoJson(n: InitNames): string {
     // Before publishing: the checkout this project links to resolves `@operator-hub/hub` instead of JSR.
     ...("link" in n.hub ? { links: [n.hub.link] } : {}),
     tasks: {
-      run: "deno run --allow-net --allow-read --allow-env --allow-run --allow-sys=hostname main.ts --operators none " +
-        `${n.snake}_operator.ts`,
+      run: "deno run --no-prompt --allow-net --allow-read --allow-env --allow-run --allow-sys=hostname main.ts " +
+        `--operators none ${n.snake}_operator.ts`,
       test: "deno test --allow-all",
       crd: `deno run --no-prompt --allow-read main.ts crd ${n.snake}_resource.ts`,
     },
