@@ -14,12 +14,8 @@
 import { FaultProxy } from "./fault_proxy.ts";
 import { freePort } from "./free_port.ts";
 import { logTail, pidRunning, spawnDetached, stopPid } from "./process.ts";
-import {
-  apiserverFlags,
-  type ClientPki,
-  controllerManagerFlags,
-  controllerManagerKubeconfig,
-} from "./control_plane.ts";
+import { apiserverFlags, type ClientPki } from "./control_plane.ts";
+import { type EnvControllerManager, startControllerManager } from "./_env_controller_manager.ts";
 import type { KubeBinaries } from "./kube_binaries.ts";
 import { TestEnvError } from "./test_env_error.ts";
 
@@ -96,7 +92,7 @@ export class EnvCluster {
   #port = 0;
   #pid: number | null = null;
   #proxy: FaultProxy | undefined;
-  #manager: { pid: number | null; port: number; certDir: string; kubeconfig: string; logFile: string };
+  #manager: EnvControllerManager;
   #http: Deno.HttpClient | undefined;
   #credential = 0;
   #secret: string | undefined;
@@ -143,7 +139,10 @@ export class EnvCluster {
         kubeconfigYaml(name, cluster.url, cluster.caFile, { token: cluster.#adminToken }),
       );
       cluster.#proxy = FaultProxy.start({ targetPort: cluster.#port, port: freePort() });
-      await Promise.all([cluster.#startControllerManager(), cluster.#setUpHubCredential(timeoutMs)]);
+      await Promise.all([
+        startControllerManager(cluster.#manager, cluster, shared, timeoutMs),
+        cluster.#setUpHubCredential(timeoutMs),
+      ]);
       await writeSecretFile(
         cluster.hubKubeconfig,
         kubeconfigYaml(name, cluster.#proxy.url, cluster.caFile, { tokenFile: cluster.hubTokenFile }),
@@ -267,29 +266,6 @@ export class EnvCluster {
   /** The hub reaches this cluster again. */
   restore(): void {
     this.#proxy!.setMode("forward");
-  }
-
-  async #startControllerManager(): Promise<void> {
-    const m = this.#manager;
-    await Deno.writeTextFile(
-      m.kubeconfig,
-      controllerManagerKubeconfig({ name: this.name, url: this.url, caFile: this.caFile }, this.#shared.pki),
-      { mode: 0o600 },
-    );
-    m.port = freePort();
-    await Deno.writeTextFile(m.logFile, `--- started ${new Date().toISOString()}\n`, { append: true });
-    m.pid = await spawnDetached(
-      this.#shared.bins.controllerManager,
-      controllerManagerFlags({
-        kubeconfig: m.kubeconfig,
-        port: m.port,
-        certDir: m.certDir,
-        serviceAccountKey: this.#shared.serviceAccountKey,
-        rootCaFile: this.caFile,
-        pki: this.#shared.pki,
-      }),
-      m.logFile,
-    );
   }
 
   /** The ServiceAccount the hub works as, bound to cluster-admin, and its first token. */
