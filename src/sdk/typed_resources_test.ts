@@ -104,16 +104,35 @@ Deno.test("clientFor of a typed kind or a defined resource returns a client of i
   });
 });
 
-Deno.test("defineOperator's client and pre-check see the defined resource's objects", () => {
+Deno.test("defineOperator's client, other clusters' clients and pre-check see typed objects", () => {
   defineOperator({
     name: "site",
     resource: Site,
+    uses: [{ type: kinds.Secret, verbs: ["get"] }],
     needsReconcile: (site) => site.status?.ready !== true,
-    reconcile(request, { client }) {
+    async reconcile(request, { client, cluster }) {
       const site = client.cached(request);
       same<typeof site, ObjectOf<typeof Site> | undefined>(true);
       if (site) same<typeof site.spec.image, string>(true);
-      return Promise.resolve();
+      const secret = await cluster("staging")?.client(kinds.Secret).get(request);
+      if (secret) same<typeof secret.data, { [key: string]: string } | undefined>(true);
+    },
+  });
+});
+
+Deno.test("daemons and admission handlers of a defined resource see it typed", () => {
+  defineHandlers({
+    name: "site",
+    resource: Site,
+    daemons: {
+      fn: ({ spec, status }) => {
+        same<typeof spec.image, string>(true);
+        same<typeof status.ready, boolean | undefined>(true);
+      },
+    },
+    validate: ({ object, oldObject }) => {
+      same<typeof object.spec.replicas, number | undefined>(true);
+      same<typeof oldObject, ObjectOf<typeof Site> | undefined>(true);
     },
   });
 });
