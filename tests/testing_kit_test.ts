@@ -1,8 +1,8 @@
 // The test kit end to end (src/testing, the `./testing` entry point): two real clusters of its own on free ports, the
 // Website example (examples/website_operator.ts, its CRD from examples/website_resource.ts) run in-process on both,
 // the cross-cluster fixture (tests/fixtures/website_mirror_operator.ts: a Website in east gets its ConfigMap in west),
-// one cut off from the hub while the other is still served, then restored; a revoked credential and its renewal; and
-// nothing left behind at dispose. It uses no shared local cluster, so it runs in the parallel group.
+// one cut off from the hub while the other is still served, then restored; a revoked credential and its renewal; an
+// apiserver killed and restarted; and nothing left behind at dispose. It uses no shared local cluster, so it runs in the parallel group.
 
 import assert from "node:assert/strict";
 import { kinds } from "../mod.ts";
@@ -29,7 +29,7 @@ function processesNaming(text: string): number[] {
   return found;
 }
 
-Deno.test("the Website example on two kit clusters, and a child made across them: the one cut off catches up once restored while the other is served, a revoked credential stops only its cluster, and dispose leaves nothing", async () => {
+Deno.test("the Website example on two kit clusters, and a child made across them: the one cut off catches up once restored while the other is served, a revoked credential stops only its cluster, a restarted apiserver is served again, and dispose leaves nothing", async () => {
   let dir: string;
   {
     await using env = await testEnv({ clusters: ["east", "west"], crds: [Website], binaries });
@@ -87,6 +87,14 @@ Deno.test("the Website example on two kit clusters, and a child made across them
     assert.equal(await configMap("west", "third"), undefined, "west refuses the hub's revoked token");
     await env.renewCredential("west");
     await wait("ConfigMap third in west once renewed", () => configMap("west", "third"));
+
+    // east's apiserver crashes and comes back with its objects: the hub reconnects and serves it again.
+    await env.stopApiserver("east", { signal: "SIGKILL" });
+    await assert.rejects(env.client("east", Website).get({ namespace, name: "first" }));
+    await env.startApiserver("east");
+    assert.equal((await env.client("east", Website).get({ namespace, name: "first" })).spec?.image, "web:first");
+    await env.client("east", Website).create(site("fourth"));
+    await wait("ConfigMap fourth in east after its apiserver restarted", () => configMap("east", "fourth"));
   }
   assert.deepEqual(processesNaming(dir), [], "no process of the environment is left");
   await assert.rejects(Deno.stat(dir), Deno.errors.NotFound);
