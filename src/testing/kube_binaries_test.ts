@@ -97,3 +97,21 @@ Deno.test("cached binaries whose stamp matches are found in the stamp-keyed cach
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("the Go sources read over HTTP (as from a published package) are byte for byte the shipped ones, and a missing one is named", async () => {
+  const dir = decodeURIComponent(KUBE_SOURCE.pathname);
+  let missing = "";
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+    const path = new URL(request.url).pathname.slice(1);
+    if (path === missing) return new Response("gone", { status: 404 });
+    return new Response(await Deno.readFile(dir + path));
+  });
+  const source = new URL(`http://127.0.0.1:${server.addr.port}/`);
+  const [overHttp, local] = [await readSources(source), await readSources()];
+  assert.deepEqual(overHttp, local);
+  missing = "go.sum";
+  await assert.rejects(
+    readSources(source),
+    new RegExp(`could not read the test kit's Go source ${source}go.sum: HTTP 404`),
+  );
+});
