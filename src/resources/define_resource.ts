@@ -1,17 +1,37 @@
 // A custom resource written once: its names and its TypeBox schema, from which its TypeScript types and its CRD come.
 
-import type { Static, TSchema } from "typebox";
+import type { Static as TypeBoxStatic, TSchema as TypeBoxSchema } from "typebox";
 import type { ResourceType } from "../kube/mod.ts";
+
+/**
+ * A TypeBox schema (typebox's `TSchema`): what `spec` and `status` are written with. Left out of the generated
+ * documentation (`@ignore`): typebox documents it, and documenting it here would pull typebox's types into these docs.
+ *
+ * @ignore
+ */
+export type TSchema = TypeBoxSchema;
+
+/**
+ * The TypeScript type a TypeBox schema describes (typebox's `Static`). Left out of the generated documentation, as
+ * {@link TSchema} is.
+ *
+ * @ignore
+ */
+export type Static<T extends TSchema> = TypeBoxStatic<T>;
 
 /** A printer column of `kubectl get` (the CRD's `additionalPrinterColumns`). */
 export interface PrinterColumn {
+  /** The column's header, e.g. `Image`. */
   name: string;
+  /** How `kubectl get` prints the value. */
   type: "string" | "integer" | "number" | "boolean" | "date";
   /** A JSONPath into the object, e.g. `.spec.image`. */
   jsonPath: string;
+  /** What the column shows (for humans reading the CRD). */
   description?: string;
   /** 0 (default) shows in `kubectl get`; higher only with `-o wide`. */
   priority?: number;
+  /** An OpenAPI format of the value, e.g. `date-time` or `int32`. */
   format?: string;
 }
 
@@ -29,7 +49,9 @@ export interface ResourceDefinition<Spec extends TSchema = TSchema, Status exten
   singular?: string;
   /** Default `Namespaced`. */
   scope?: "Namespaced" | "Cluster";
+  /** Short names for kubectl, e.g. `["ws"]` for `kubectl get ws`. */
   shortNames?: string[];
+  /** Groups it belongs to for kubectl, e.g. `["all"]` for `kubectl get all`. */
   categories?: string[];
   /** What the resource is, for `kubectl explain`. */
   description?: string;
@@ -37,6 +59,7 @@ export interface ResourceDefinition<Spec extends TSchema = TSchema, Status exten
   spec: Spec;
   /** The status's schema. The SDK's own status fields (`handlers`) are added to the CRD by itself. */
   status?: Status;
+  /** Extra columns of `kubectl get` (the CRD's `additionalPrinterColumns`). */
   printerColumns?: PrinterColumn[];
 }
 
@@ -96,6 +119,7 @@ export interface Resource<Spec extends TSchema = TSchema, Status extends TSchema
 
 /** Thrown by `defineResource` for a definition a CRD could not be made from, naming the field. */
 export class ResourceDefinitionError extends Error {
+  /** Always "ResourceDefinitionError". */
   override name = "ResourceDefinitionError";
 }
 
