@@ -1,7 +1,7 @@
 // Unit tests for returnedStatus() and for defineHandlers() refusing a handler that returns a Kubernetes object.
 import assert from "node:assert/strict";
-import type { ReconcileScope, ResourceClient, StoredObject } from "../runtime/mod.ts";
-import { Logger } from "../util/mod.ts";
+import { type ReconcileScope, type ResourceClient, type StoredObject, TaskSet } from "../runtime/mod.ts";
+import { Logger, VirtualClock } from "../util/mod.ts";
 import { defineHandlers, PermanentError } from "./handlers.ts";
 import { returnedStatus } from "./_returned_status.ts";
 
@@ -75,4 +75,46 @@ Deno.test("A handler that returns the object a client call gave back fails for g
   assert.equal(warnings.length, 1, "one Warning event on the parent");
   assert.equal(errors[0].handler, "quotaFor");
   assert.match(String(errors[0].error), /return a plain object of status fields/);
+});
+
+Deno.test("A timer that returns a Kubernetes object writes nothing of it and logs why, naming the timer", async () => {
+  const clock = new VirtualClock();
+  const lines: Record<string, unknown>[] = [];
+  const logger = new Logger({ level: "warn", format: "json", write: (l) => void lines.push(JSON.parse(l)) });
+  const object: StoredObject = {
+    metadata: { name: "a", namespace: "ns", uid: "u1", resourceVersion: "1" },
+    spec: {},
+    status: { handlers: { create: { c: { done: true } } } },
+  };
+  const written: Record<string, unknown>[] = [];
+  const tasks: TaskSet = new TaskSet({ scopeFor: (_k, signal) => scope(signal), clock, logger });
+  const scope = (signal: AbortSignal) =>
+    ({
+      client: {
+        cached: () => object,
+        patchStatus: (_o: StoredObject, status: Record<string, unknown>) => void written.push(status),
+      },
+      events: { record: () => Promise.resolve() },
+      cluster: () => undefined,
+      clusters: () => ["prod"],
+      signal,
+      logger,
+      background: tasks,
+      reconcileId: "r",
+    }) as unknown as ReconcileScope;
+  const op = defineHandlers({
+    name: "tenants",
+    resource,
+    create: function c() {},
+    timers: { id: "refresh", intervalMs: 1000, fn: () => quota as unknown as Record<string, unknown> },
+  });
+  await op.reconciler.reconcile({ cluster: "prod", namespace: "ns", name: "a" }, scope(new AbortController().signal));
+  await clock.advance(0);
+  assert.deepEqual(written, [], "nothing of the returned object was written");
+  const warned = lines.find((l) => l.handler === "refresh");
+  assert.ok(warned, JSON.stringify(lines));
+  assert.match(String(warned.error), /handler refresh returned a Kubernetes object \(v1 ResourceQuota t1\/q\)/);
+  const closing = tasks.close();
+  await clock.advance(0);
+  await closing;
 });
