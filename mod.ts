@@ -1,12 +1,15 @@
 /**
- * The operator SDK: everything an operator's code imports. Write an operator as one reconcile with
+ * The operator SDK's quick start: what an operator's code imports first. Write an operator as one reconcile with
  * {@link defineOperator} (controller-runtime's shape) or as Kopf-style handlers with {@link defineHandlers}; both
  * return an {@link Operator}, which the hub runs in every cluster it engages, with a typed, cached client per cluster
- * ({@link ResourceClient}), retries, events, finalizers, owned children ({@link adopt}), daemons, indexes and
- * admission webhooks (validate and mutate handlers, {@link jsonPatch}).
+ * ({@link ResourceClient}), retries, events, finalizers and owned children ({@link adopt}). A custom resource is
+ * written once with {@link defineResource}: a TypeBox schema gives typed `spec` and `status` in every handler, and
+ * `operator-hub crd FILE` prints its CRD.
  *
- * Run operators with the command line (`deno task run my_operator.ts`, or `main()` from `"./cli"`), or host them in
- * a program of your own with `Hub` from `"./hub"`. Kubernetes access outside an operator is `"./kube"`.
+ * The rest has entry points of its own: `"./sdk"` (the whole SDK: daemons, indexes, admission webhooks, runtime
+ * types), `"./resources"` (custom resources and their CRDs), `"./testing"` (a multi-cluster test kit on real
+ * apiservers), `"./hub"` (a Hub in a program of your own), `"./kube"` (Kubernetes access outside an operator) and
+ * `"./cli"` (the command line: `deno task run my_operator.ts`).
  *
  * @example An operator as one reconcile
  * ```ts
@@ -44,89 +47,23 @@
  */
 
 export {
-  type AdmissionContext,
   AdmissionError,
-  type AdmissionLabelSelector,
-  type AdmissionOperation,
-  type AdmissionRequest,
-  type AdmissionSpec,
-  type AdmissionUserInfo,
-  type AdmissionVerdict,
-  type AdmissionWebhook,
   adopt,
-  type Adopted,
-  type AdoptOptions,
-  type AdoptParent,
-  type BackgroundRun,
-  type BackgroundTasks,
-  type CacheObserver,
-  type ClusterConnection,
-  type DaemonContext,
-  type DaemonFn,
-  type DaemonResult,
-  type DaemonSpec,
   defineHandlers,
   defineOperator,
-  type DiffItem,
-  type EventSink,
-  type EventSubject,
-  FINALIZER,
   type HandlerContext,
-  type HandlerFn,
-  type HandlerOutcome,
-  type Handlers,
-  type HandlersDefinition,
-  type HandlerSpec,
-  type HandlerState,
   ignoreNotFound,
-  type Index,
-  type IndexEntries,
-  type IndexEntry,
-  type Indexes,
-  type IndexFn,
   isConflict,
   isNotFound,
-  jsonPatch,
-  type JsonPatchOperation,
-  type KindName,
   kinds,
-  type ListOptions,
-  type MutateFn,
-  type MutateHandlers,
   type NewObject,
-  type ObjectMeta,
-  type ObjectRef,
   type Operator,
-  type OperatorDefinition,
-  OperatorDefinitionError,
-  type OwnedResource,
-  type OwnerReference,
-  PARENT_ANNOTATION,
-  PARENT_NAME_LABEL,
-  PARENT_RESOURCE_LABEL,
-  type PartialMeta,
-  type PartialObjectMetadata,
-  type PatchType,
   PermanentError,
-  type Projection,
-  type Reconciler,
-  type ReconcileResult,
   type ReconcileScope,
   type Request,
   type ResourceClient,
-  type ResourceType,
-  type ResourceUse,
   retryOnConflict,
-  type RetryOptions,
-  type StoredObject,
   TemporaryError,
   TerminalError,
-  type TimerSpec,
-  trimObject,
-  type ValidateFn,
-  type ValidateHandlers,
-  type Verb,
-  type WatchedResource,
 } from "./src/sdk/mod.ts";
-// The logger every reconcile and handler gets (`scope.logger`, `ctx.logger`), as a type: build one from "./hub".
-export type { LogFields, Logger, LogLevel } from "./src/util/mod.ts";
+export { defineResource } from "./src/resources/define_resource.ts";

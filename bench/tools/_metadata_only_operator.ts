@@ -4,7 +4,7 @@
 // - `full`: full objects on the wire, the hub's default projection for watches (identity, labels, annotations);
 // - `metadata`: `metadataOnly: true` (PartialObjectMetadata on the wire and in the cache).
 
-import { defineOperator, kinds, type StoredObject } from "../../mod.ts";
+import { defineOperator, kinds, type StoredObject } from "../../sdk.ts";
 
 const mode = Deno.env.get("METADATA_ONLY_BENCH_MODE") ?? "metadata";
 if (!["cached", "full", "metadata"].includes(mode)) {
