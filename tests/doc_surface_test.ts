@@ -381,3 +381,30 @@ Deno.test("every entry point's @examples type-check", async () => {
   const out = await deno("check", "--doc-only", ...Object.values(EXPORTS));
   assert.equal(out.code, 0, out.stderr);
 });
+
+Deno.test("every exported name has an @example, and every example in the files that declare them type-checks", async () => {
+  const declaredIn = new Set<string>();
+  const missing: string[] = [];
+  interface Decl {
+    location: { filename: string };
+    jsDoc?: { tags?: { kind: string }[] };
+  }
+  for (const [entry, file] of Object.entries(EXPORTS)) {
+    const out = await deno("doc", "--json", file);
+    const nodes: Record<string, { symbols?: { name: string; declarations?: Decl[] }[] }> = JSON.parse(out.stdout).nodes;
+    for (const node of Object.values(nodes)) {
+      for (const symbol of node.symbols ?? []) {
+        const decls = symbol.declarations ?? [];
+        for (const d of decls) {
+          if (d.location.filename.startsWith("file:")) declaredIn.add(new URL(d.location.filename).pathname);
+        }
+        if (!decls.some((d) => d.jsDoc?.tags?.some((t) => t.kind === "example"))) {
+          missing.push(`${entry} ${symbol.name}`);
+        }
+      }
+    }
+  }
+  assert.deepEqual(missing, [], `${missing.length} exported names without an @example`);
+  const check = await deno("check", "--doc-only", ...[...declaredIn].sort());
+  assert.equal(check.code, 0, check.stderr);
+});
