@@ -13,6 +13,23 @@ import type { HubMetrics } from "./metrics.ts";
  * it is where the replicas run and the one cluster they can always reach. The gate is kept per
  * cluster (`#leads(cluster)`), so sharding (a later issue) swaps this for one LeaderElector per
  * cluster, each Lease in the cluster it gates, without touching the controller or the workers.
+ *
+ * @example Only the replica holding the Lease in prod reconciles
+ * ```ts
+ * import { Hub, type HubLeaderElection, Logger } from "../../hub.ts";
+ * import type { ClusterAccess } from "../../kube.ts";
+ *
+ * declare const prod: ClusterAccess;
+ * const leaderElection: HubLeaderElection = {
+ *   cluster: "prod",
+ *   access: prod,
+ *   namespace: "operator-hub",
+ *   name: "operator-hub-leader",
+ *   identity: `${Deno.hostname()}_${crypto.randomUUID()}`,
+ * };
+ * const hub = new Hub({ leaderElection, logger: new Logger({ level: "info" }) });
+ * console.log(hub.leading); // false until the Lease is held
+ * ```
  */
 export interface HubLeaderElection extends LeaseSettings {
   /** The engaged cluster that holds the Lease. */

@@ -2,7 +2,20 @@
 
 import type { HealthState } from "../runtime/mod.ts";
 
-/** One operator's health in one cluster: the `operators` entries of `/status`. */
+/**
+ * One operator's health in one cluster: the `operators` entries of `/status`.
+ *
+ * @example
+ * ```ts
+ * import type { Hub, OperatorHealth } from "../../hub.ts";
+ *
+ * declare const hub: Hub;
+ * const mirror: OperatorHealth | undefined = hub.health().clusters["prod"]?.operators["mirror"];
+ * if (mirror?.missingPermissions.length) {
+ *   console.log(`the mirror operator lacks in prod: ${mirror.missingPermissions.join(", ")}`);
+ * }
+ * ```
+ */
 export interface OperatorHealth {
   /** The pre-flight's state until it passed, then the worst of the operator's watches. */
   state: HealthState;
@@ -23,7 +36,20 @@ export interface OperatorHealth {
   missingPermissions: string[];
 }
 
-/** A cluster's health: its state is the worst of its operators'. */
+/**
+ * A cluster's health: its state is the worst of its operators'.
+ *
+ * @example
+ * ```ts
+ * import type { ClusterHealth, Hub } from "../../hub.ts";
+ *
+ * declare const hub: Hub;
+ * const prod: ClusterHealth | undefined = hub.health().clusters["prod"];
+ * if (prod && prod.state !== "watching") {
+ *   console.log(`prod is ${prod.state}: ${prod.lastError}; ${prod.queue} keys queued, ${prod.relists} relists`);
+ * }
+ * ```
+ */
 export interface ClusterHealth {
   /** The worst of its operators' states (`watching` with no operator). */
   state: HealthState;
@@ -69,6 +95,23 @@ export interface ClusterHealth {
 /**
  * A cluster provider's own health: the `providers` entries of `/status` (`folder`, `secret`). It names what could not
  * be used (a file, a Secret) and why, never the content or a credential.
+ *
+ * @example
+ * ```ts
+ * import type { Hub, ProviderHealth } from "../../hub.ts";
+ *
+ * declare const hub: Hub;
+ * const folder: ProviderHealth = {
+ *   state: "watching",
+ *   synced: true,
+ *   watches: ["/app/clusters"],
+ *   clusters: 2,
+ *   lastError: null,
+ *   errors: [{ source: "/app/clusters/west.yaml", cluster: "west", error: "no current-context" }],
+ * };
+ * hub.showProviders(() => ({ folder }));
+ * console.log(hub.health().providers?.folder.errors.length); // 1
+ * ```
  */
 export interface ProviderHealth {
   /** `watching` while its sources are read and watched; else its watch's state (e.g. `forbidden` on the Secrets). */

@@ -44,6 +44,22 @@ export type { ClusterObserver, HubOptions, HubReadiness } from "./hub_options.ts
  *   registered never holds it back unless `readiness.clusters` is `all` (see HubReadiness);
  * - a cluster the command line does not define (untrusted) shows its connection errors in health, and in the logs
  *   above debug, as one generic reason (see _untrusted_errors.ts), the detail at debug only, named or not.
+ *
+ * @example
+ * ```ts
+ * import { Hub, Logger } from "../../hub.ts";
+ * import type { ClusterAccess, Operator } from "../../hub.ts";
+ *
+ * declare const greetings: Operator;
+ * declare const prod: ClusterAccess;
+ * const hub = new Hub({ operators: [greetings], logger: new Logger({ level: "info" }) });
+ * await hub.engage("prod", prod);
+ * const stop = new AbortController();
+ * const running = hub.start(stop.signal);
+ * console.log(hub.clusters(), hub.health().ready); // ["prod"] false until its first list
+ * stop.abort();
+ * await running; // the controller drained and every cluster stopped
+ * ```
  */
 export class Hub {
   /**

@@ -3,10 +3,34 @@
 import type { ClusterHealth, OperatorHealth, ProviderHealth } from "./cluster_health.ts";
 import type { LeaderElectionSnapshot } from "./leader_election.ts";
 
-/** The hub's overall status: `failing` fails liveness, `degraded` names a cluster or operator in trouble. */
+/**
+ * The hub's overall status: `failing` fails liveness, `degraded` names a cluster or operator in trouble.
+ *
+ * @example
+ * ```ts
+ * import type { Hub, HubStatus } from "../../hub.ts";
+ *
+ * declare const hub: Hub;
+ * const status: HubStatus = hub.health().status;
+ * const liveness = status === "failing" ? 503 : 200; // degraded stays live: one cluster's trouble is its own
+ * ```
+ */
 export type HubStatus = "ok" | "degraded" | "failing";
 
-/** The aggregated health document served by /healthz, /readyz and /status. */
+/**
+ * The aggregated health document served by /healthz, /readyz and /status.
+ *
+ * @example
+ * ```ts
+ * import type { Hub, HubHealth } from "../../hub.ts";
+ *
+ * declare const hub: Hub;
+ * const health: HubHealth = hub.health();
+ * if (!health.ready) console.log(`not ready: waiting for ${health.notReady?.join(", ")}`);
+ * for (const [name, cluster] of Object.entries(health.clusters)) console.log(name, cluster.state, cluster.objects);
+ * console.log(health.controller.inFlight, health.leaderElection?.leader);
+ * ```
+ */
 export interface HubHealth {
   /** `failing` when the controller or a watch loop is wedged, `degraded` when a cluster is not `watching`. */
   status: HubStatus;
@@ -35,7 +59,18 @@ export interface HubHealth {
   admission?: Record<string, unknown>;
 }
 
-/** The `shard` section of /status, as the shard coordinator reports it (src/hub/shards). */
+/**
+ * The `shard` section of /status, as the shard coordinator reports it (src/hub/shards).
+ *
+ * @example
+ * ```ts
+ * import type { HubShardStatus } from "../../hub.ts";
+ *
+ * const shard: HubShardStatus = { identity: "hub-0", clusters: { prod: "hub-0", staging: "hub-1", dev: null } };
+ * const mine = Object.keys(shard.clusters).filter((c) => shard.clusters[c] === shard.identity);
+ * console.log(mine); // ["prod"]
+ * ```
+ */
 export interface HubShardStatus {
   /** This replica's identity. */
   identity: string;
@@ -43,7 +78,23 @@ export interface HubShardStatus {
   clusters: Record<string, string | null>;
 }
 
-/** Where the hub reads ownership from, with --shard. */
+/**
+ * Where the hub reads ownership from, with --shard.
+ *
+ * @example
+ * ```ts
+ * import type { Hub, HubShardView } from "../../hub.ts";
+ *
+ * declare const hub: Hub;
+ * const owners: Record<string, string | null> = { prod: "hub-0", staging: "hub-1" };
+ * const view: HubShardView = {
+ *   owner: (cluster) => owners[cluster] ?? null,
+ *   status: () => ({ identity: "hub-0", clusters: { ...owners } }),
+ * };
+ * hub.useShardView(view);
+ * console.log(hub.health().shard?.clusters); // { prod: "hub-0", staging: "hub-1" }
+ * ```
+ */
 export interface HubShardView {
   /** The owner of one cluster as seen from this replica, or null. */
   owner(cluster: string): string | null;
@@ -51,7 +102,20 @@ export interface HubShardView {
   status(): HubShardStatus;
 }
 
-/** Where an engaged cluster came from; echoed into its health entry. */
+/**
+ * Where an engaged cluster came from; echoed into its health entry.
+ *
+ * @example
+ * ```ts
+ * import type { ClusterAccess, ClusterRegistration, Hub } from "../../hub.ts";
+ *
+ * declare const hub: Hub;
+ * declare const west: ClusterAccess;
+ * const registration: ClusterRegistration = { provider: "secret", registeredAt: new Date().toISOString() };
+ * await hub.engage("west", west, registration);
+ * console.log(hub.health().clusters["west"]?.provider); // "secret"
+ * ```
+ */
 export interface ClusterRegistration {
   /** `flag` (--clusters at start), `folder` (a kubeconfig file), `secret` (a labelled Secret), `cluster-profile` or `cluster-api`. */
   provider: string;
@@ -68,7 +132,19 @@ export interface ClusterRegistration {
   commandLine?: boolean;
 }
 
-/** A provider's condition for one cluster, as /status shows it (no credentials: type, status, reason, message). */
+/**
+ * A provider's condition for one cluster, as /status shows it (no credentials: type, status, reason, message).
+ *
+ * @example
+ * ```ts
+ * import type { ClusterAccess, Hub, RegistrationCondition } from "../../hub.ts";
+ *
+ * declare const hub: Hub;
+ * declare const edge: ClusterAccess;
+ * const condition: RegistrationCondition = { type: "ControlPlaneHealthy", status: "False", reason: "Unreachable" };
+ * await hub.engage("edge", edge, { provider: "cluster-profile", registeredAt: new Date().toISOString(), condition });
+ * ```
+ */
 export interface RegistrationCondition {
   /** The condition's type, e.g. `ControlPlaneHealthy`. */
   type: string;
@@ -80,7 +156,23 @@ export interface RegistrationCondition {
   message?: string;
 }
 
-/** A name that is registered but cannot be engaged (a name collision, a broken kubeconfig, not registered yet). */
+/**
+ * A name that is registered but cannot be engaged (a name collision, a broken kubeconfig, not registered yet).
+ *
+ * @example
+ * ```ts
+ * import type { Hub, RegistrationProblem } from "../../hub.ts";
+ *
+ * declare const hub: Hub;
+ * const problem: RegistrationProblem = {
+ *   provider: "folder",
+ *   error: "west is defined by both west.yaml and west-2.yaml; remove one of them",
+ * };
+ * hub.hold("west", problem);
+ * console.log(hub.health().clusters["west"]?.state); // "registering"
+ * hub.hold("west", undefined); // the problem is fixed
+ * ```
+ */
 export interface RegistrationProblem extends Partial<ClusterRegistration> {
   /** Says what is wrong and how to fix it; never holds credentials. */
   error: string;

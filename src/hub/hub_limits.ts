@@ -2,7 +2,18 @@
 
 import { DEFAULT_MAX_OBJECT_BYTES } from "../kube/mod.ts";
 
-/** Tunables; every one has a default a newcomer never needs to change. */
+/**
+ * Tunables; every one has a default a newcomer never needs to change.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_LIMITS, Hub, type HubLimits, Logger } from "../../hub.ts";
+ *
+ * const limits: Partial<HubLimits> = { concurrency: 8, reconcileTimeoutMs: 10_000, maxObjectBytes: 1024 * 1024 };
+ * const hub = new Hub({ limits, logger: new Logger({ level: "info" }) });
+ * console.log(hub.limits.concurrency, hub.limits.clusterQps === DEFAULT_LIMITS.clusterQps); // 8 true
+ * ```
+ */
 export interface HubLimits {
   /**
    * Reconciles running at once, across all clusters. Default 16, and 4 per engaged cluster beyond four clusters, at

@@ -6,7 +6,24 @@ import type { Clock, Logger } from "../util/mod.ts";
 import type { HubLeaderElection } from "./_home_lease.ts";
 import type { HubLimits } from "./hub_limits.ts";
 
-/** How to build a Hub; only `logger` is required. */
+/**
+ * How to build a Hub; only `logger` is required.
+ *
+ * @example
+ * ```ts
+ * import { Hub, type HubOptions, Logger, uuidOperator } from "../../hub.ts";
+ *
+ * const options: HubOptions = {
+ *   operators: [uuidOperator()],
+ *   namespaces: ["shop", "billing"],
+ *   limits: { concurrency: 8 },
+ *   eventLevel: "Normal",
+ *   logger: new Logger({ level: "info", format: "json" }),
+ * };
+ * const hub = new Hub(options);
+ * console.log(hub.operators()); // ["uuid"]
+ * ```
+ */
 export interface HubOptions {
   /** The operators to host; more can be added with `register` before `start`. */
   operators?: readonly Operator[];
@@ -44,6 +61,15 @@ export interface HubOptions {
 /**
  * What `/readyz` waits for. The hub itself always counts: its home cluster, the Lease's cluster with leader election,
  * and every cluster provider's first read of its sources (until then the hub does not know what it serves).
+ *
+ * @example
+ * ```ts
+ * import { Hub, type HubReadiness, Logger } from "../../hub.ts";
+ *
+ * const readiness: HubReadiness = { clusters: "command-line", home: "prod", named: ["staging"] };
+ * const hub = new Hub({ readiness, logger: new Logger({ level: "info" }) });
+ * console.log(hub.health().ready);
+ * ```
  */
 export interface HubReadiness {
   /**

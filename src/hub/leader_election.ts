@@ -7,7 +7,24 @@ import { LeaseClient, type LeaseSpec, microTime } from "./leases.ts";
 
 export { type LeaseSpec, microTime } from "./leases.ts";
 
-/** Which Lease a replica campaigns for, as whom, and with what timing (client-go's LeaderElectionConfig). */
+/**
+ * Which Lease a replica campaigns for, as whom, and with what timing (client-go's LeaderElectionConfig).
+ *
+ * @example
+ * ```ts
+ * import type { ClusterAccess, HubLeaderElection, LeaseSettings } from "../../hub.ts";
+ *
+ * declare const prod: ClusterAccess;
+ * const lease: LeaseSettings = {
+ *   namespace: "operator-hub",
+ *   name: "operator-hub-leader",
+ *   identity: `${Deno.hostname()}_${crypto.randomUUID()}`,
+ *   leaseDurationMs: 30_000,
+ *   renewDeadlineMs: 20_000,
+ * };
+ * const leaderElection: HubLeaderElection = { ...lease, cluster: "prod", access: prod };
+ * ```
+ */
 export interface LeaseSettings {
   /** The Lease's namespace. */
   namespace: string;
@@ -40,7 +57,18 @@ export interface LeaderElectorOptions extends LeaseSettings {
   onNewLeader?(identity: string): void;
 }
 
-/** What health and metrics show about one elector. */
+/**
+ * What health and metrics show about one elector.
+ *
+ * @example
+ * ```ts
+ * import type { Hub, LeaderElectionSnapshot } from "../../hub.ts";
+ *
+ * declare const hub: Hub;
+ * const le: LeaderElectionSnapshot | undefined = hub.health().leaderElection;
+ * if (le && !le.leader) console.log(`standby of ${le.lease}: ${le.holder ?? "nobody"} leads (${le.transitions} changes)`);
+ * ```
+ */
 export interface LeaderElectionSnapshot {
   /** `namespace/name` of the Lease. */
   lease: string;
