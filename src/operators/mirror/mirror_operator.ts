@@ -37,7 +37,21 @@ export interface MirrorSpec {
   targetNamespace?: string;
 }
 
-/** How the Mirror operator is built. */
+/**
+ * How the Mirror operator is built.
+ *
+ * @example
+ * ```ts
+ * import { Hub, Logger, mirrorOperator, type MirrorOptions } from "../../../hub.ts";
+ *
+ * const options: MirrorOptions = {
+ *   homeCluster: "prod",
+ *   namespaces: ["shop"],
+ *   orphanOnUnreachableAfterMs: 5 * 60_000,
+ * };
+ * const hub = new Hub({ operators: [mirrorOperator(options)], logger: new Logger({ level: "info" }) });
+ * ```
+ */
 export interface MirrorOptions {
   /** The home cluster: Mirrors are acted on there only, and their sources live there. */
   homeCluster: string;
@@ -69,6 +83,17 @@ export interface MirrorOptions {
  *   cluster's ConfigMaps and Secrets; source and copy watches are metadata-only (no object's data is listed or watched);
  * - the finalizer deletes every copy before the Mirror goes, giving up on a target unreachable for longer than
  *   `orphanOnUnreachableAfterMs` with a Warning Event; a cluster removed from `spec.clusters` loses its copy.
+ *
+ * @example Mirrors of prod copied into every cluster engaged
+ * ```ts
+ * import { Hub, Logger, mirrorOperator } from "../../../hub.ts";
+ * import type { ClusterAccess } from "../../../kube.ts";
+ *
+ * declare const clusters: Record<string, ClusterAccess>; // prod, staging, dev
+ * const hub = new Hub({ operators: [mirrorOperator({ homeCluster: "prod" })], logger: new Logger({ level: "info" }) });
+ * for (const [name, access] of Object.entries(clusters)) await hub.engage(name, access);
+ * await hub.start(AbortSignal.timeout(60_000));
+ * ```
  */
 export function mirrorOperator(options: MirrorOptions): Operator {
   const home = options.homeCluster;

@@ -16,6 +16,16 @@ export const UUID_RESOURCE: ResourceType<Uuid> = {
 /**
  * Guarantees: one status write per new object (the pre-check keeps the watch event of that write out of the queue),
  * guarded by the resourceVersion it was decided on (a 409 re-reads and decides again); a valid UUID is never replaced.
+ *
+ * @example
+ * ```ts
+ * import { Hub, Logger, uuidOperator } from "../../../hub.ts";
+ *
+ * const hub = new Hub({ operators: [uuidOperator()], logger: new Logger({ level: "info" }) });
+ * // In a test, a fixed UUID makes the status written predictable.
+ * const fixed = uuidOperator({ newUuid: () => "6f1c2a9e-3d4b-4c5a-9e8f-0a1b2c3d4e5f" });
+ * console.log(fixed.name, hub.operators()); // "uuid" ["uuid"]
+ * ```
  */
 export function uuidOperator(options: { newUuid?: () => string } = {}): Operator {
   const newUuid = options.newUuid ?? v4;
