@@ -7,7 +7,19 @@ import type { Resource } from "../resources/mod.ts";
 import type { EnvCluster } from "./_env_cluster.ts";
 import { TestEnvError } from "./test_env_error.ts";
 
-/** A CRD to install: a `defineResource` result, the path or URL of a CRD file, or a CRD object. */
+/**
+ * A CRD to install: a `defineResource` result, the path or URL of a CRD file, or a CRD object.
+ *
+ * @example
+ * ```ts
+ * import { type CrdSource, testEnv } from "../../testing.ts";
+ * import { Website } from "../../examples/website_resource.ts";
+ *
+ * const crds: CrdSource[] = [Website, "crds/mirror.yaml", new URL("../../crds/uuid.yaml", import.meta.url)];
+ * await using env = await testEnv({ crds });
+ * await env.installCrds(["examples/greeting_crd.yaml"]); // more, later: in every cluster, awaited until served
+ * ```
+ */
 export type CrdSource = Resource | string | URL | Record<string, unknown>;
 
 /** The parts of a CRD the kit reads. */

@@ -1,6 +1,18 @@
 // eventually(): retry a check until it passes or a deadline, and fail saying what the check last saw.
 
-/** Options of {@linkcode eventually}. */
+/**
+ * Options of {@linkcode eventually}.
+ *
+ * @example
+ * ```ts
+ * import { eventually, type EventuallyOptions } from "../../testing.ts";
+ *
+ * declare function copyIn(cluster: string): Promise<{ data?: Record<string, string> } | undefined>;
+ * const options: EventuallyOptions = { timeoutMs: 30_000, intervalMs: 100, what: "the copy in west" };
+ * const copy = await eventually(() => copyIn("west"), options);
+ * console.log(copy.data);
+ * ```
+ */
 export interface EventuallyOptions {
   /** Give up after this long. Default 10 s. */
   timeoutMs?: number;
@@ -16,7 +28,21 @@ export interface EventuallyOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** {@linkcode eventually} gave up: `lastValue` or `lastError` is what the check saw last. */
+/**
+ * {@linkcode eventually} gave up: `lastValue` or `lastError` is what the check saw last.
+ *
+ * @example
+ * ```ts
+ * import { eventually, EventuallyTimeoutError } from "../../testing.ts";
+ *
+ * try {
+ *   await eventually(() => ({ phase: "Pending" }).phase === "Ready", { timeoutMs: 300, what: "the Website ready" });
+ * } catch (err) {
+ *   if (!(err instanceof EventuallyTimeoutError)) throw err;
+ *   console.log(err.attempts, err.lastValue, err.lastError); // 3 false undefined
+ * }
+ * ```
+ */
 export class EventuallyTimeoutError extends Error {
   /** How many times the check ran. */
   readonly attempts: number;

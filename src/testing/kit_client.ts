@@ -4,10 +4,36 @@
 import type { KubeClient, ResourceType } from "../kube/mod.ts";
 import { apiVersionOf, resourcePath } from "../kube/paths.ts";
 
-/** The objects of a resource type: its `"~object"` type when it carries one, else any Kubernetes object. */
+/**
+ * The objects of a resource type: its `"~object"` type when it carries one, else any Kubernetes object.
+ *
+ * @example
+ * ```ts
+ * import type { KitObjectOf, TestEnv } from "../../testing.ts";
+ * import { Website } from "../../examples/website_resource.ts";
+ *
+ * declare const env: TestEnv;
+ * type WebsiteObject = KitObjectOf<typeof Website>; // the Website's own type, spec.image and all
+ * const site: WebsiteObject | undefined = await env.client("west", Website).find({ namespace: "shop", name: "w" });
+ * console.log(site?.spec.image);
+ * ```
+ */
 export type KitObjectOf<R> = R extends ResourceType<infer T> ? unknown extends T ? KitObject : T : KitObject;
 
-/** A Kubernetes object as the apiserver returns it (when its resource carries no type). */
+/**
+ * A Kubernetes object as the apiserver returns it (when its resource carries no type).
+ *
+ * @example
+ * ```ts
+ * import type { KitObject, TestEnv } from "../../testing.ts";
+ * import type { ResourceType } from "../../kube.ts";
+ *
+ * declare const env: TestEnv;
+ * const leases: ResourceType = { group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases" };
+ * const all: KitObject[] = await env.client("east", leases).list({ namespace: "kube-system" });
+ * console.log(all.map((lease) => lease.metadata.name));
+ * ```
+ */
 export interface KitObject {
   /** `group/version`. */
   apiVersion?: string;
@@ -19,7 +45,20 @@ export interface KitObject {
   [field: string]: unknown;
 }
 
-/** Which object: its namespace (for a namespaced resource) and name. */
+/**
+ * Which object: its namespace (for a namespaced resource) and name.
+ *
+ * @example
+ * ```ts
+ * import type { KitRef, TestEnv } from "../../testing.ts";
+ * import { kinds } from "../../mod.ts";
+ *
+ * declare const env: TestEnv;
+ * const ref: KitRef = { namespace: "shop", name: "site" };
+ * await env.client("west", kinds.ConfigMap).delete(ref); // a missing object is not an error
+ * console.log(await env.client("west", kinds.ConfigMap).find(ref)); // undefined
+ * ```
+ */
 export interface KitRef {
   /** The namespace; required for a namespaced resource. */
   namespace?: string;
@@ -27,7 +66,20 @@ export interface KitRef {
   name: string;
 }
 
-/** An object to create or apply: at least a name (and a namespace for a namespaced resource). */
+/**
+ * An object to create or apply: at least a name (and a namespace for a namespaced resource).
+ *
+ * @example
+ * ```ts
+ * import type { KitNewObject, TestEnv } from "../../testing.ts";
+ * import { kinds } from "../../mod.ts";
+ *
+ * declare const env: TestEnv;
+ * const source: KitNewObject = { metadata: { name: "site", namespace: "shop" }, data: { "index.html": "<h1>hi</h1>" } };
+ * const created = await env.client("east", kinds.ConfigMap).create(source); // apiVersion and kind filled in
+ * console.log(created.metadata.uid);
+ * ```
+ */
 export interface KitNewObject {
   /** At least a name, and a namespace for a namespaced resource. */
   metadata: { name: string; namespace?: string; [field: string]: unknown };
@@ -35,7 +87,23 @@ export interface KitNewObject {
   [field: string]: unknown;
 }
 
-/** A typed admin client of one resource in one test cluster (see `TestEnv.client`). */
+/**
+ * A typed admin client of one resource in one test cluster (see `TestEnv.client`).
+ *
+ * @example
+ * ```ts
+ * import type { KitClient, TestEnv } from "../../testing.ts";
+ * import { kinds } from "../../mod.ts";
+ *
+ * declare const env: TestEnv;
+ * async function label(client: KitClient<{ metadata: { name: string } }>, namespace: string): Promise<void> {
+ *   for (const obj of await client.list({ namespace })) {
+ *     await client.patch({ namespace, name: obj.metadata.name }, { metadata: { labels: { seen: "yes" } } });
+ *   }
+ * }
+ * await label(env.client("west", kinds.ConfigMap), "shop");
+ * ```
+ */
 export interface KitClient<T> {
   /** The object; rejects with a 404 ApiError (`isNotFound`) when it does not exist. */
   get(ref: KitRef): Promise<T>;

@@ -14,7 +14,18 @@
 // Assumptions: building needs `go` (1.26+) on PATH and the Go module proxy (or a warm module cache); with prebuilt
 // binaries (`OPERATOR_HUB_KUBE_BIN` or the `prebuilt` option) neither is needed.
 
-/** The Kubernetes version the binaries report on `/version` and `--version`. */
+/**
+ * The Kubernetes version the binaries report on `/version` and `--version`.
+ *
+ * @example
+ * ```ts
+ * import { KUBE_VERSION, type TestEnv } from "../../testing.ts";
+ *
+ * declare const env: TestEnv;
+ * const version = await env.kubectl("east", ["version", "-o", "json"]);
+ * console.log(JSON.parse(version).serverVersion.gitVersion === KUBE_VERSION); // true: "v1.36.3"
+ * ```
+ */
 export const KUBE_VERSION = "v1.36.3";
 
 /** Names of the binaries built from ./go/cmd/ (one folder each). */
@@ -33,7 +44,18 @@ export const KUBE_SOURCE_FILES: readonly string[] = [
 /** Where the Go module of the binaries is: ./go/ beside this file (a file: or https: URL). */
 export const KUBE_SOURCE: URL = new URL("./go/", import.meta.url);
 
-/** Paths of the control-plane binaries, and how they were obtained. */
+/**
+ * Paths of the control-plane binaries, and how they were obtained.
+ *
+ * @example
+ * ```ts
+ * import { type KubeBinaries, kubeBinaries } from "../../testing.ts";
+ *
+ * const bins: KubeBinaries = await kubeBinaries();
+ * console.log(bins.cached ? `cached in ${bins.dir}` : `built in ${bins.buildSeconds} s into ${bins.dir}`);
+ * console.log(bins.apiserver, bins.controllerManager, bins.etcd);
+ * ```
+ */
 export interface KubeBinaries {
   /** The folder holding them. */
   dir: string;
@@ -51,7 +73,21 @@ export interface KubeBinaries {
   buildSeconds: number;
 }
 
-/** Options of {@linkcode kubeBinaries}. */
+/**
+ * Options of {@linkcode kubeBinaries}.
+ *
+ * @example
+ * ```ts
+ * import { kubeBinaries, type KubeBinariesOptions } from "../../testing.ts";
+ *
+ * const options: KubeBinariesOptions = {
+ *   binDir: ".cache/kube-bin", // a checkout's own folder instead of the user cache
+ *   log: (line) => console.log(`[kube-bin] ${line}`),
+ * };
+ * const bins = await kubeBinaries(options);
+ * console.log(bins.apiserver);
+ * ```
+ */
 export interface KubeBinariesOptions {
   /**
    * A folder of prebuilt binaries, used as they are (no Go needed). Default: `$OPERATOR_HUB_KUBE_BIN`, else the
@@ -68,7 +104,21 @@ export interface KubeBinariesOptions {
   log?: (line: string) => void;
 }
 
-/** The binaries could not be found or built. */
+/**
+ * The binaries could not be found or built.
+ *
+ * @example
+ * ```ts
+ * import { kubeBinaries, KubeBuildError } from "../../testing.ts";
+ *
+ * try {
+ *   await kubeBinaries({ prebuilt: "/opt/kube-bin" });
+ * } catch (err) {
+ *   if (!(err instanceof KubeBuildError)) throw err;
+ *   console.error(err.message); // names the folder and the binaries it lacks
+ * }
+ * ```
+ */
 export class KubeBuildError extends Error {
   /** An error whose `message` says what could not be found or built, and why. */
   constructor(message: string, options?: ErrorOptions) {
@@ -124,6 +174,14 @@ export async function sourceStamp(files: readonly SourceFile[], ldflags: string,
 /**
  * The user cache folder of the kit: `$OPERATOR_HUB_CACHE`, else `$XDG_CACHE_HOME/operator-hub`, else
  * `$HOME/.cache/operator-hub` (as setup-envtest keeps envtest's binaries in the user's cache).
+ *
+ * @example
+ * ```ts
+ * import { kitCacheRoot } from "../../testing.ts";
+ *
+ * console.log(kitCacheRoot()); // e.g. /home/me/.cache/operator-hub
+ * console.log(kitCacheRoot((name) => name === "XDG_CACHE_HOME" ? "/tmp/cache" : undefined)); // /tmp/cache/operator-hub
+ * ```
  */
 export function kitCacheRoot(env: (name: string) => string | undefined = (n) => Deno.env.get(n)): string {
   const own = env("OPERATOR_HUB_CACHE");

@@ -29,7 +29,23 @@ import { type KubeBinaries, kubeBinaries } from "./kube_binaries.ts";
 import { stopPid } from "./process.ts";
 import { TestEnvError } from "./test_env_error.ts";
 
-/** Options of {@linkcode testEnv}. */
+/**
+ * Options of {@linkcode testEnv}.
+ *
+ * @example
+ * ```ts
+ * import { testEnv, type TestEnvOptions } from "../../testing.ts";
+ * import { Website } from "../../examples/website_resource.ts";
+ *
+ * const options: TestEnvOptions = {
+ *   clusters: ["east", "west"],
+ *   crds: [Website, "crds/mirror.yaml"],
+ *   startTimeoutMs: 180_000, // a first run builds the binaries
+ * };
+ * await using env = await testEnv(options);
+ * console.log(env.clusters); // ["east", "west"]
+ * ```
+ */
 export interface TestEnvOptions {
   /** Cluster names (lowercase DNS labels). Default `["test"]`. */
   clusters?: readonly string[];
@@ -43,7 +59,20 @@ export interface TestEnvOptions {
   log?: (line: string) => void;
 }
 
-/** Options of {@linkcode TestEnv.run}. */
+/**
+ * Options of {@linkcode TestEnv.run}.
+ *
+ * @example
+ * ```ts
+ * import type { RunOptions, TestEnv } from "../../testing.ts";
+ * import { website } from "../../examples/website_operator.ts";
+ *
+ * declare const env: TestEnv;
+ * const namespace = await env.namespace("shop");
+ * const options: RunOptions = { clusters: ["west"], namespaces: [namespace], logLevel: "warn" };
+ * await using running = await env.run(website, options);
+ * ```
+ */
 export interface RunOptions {
   /** The clusters the operators run on. Default every cluster of the environment. */
   clusters?: readonly string[];
@@ -57,7 +86,21 @@ export interface RunOptions {
   readyTimeoutMs?: number;
 }
 
-/** Operators running in-process (see {@linkcode TestEnv.run}); stopped with the environment or by `stop()`. */
+/**
+ * Operators running in-process (see {@linkcode TestEnv.run}); stopped with the environment or by `stop()`.
+ *
+ * @example
+ * ```ts
+ * import type { RunningOperators, TestEnv } from "../../testing.ts";
+ * import { website } from "../../examples/website_operator.ts";
+ *
+ * declare const env: TestEnv;
+ * const running: RunningOperators = await env.run(website);
+ * env.cutOff("east");
+ * console.log(running.hub.health().clusters["east"]?.state); // e.g. "unreachable" once the hub notices
+ * await running.stop(); // or `await using`, or let the environment stop it
+ * ```
+ */
 export interface RunningOperators extends AsyncDisposable {
   /** The Hub that runs them (its `health()` is what `/status` shows). */
   readonly hub: Hub;
@@ -67,7 +110,25 @@ export interface RunningOperators extends AsyncDisposable {
 
 const NAME = /^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$/;
 
-/** A test environment of real local clusters (see the file comment); make one with {@linkcode testEnv}. */
+/**
+ * A test environment of real local clusters (see the file comment); make one with {@linkcode testEnv}.
+ *
+ * @example Faults: an apiserver down, a credential revoked
+ * ```ts
+ * import { eventually, TestEnv, testEnv } from "../../testing.ts";
+ * import { website } from "../../examples/website_operator.ts";
+ *
+ * Deno.test("the operator comes back after east's apiserver restarts", async () => {
+ *   await using env: TestEnv = await testEnv({ clusters: ["east", "west"] });
+ *   const running = await env.run(website);
+ *   await env.stopApiserver("east");
+ *   await env.startApiserver("east");
+ *   await env.expireCredential("west");
+ *   await env.renewCredential("west");
+ *   await eventually(() => running.hub.health().ready, { what: "the hub ready again" });
+ * });
+ * ```
+ */
 export class TestEnv implements AsyncDisposable {
   /** The cluster names, in the order given. */
   readonly clusters: readonly string[];
