@@ -4,10 +4,28 @@
 import type { Logger } from "../util/mod.ts";
 import type { StoredObject } from "./store.ts";
 
-/** The operations an admission webhook may be called for (AdmissionReview's `request.operation`). */
+/**
+ * The operations an admission webhook may be called for (AdmissionReview's `request.operation`).
+ *
+ * @example
+ * ```ts
+ * import type { AdmissionOperation } from "../../sdk.ts";
+ * const writes: AdmissionOperation[] = ["CREATE", "UPDATE"];
+ * console.log(writes.includes("DELETE")); // false
+ * ```
+ */
 export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
 
-/** Who made the request under review (AdmissionReview's `request.userInfo`). */
+/**
+ * Who made the request under review (AdmissionReview's `request.userInfo`).
+ *
+ * @example
+ * ```ts
+ * import type { AdmissionUserInfo } from "../../sdk.ts";
+ * const isAdmin = (user: AdmissionUserInfo): boolean => user.groups?.includes("system:masters") ?? false;
+ * console.log(isAdmin({ username: "jane@example.com", groups: ["system:authenticated"] })); // false
+ * ```
+ */
 export interface AdmissionUserInfo {
   /** The user's name, e.g. `system:admin` or `jane@example.com`. */
   username?: string;
@@ -19,7 +37,25 @@ export interface AdmissionUserInfo {
   extra?: Record<string, string[]>;
 }
 
-/** One request under review, already checked by the hub (shape, sizes) and tagged with the cluster that sent it. */
+/**
+ * One request under review, already checked by the hub (shape, sizes) and tagged with the cluster that sent it.
+ *
+ * @example
+ * ```ts
+ * import type { AdmissionRequest } from "../../sdk.ts";
+ * // What a webhook's unit test hands its `review`.
+ * const request: AdmissionRequest = {
+ *   uid: "705ab4f5-6393-11e8-b7cc-42010a800002",
+ *   cluster: "prod",
+ *   operation: "CREATE",
+ *   object: { metadata: { name: "hello", namespace: "web" }, spec: { who: "world" } },
+ *   namespace: "web",
+ *   name: "hello",
+ *   userInfo: { username: "jane@example.com", groups: ["system:authenticated"] },
+ *   dryRun: false,
+ * };
+ * ```
+ */
 export interface AdmissionRequest {
   /** AdmissionReview's `request.uid`, echoed in the answer. */
   uid: string;
@@ -45,12 +81,38 @@ export interface AdmissionRequest {
   logger?: Logger;
 }
 
-/** One JSON Patch (RFC 6902) operation, as a mutating webhook answers. */
+/**
+ * One JSON Patch (RFC 6902) operation, as a mutating webhook answers.
+ *
+ * @example
+ * ```ts
+ * import { jsonPatch, type JsonPatchOperation } from "../../sdk.ts";
+ * const ops: JsonPatchOperation[] = [
+ *   { op: "add", path: "/spec/who", value: "world" },
+ *   { op: "remove", path: "/metadata/labels/stale" },
+ * ];
+ * const diff: JsonPatchOperation[] = jsonPatch({ replicas: 1 }, { replicas: 3 });
+ * console.log(ops.length, diff); // 2 [ { op: "replace", path: "/replicas", value: 3 } ]
+ * ```
+ */
 export type JsonPatchOperation =
   | { op: "add" | "replace"; path: string; value: unknown }
   | { op: "remove"; path: string };
 
-/** A review's answer. */
+/**
+ * A review's answer.
+ *
+ * @example
+ * ```ts
+ * import type { AdmissionVerdict } from "../../sdk.ts";
+ * const refused: AdmissionVerdict = { allowed: false, code: 422, message: "spec.size: must be positive, got -1" };
+ * const defaulted: AdmissionVerdict = {
+ *   allowed: true,
+ *   warnings: ["spec.who was not set: greeting the world"],
+ *   patch: [{ op: "add", path: "/spec/who", value: "world" }],
+ * };
+ * ```
+ */
 export interface AdmissionVerdict {
   /** Whether the request may go on. */
   allowed: boolean;
@@ -64,7 +126,19 @@ export interface AdmissionVerdict {
   patch?: JsonPatchOperation[];
 }
 
-/** A label selector, as a webhook configuration's `objectSelector` takes it. */
+/**
+ * A label selector, as a webhook configuration's `objectSelector` takes it.
+ *
+ * @example
+ * ```ts
+ * import type { AdmissionLabelSelector } from "../../sdk.ts";
+ * // Only objects labelled app=web in the frontend or edge tier are sent to the webhook.
+ * const selector: AdmissionLabelSelector = {
+ *   matchLabels: { app: "web" },
+ *   matchExpressions: [{ key: "tier", operator: "In", values: ["frontend", "edge"] }],
+ * };
+ * ```
+ */
 export interface AdmissionLabelSelector {
   /** Labels that must have exactly these values. */
   matchLabels?: Record<string, string>;
@@ -75,6 +149,25 @@ export interface AdmissionLabelSelector {
 /**
  * One admission webhook of an operator: one entry of its ValidatingWebhookConfiguration or
  * MutatingWebhookConfiguration, for the operator's resource.
+ *
+ * @example
+ * ```ts
+ * import type { AdmissionWebhook } from "../../sdk.ts";
+ * // defineHandlers' `validate` builds these; one written by hand refuses deletes except dry runs.
+ * const noDeletes: AdmissionWebhook = {
+ *   id: "no-deletes",
+ *   type: "validating",
+ *   operations: ["DELETE"],
+ *   sideEffects: "None",
+ *   failurePolicy: "Fail",
+ *   timeoutSeconds: 5,
+ *   matchPolicy: "Equivalent",
+ *   review: (request) =>
+ *     Promise.resolve(
+ *       request.dryRun ? { allowed: true } : { allowed: false, code: 403, message: `${request.name} may not be deleted` },
+ *     ),
+ * };
+ * ```
  */
 export interface AdmissionWebhook {
   /** Unique among the operator's webhooks of its type: lowercase letters, digits and "-" (a DNS label). */

@@ -2,7 +2,19 @@
 
 import type { FailureState } from "../kube/mod.ts";
 
-/** A health state, as `/status` shows it for a cluster and for each operator in it. */
+/**
+ * A health state, as `/status` shows it for a cluster and for each operator in it.
+ *
+ * @example
+ * ```ts
+ * import type { HealthState, Hub } from "../../hub.ts";
+ * declare const hub: Hub;
+ * for (const [name, cluster] of Object.entries(hub.health().clusters)) {
+ *   const state: HealthState = cluster.state;
+ *   if (state === "forbidden" || state === "missing-crd") console.log(`${name}: ${state}: check RBAC and CRDs`);
+ * }
+ * ```
+ */
 export type HealthState = "watching" | "syncing" | "connecting" | "registering" | FailureState;
 
 /**

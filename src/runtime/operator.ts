@@ -7,7 +7,23 @@ import type { Reconciler, Request } from "./reconciler.ts";
 import type { Verb } from "./resource_client.ts";
 import type { Projection, StoredObject } from "./store.ts";
 
-/** Another resource an operator uses, and what it does with it (checked in pre-flight like its own). */
+/**
+ * Another resource an operator uses, and what it does with it (checked in pre-flight like its own).
+ *
+ * @example
+ * ```ts
+ * import { defineOperator, kinds, type ResourceUse } from "../../sdk.ts";
+ * // The ConfigMaps a Website operator applies, in the namespace "web" only.
+ * const configMaps: ResourceUse = { type: kinds.ConfigMap, verbs: ["get", "apply"], namespaces: ["web"] };
+ * const site = defineOperator({
+ *   name: "site",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+ *   uses: [configMaps],
+ *   async reconcile() {},
+ * });
+ * console.log(site.uses.length); // 1
+ * ```
+ */
 export interface ResourceUse {
   /** The resource. */
   type: ResourceType;
@@ -28,6 +44,21 @@ export interface ResourceUse {
  *
  * Guarantees: `map` runs on every add and change; on a delete the requests its last call returned
  * for that object are queued again, so a deleted object still wakes what it was mapped to.
+ *
+ * @example
+ * ```ts
+ * import { kinds, type WatchedResource } from "../../sdk.ts";
+ * // A changed ConfigMap queues every Website of its namespace whose spec.configMap names it.
+ * const configMaps: WatchedResource = {
+ *   type: kinds.ConfigMap,
+ *   metadataOnly: true,
+ *   map: (cm, cluster, cached) =>
+ *     cached(cluster)
+ *       .filter((site) => site.metadata.namespace === cm.metadata.namespace)
+ *       .filter((site) => (site.spec as { configMap?: string } | undefined)?.configMap === cm.metadata.name)
+ *       .map((site) => ({ cluster, namespace: site.metadata.namespace ?? "", name: site.metadata.name })),
+ * };
+ * ```
  */
 export interface WatchedResource {
   /** The resource (its `list` and `watch` are checked in pre-flight). */
@@ -70,6 +101,18 @@ export interface WatchedResource {
  * One operator: a resource it watches in every engaged cluster, and a reconciler. Everything the
  * runtime does for it (discovery, RBAC pre-flight, watch, cache, queue, typed client) follows from
  * these declarations.
+ *
+ * @example
+ * ```ts
+ * import { defineOperator, type Operator } from "../../sdk.ts";
+ * const hello: Operator = defineOperator({
+ *   name: "hello",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Greeting", plural: "greetings" },
+ *   verbs: ["patchStatus"],
+ *   async reconcile() {},
+ * });
+ * console.log(hello.name, hello.verbs, hello.resource.plural); // "hello" [ "patchStatus" ] "greetings"
+ * ```
  */
 export interface Operator<T extends StoredObject = StoredObject> {
   /** Unique in a hub; the `controller` label in metrics, the key in `/status` operators. No "/". */

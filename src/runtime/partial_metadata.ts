@@ -27,7 +27,22 @@ export interface PartialObjectMetadata extends StoredObject {
   metadata: PartialMeta;
 }
 
-/** The metadata a PartialObjectMetadata keeps: ObjectMeta with labels and annotations, and these four. */
+/**
+ * The metadata a PartialObjectMetadata keeps: ObjectMeta with labels and annotations, and these four.
+ *
+ * @example
+ * ```ts
+ * import type { PartialMeta } from "../../sdk.ts";
+ * const ownedBy = (meta: PartialMeta, uid: string): boolean =>
+ *   meta.ownerReferences?.some((o) => o.uid === uid) ?? false;
+ * const meta: PartialMeta = {
+ *   name: "site-html",
+ *   namespace: "web",
+ *   ownerReferences: [{ apiVersion: "examples.operator-hub.dev/v1", kind: "Website", name: "site", uid: "4f1c" }],
+ * };
+ * console.log(ownedBy(meta, "4f1c")); // true
+ * ```
+ */
 export interface PartialMeta extends ObjectMeta {
   /** The object's owners, as Kubernetes stores them. */
   ownerReferences?: {

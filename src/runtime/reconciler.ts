@@ -9,6 +9,15 @@ import type { StoredObject } from "./store.ts";
 /**
  * What to reconcile: one object of the operator's resource in one cluster. The cluster is part of
  * the request, as in multicluster-runtime. `namespace` is "" for cluster-scoped objects.
+ *
+ * @example
+ * ```ts
+ * import type { Request, ResourceClient } from "../../sdk.ts";
+ * declare const client: ResourceClient; // a reconcile's `scope.client`
+ * const request: Request = { cluster: "prod", namespace: "web", name: "hello" };
+ * const obj = client.cached(request); // a Request is an ObjectRef too
+ * console.log(obj?.metadata.resourceVersion);
+ * ```
  */
 export interface Request {
   /** The engaged cluster's name. */
@@ -31,19 +40,56 @@ export interface ApiClient {
   }): Promise<T>;
 }
 
-/** An object an event is about: its identity (apiVersion and kind come from the resource). */
+/**
+ * An object an event is about: its identity (apiVersion and kind come from the resource).
+ *
+ * @example
+ * ```ts
+ * import type { EventSink, EventSubject } from "../../sdk.ts";
+ * declare const events: EventSink; // a reconcile's `scope.events`
+ * const subject: EventSubject = { metadata: { name: "hello", namespace: "web", uid: "4f1c" } };
+ * await events.record(subject, "Warning", "InvalidSpec", "spec.size must be positive, got -1");
+ * ```
+ */
 export interface EventSubject {
   /** The object's identity; `uid` ties the event to this incarnation of it. */
   metadata: { name: string; namespace?: string; uid?: string };
 }
 
-/** Posts Kubernetes Events about objects of the operator's resource. Never throws. */
+/**
+ * Posts Kubernetes Events about objects of the operator's resource. Never throws.
+ *
+ * @example
+ * ```ts
+ * import type { EventSink } from "../../sdk.ts";
+ * // A sink that keeps what it was told, for a unit test of a reconcile.
+ * const recorded: string[] = [];
+ * const events: EventSink = {
+ *   record(object, type, reason, message) {
+ *     recorded.push(`${type} ${reason} ${object.metadata.name}: ${message}`);
+ *     return Promise.resolve();
+ *   },
+ * };
+ * ```
+ */
 export interface EventSink {
   /** Posts (or, for a repeat, counts) an event; events below the hub's `--event-level` are dropped. */
   record(object: EventSubject, type: "Normal" | "Warning", reason: string, message: string): Promise<void>;
 }
 
-/** Another engaged cluster, for operators that reach across clusters (e.g. copying an object from a home cluster). */
+/**
+ * Another engaged cluster, for operators that reach across clusters (e.g. copying an object from a home cluster).
+ *
+ * @example
+ * ```ts
+ * import { type ClusterConnection, kinds } from "../../sdk.ts";
+ * // Copies a ConfigMap's data from the home cluster (its `get` must be in the operator's `uses`).
+ * async function homeData(home: ClusterConnection, namespace: string, name: string) {
+ *   const source = await home.client(kinds.ConfigMap).get({ namespace, name });
+ *   return source.data ?? {};
+ * }
+ * ```
+ */
 export interface ClusterConnection {
   /** The cluster's name. */
   readonly name: string;
@@ -58,6 +104,18 @@ export interface ClusterConnection {
  * What one reconcile can reach: a typed client for the operator's resource in the request's cluster
  * (cache and API), events, the other engaged clusters, an abort signal (timeout, shutdown) and a logger
  * carrying cluster, namespace, name and reconcileId.
+ *
+ * @example
+ * ```ts
+ * import type { ReconcileScope, Request } from "../../sdk.ts";
+ * // A helper a reconcile calls with its scope: marks the object Ready.
+ * async function markReady(request: Request, { client, logger, signal }: ReconcileScope): Promise<void> {
+ *   const obj = client.cached(request);
+ *   if (!obj || signal.aborted) return;
+ *   await client.patchStatus(obj, { phase: "Ready", observedGeneration: obj.metadata.generation });
+ *   logger.info("ready");
+ * }
+ * ```
  */
 export interface ReconcileScope<T extends StoredObject = StoredObject> {
   /** The operator's resource in the request's cluster: cache, reads and writes. */
@@ -81,12 +139,37 @@ export interface ReconcileScope<T extends StoredObject = StoredObject> {
   readonly background?: BackgroundTasks;
 }
 
-/** Nothing, or a request to look again later even without a change. */
+/**
+ * Nothing, or a request to look again later even without a change.
+ *
+ * @example
+ * ```ts
+ * import type { ReconcileResult, ReconcileScope, Request } from "../../sdk.ts";
+ * // Look again in a minute while the object is not Ready, even if nothing changes.
+ * function next(request: Request, { client }: ReconcileScope): ReconcileResult {
+ *   const status = client.cached(request)?.status as { phase?: string } | undefined;
+ *   return status?.phase === "Ready" ? undefined : { requeueAfterMs: 60_000 };
+ * }
+ * ```
+ */
 export type ReconcileResult = void | { requeueAfterMs: number };
 
 /**
  * Guarantees (from the controller): a request is never reconciled twice at once; a thrown error
  * means a retry with per-item backoff, except a TerminalError, which is logged and not retried.
+ *
+ * @example
+ * ```ts
+ * import type { Reconciler } from "../../sdk.ts";
+ * const reconciler: Reconciler = {
+ *   async reconcile(request, { client, logger }) {
+ *     const obj = client.cached(request);
+ *     if (!obj) return; // deleted: nothing to do
+ *     if (!obj.status) await client.patchStatus(obj, { message: `Hello, ${request.name}` });
+ *     logger.info("greeted", { cluster: request.cluster });
+ *   },
+ * };
+ * ```
  */
 export interface Reconciler<T extends StoredObject = StoredObject> {
   /** Brings the object named by `request` to its desired state. */

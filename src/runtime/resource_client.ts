@@ -17,10 +17,34 @@ import { objectKey, type Projection, type Store, type StoredObject } from "./sto
  * What an operator does with a resource; the RBAC pre-flight checks exactly these (plus `list` and
  * `watch` of its own resource, which the runtime does for it). `patchStatus` becomes `patch` of the
  * status subresource, or of the object itself when the CRD has none; `apply` is a `patch`.
+ *
+ * @example
+ * ```ts
+ * import { defineOperator, type Verb } from "../../sdk.ts";
+ * const verbs: Verb[] = ["get", "patch", "patchStatus"]; // `list` and `watch` of its own resource are implied
+ * const op = defineOperator({
+ *   name: "labeller",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+ *   verbs,
+ *   async reconcile() {},
+ * });
+ * console.log(op.verbs); // [ "get", "patch", "patchStatus" ]
+ * ```
  */
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "patchStatus" | "delete" | "apply";
 
-/** Names one object: `namespace` is omitted (or "") for cluster-scoped resources. A Request fits. */
+/**
+ * Names one object: `namespace` is omitted (or "") for cluster-scoped resources. A Request fits.
+ *
+ * @example
+ * ```ts
+ * import { ignoreNotFound, type ObjectRef, type ResourceClient } from "../../sdk.ts";
+ * declare const client: ResourceClient;
+ * const ref: ObjectRef = { namespace: "web", name: "settings" };
+ * const fresh = await client.get(ref).catch(ignoreNotFound); // undefined when it does not exist
+ * await client.delete({ name: "old-namespace" }); // cluster-scoped: no namespace
+ * ```
+ */
 export interface ObjectRef {
   /** The object's namespace. */
   namespace?: string;
@@ -28,7 +52,18 @@ export interface ObjectRef {
   name: string;
 }
 
-/** Selects objects for `list`. */
+/**
+ * Selects objects for `list`.
+ *
+ * @example
+ * ```ts
+ * import type { ListOptions, ResourceClient } from "../../sdk.ts";
+ * declare const client: ResourceClient;
+ * const options: ListOptions = { namespace: "web", labelSelector: "app=web,tier!=canary" };
+ * const items = await client.list(options);
+ * console.log(items.map((o) => o.metadata.name));
+ * ```
+ */
 export interface ListOptions {
   /** Omit for every namespace (or a cluster-scoped resource). */
   namespace?: string;
@@ -38,7 +73,19 @@ export interface ListOptions {
   fieldSelector?: string;
 }
 
-/** The shape of a patch: JSON merge patch (default), JSON patch, or strategic merge patch (built-in kinds only). */
+/**
+ * The shape of a patch: JSON merge patch (default), JSON patch, or strategic merge patch (built-in kinds only).
+ *
+ * @example
+ * ```ts
+ * import type { PatchType, ResourceClient } from "../../sdk.ts";
+ * declare const client: ResourceClient;
+ * const type: PatchType = "json";
+ * const ref = { namespace: "web", name: "site" };
+ * await client.patch(ref, [{ op: "replace", path: "/spec/replicas", value: 3 }], { type });
+ * await client.patch(ref, { metadata: { labels: { tier: "edge" } } }); // a merge patch
+ * ```
+ */
 export type PatchType = "merge" | "json" | "strategic";
 
 /**
@@ -57,6 +104,15 @@ export type PatchType = "merge" | "json" | "strategic";
  * - the watch cache takes the answer of each `patch`, `patchStatus` and `apply` of an object it holds (newer by
  *   resourceVersion only), so `cached()` in the next reconcile reads what was written even before the write's watch
  *   event arrived, and a write decided from it carries the current resourceVersion (no 409 from the hub's own write).
+ *
+ * @example
+ * ```ts
+ * import type { ResourceClient } from "../../sdk.ts";
+ * declare const client: ResourceClient; // a reconcile's `scope.client`
+ * const ref = { namespace: "web", name: "hello" };
+ * const obj = client.cached(ref) ?? await client.get(ref);
+ * await client.patchStatus(obj, { phase: "Ready", observedGeneration: obj.metadata.generation });
+ * ```
  */
 export interface ResourceClient<T extends StoredObject = StoredObject> {
   /** The resource this client reads and writes. */
@@ -79,7 +135,20 @@ export interface ResourceClient<T extends StoredObject = StoredObject> {
   apply(object: NewObject, options: { fieldManager: string; force?: boolean }): Promise<T>;
 }
 
-/** An object to create or apply: metadata with a name, and any other fields. */
+/**
+ * An object to create or apply: metadata with a name, and any other fields.
+ *
+ * @example
+ * ```ts
+ * import { kinds, type NewObject, type ReconcileScope } from "../../sdk.ts";
+ * declare const scope: ReconcileScope;
+ * const html: NewObject = {
+ *   metadata: { name: "site-html", namespace: "web", labels: { app: "web" } },
+ *   data: { "index.html": "<h1>Hello</h1>" },
+ * };
+ * await scope.cluster("prod")?.client(kinds.ConfigMap).apply(html, { fieldManager: "site" });
+ * ```
+ */
 export interface NewObject {
   /** At least a name, and a namespace for namespaced resources. */
   metadata: { name: string; namespace?: string; [field: string]: unknown };

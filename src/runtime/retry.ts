@@ -2,7 +2,21 @@
 
 import { isConflict } from "../kube/mod.ts";
 
-/** How often `retryOnConflict` tries. client-go's DefaultRetry makes 5 attempts; 3 suffice when every attempt re-reads. */
+/**
+ * How often `retryOnConflict` tries. client-go's DefaultRetry makes 5 attempts; 3 suffice when every attempt re-reads.
+ *
+ * @example
+ * ```ts
+ * import { type ResourceClient, retryOnConflict, type RetryOptions } from "../../sdk.ts";
+ * declare const client: ResourceClient;
+ * const options: RetryOptions = { attempts: 5 };
+ * const ref = { namespace: "web", name: "hello" };
+ * await retryOnConflict(async (attempt) => {
+ *   const obj = (attempt === 0 ? client.cached(ref) : undefined) ?? await client.get(ref);
+ *   await client.patchStatus(obj, { phase: "Ready" });
+ * }, options);
+ * ```
+ */
 export interface RetryOptions {
   /** Attempts in all, at least 1. Default 3. */
   attempts?: number;

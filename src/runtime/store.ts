@@ -1,6 +1,16 @@
 // Per-cluster cache of the watched objects, trimmed to what reconcilers need.
 
-/** The metadata every stored object keeps. */
+/**
+ * The metadata every stored object keeps.
+ *
+ * @example
+ * ```ts
+ * import type { ObjectMeta } from "../../sdk.ts";
+ * const meta: ObjectMeta = { name: "hello", namespace: "web", uid: "4f1c", resourceVersion: "812", generation: 3 };
+ * const deleting = (m: ObjectMeta): boolean => m.deletionTimestamp !== undefined;
+ * console.log(deleting(meta)); // false
+ * ```
+ */
 export interface ObjectMeta {
   /** The object's name. */
   name: string;
@@ -20,7 +30,17 @@ export interface ObjectMeta {
   annotations?: Record<string, string>;
 }
 
-/** A stored object: metadata plus whatever the operator's projection keeps. */
+/**
+ * A stored object: metadata plus whatever the operator's projection keeps.
+ *
+ * @example
+ * ```ts
+ * import type { StoredObject } from "../../sdk.ts";
+ * const obj: StoredObject = { metadata: { name: "hello", namespace: "web" }, spec: { size: 3 } };
+ * const size = (o: StoredObject): number => (o.spec as { size?: number } | undefined)?.size ?? 1;
+ * console.log(size(obj)); // 3
+ * ```
+ */
 export interface StoredObject {
   /** Identity and versions. */
   metadata: ObjectMeta;
@@ -28,12 +48,40 @@ export interface StoredObject {
   [field: string]: unknown;
 }
 
-/** Turns a raw API object into what the store keeps. */
+/**
+ * Turns a raw API object into what the store keeps.
+ *
+ * @example
+ * ```ts
+ * import { defineOperator, kinds, type Projection, trimObject } from "../../sdk.ts";
+ * // The cache keeps each ConfigMap's data beside what trimObject keeps.
+ * const withData: Projection = (raw) => ({ ...trimObject(raw), data: raw.data });
+ * const watcher = defineOperator({
+ *   name: "config-watcher",
+ *   resource: kinds.ConfigMap,
+ *   project: withData,
+ *   async reconcile() {},
+ * });
+ * console.log(watcher.project === withData); // true
+ * ```
+ */
 export type Projection = (raw: Record<string, unknown>) => StoredObject;
 
 /**
  * The default projection: metadata trimmed to identity and versioning fields, plus `spec` and
  * `status` as they are. managedFields, annotations and labels are dropped.
+ *
+ * @example
+ * ```ts
+ * import { trimObject } from "../../sdk.ts";
+ * const stored = trimObject({
+ *   apiVersion: "v1",
+ *   kind: "ConfigMap",
+ *   metadata: { name: "settings", namespace: "web", labels: { app: "web" }, managedFields: [{ manager: "kubectl" }] },
+ *   data: { mode: "fast" },
+ * });
+ * console.log(stored.metadata.name, stored.metadata.labels, stored.data); // "settings" undefined undefined
+ * ```
  */
 export function trimObject(raw: Record<string, unknown>): StoredObject {
   const out: StoredObject = { metadata: objectMeta(raw) };

@@ -1,12 +1,35 @@
 // Time source for everything that waits: the real clock, or a virtual one that tests advance by hand.
 
-/** A cancellable timer handle. */
+/**
+ * A cancellable timer handle.
+ *
+ * @example
+ * ```ts
+ * import type { Clock } from "../../kube.ts";
+ * declare const clock: Clock;
+ * const timeout = clock.setTimer(30_000, () => console.log("no answer in 30 s"));
+ * // ... the answer arrived in time:
+ * timeout.cancel();
+ * ```
+ */
 export interface Timer {
   /** Stops the timer; its function will not run. Idempotent. */
   cancel(): void;
 }
 
-/** Everything in src/ that needs time takes a Clock through its options. */
+/**
+ * Everything in src/ that needs time takes a Clock through its options.
+ *
+ * @example
+ * ```ts
+ * import type { Clock } from "../../kube.ts";
+ * // Polls `ready` every second on `clock` (a test passes a virtual one) until it is true or `signal` aborts.
+ * async function waitFor(ready: () => boolean, clock: Clock, signal: AbortSignal): Promise<boolean> {
+ *   while (!ready() && !signal.aborted) await clock.sleep(1_000, signal);
+ *   return ready();
+ * }
+ * ```
+ */
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;

@@ -1,10 +1,38 @@
 // A small structured logger: JSON or text lines, levels, bound fields, and credential redaction.
 
-/** Severity of a log line; lines below the logger's level are dropped. */
+/**
+ * Severity of a log line; lines below the logger's level are dropped.
+ *
+ * @example
+ * ```ts
+ * import { Logger, type LogLevel } from "../../hub.ts";
+ * const level: LogLevel = Deno.env.get("DEBUG") ? "debug" : "info";
+ * const logger = new Logger({ level });
+ * if (logger.enabled("debug")) logger.debug("settings", { level });
+ * ```
+ */
 export type LogLevel = "debug" | "info" | "warn" | "error";
-/** One JSON object per line, or `key=value` text. */
+/**
+ * One JSON object per line, or `key=value` text.
+ *
+ * @example
+ * ```ts
+ * import { type LogFormat, Logger } from "../../hub.ts";
+ * const format: LogFormat = Deno.stderr.isTerminal() ? "text" : "json";
+ * new Logger({ format }).info("hub started");
+ * ```
+ */
 export type LogFormat = "json" | "text";
-/** Structured fields of a log line (credentials among them are masked). */
+/**
+ * Structured fields of a log line (credentials among them are masked).
+ *
+ * @example
+ * ```ts
+ * import { type LogFields, Logger } from "../../hub.ts";
+ * const fields: LogFields = { cluster: "prod", objects: 3, token: "abc" }; // `token` is written as [redacted]
+ * new Logger({ format: "text" }).info("synced", fields);
+ * ```
+ */
 export type LogFields = Record<string, unknown>;
 
 export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
@@ -41,7 +69,19 @@ export function oneLine(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f]/g, (c) => c === "\u007f" ? "\\u007f" : JSON.stringify(c).slice(1, -1));
 }
 
-/** How a Logger writes. */
+/**
+ * How a Logger writes.
+ *
+ * @example
+ * ```ts
+ * import { Logger, type LoggerOptions } from "../../hub.ts";
+ * // Keep the lines, on a fixed time, for a test to read.
+ * const lines: string[] = [];
+ * const options: LoggerOptions = { level: "debug", format: "json", write: (line) => lines.push(line), now: () => 0 };
+ * new Logger(options).debug("hello");
+ * console.log(lines[0]); // {"time":"1970-01-01T00:00:00.000Z","level":"debug","msg":"hello"}
+ * ```
+ */
 export interface LoggerOptions {
   /** Lines below this level are dropped. Default info. */
   level?: LogLevel;
@@ -70,7 +110,17 @@ function makeSink(options: LoggerOptions): Sink {
   };
 }
 
-/** Writes one line per call. Child loggers carry bound fields such as `cluster`. */
+/**
+ * Writes one line per call. Child loggers carry bound fields such as `cluster`.
+ *
+ * @example
+ * ```ts
+ * import { Logger } from "../../hub.ts";
+ * const logger = new Logger({ level: "debug", format: "text" }).child({ cluster: "prod" });
+ * logger.warn("watch restarted", { resource: "configmaps" });
+ * // 2026-01-05T10:00:00.000Z WARN  watch restarted cluster=prod resource=configmaps
+ * ```
+ */
 export class Logger {
   readonly #sink: Sink;
   readonly #fields: LogFields;
