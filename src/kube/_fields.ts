@@ -5,7 +5,19 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { fsReason } from "./_token_file.ts";
 import { ConfigError } from "./errors.ts";
 
-/** Environment lookups, as a plain object or a function; injected so tests and main.ts control it. */
+/**
+ * Environment lookups, as a plain object or a function; injected so tests and main.ts control it.
+ *
+ * @example
+ * ```ts
+ * import { type EnvSource, loadContexts } from "../../kube.ts";
+ *
+ * const fixed: EnvSource = { HOME: "/home/ops", KUBECONFIG: "/etc/kube/prod.yaml" };
+ * const live: EnvSource = (key) => Deno.env.get(key);
+ * const catalog = await loadContexts({ env: Deno.args.includes("--fixed") ? fixed : live });
+ * console.log(catalog.files());
+ * ```
+ */
 export type EnvSource = Record<string, string | undefined> | ((key: string) => string | undefined);
 
 /** Why `path` cannot be read, or undefined when it can. Never reads content into messages. */

@@ -1,6 +1,20 @@
 // The path and query string of one API request (the transport prepends the server's base URL).
 
-/** One query parameter's value; undefined leaves the parameter out. */
+/**
+ * One query parameter's value; undefined leaves the parameter out.
+ *
+ * @example
+ * ```ts
+ * import { type KubeClient, type QueryValue, resourcePath } from "../../kube.ts";
+ *
+ * declare const client: KubeClient;
+ * declare const dryRun: boolean;
+ * // `dryRun` is left out of the URL when undefined.
+ * const query: Record<string, QueryValue> = { fieldManager: "my-tool", dryRun: dryRun ? "All" : undefined };
+ * const site = resourcePath({ group: "", version: "v1", plural: "configmaps", namespace: "shop", name: "site" });
+ * await client.request("PATCH", site, { query, body: { data: { greeting: "hello" } } });
+ * ```
+ */
 export type QueryValue = string | number | boolean | undefined;
 
 /**

@@ -9,7 +9,22 @@ import { nodeHttpsTransport } from "./_node_https.ts";
 import type { ClusterAuth } from "./cluster_access.ts";
 import { TransportError } from "./errors.ts";
 
-/** A fetch the client may be given instead of its own HTTP/1.1 sockets (tests do); `client` is the HttpClient. */
+/**
+ * A fetch the client may be given instead of its own HTTP/1.1 sockets (tests do); `client` is the HttpClient.
+ *
+ * @example
+ * ```ts
+ * import { type ClusterAccess, type FetchLike, KubeClient } from "../../kube.ts";
+ *
+ * declare const access: ClusterAccess;
+ * const sent: string[] = [];
+ * const recording: FetchLike = (url, init) => {
+ *   sent.push(`${init.method ?? "GET"} ${url}`);
+ *   return fetch(url, init);
+ * };
+ * const client = new KubeClient(access, { fetch: recording });
+ * ```
+ */
 export type FetchLike = (url: string, init: RequestInit & { client?: Deno.HttpClient }) => Promise<Response>;
 
 /** What every transport of one client shares. */

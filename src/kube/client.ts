@@ -53,6 +53,16 @@ interface Opened {
  * - Errors are ApiError (the server answered non-2xx), TransportError (no answer), AuthError
  *   (no credentials), TooLargeError (an answer over `maxObjectBytes`), or the caller's own abort reason. None
  *   contains a header.
+ *
+ * @example
+ * ```ts
+ * import { KubeClient, loadContexts, namespacePath } from "../../kube.ts";
+ *
+ * const [dev] = (await loadContexts({ files: ["clusters/local.yaml"] })).select(["dev"]);
+ * using client = new KubeClient(dev, { requestTimeoutMs: 10_000 });
+ * const ns = await client.request<{ metadata: { uid: string } }>("GET", namespacePath("default"));
+ * console.log(client.cluster, ns.metadata.uid);
+ * ```
  */
 export class KubeClient {
   /** The cluster this client talks to, and how it authenticates. */

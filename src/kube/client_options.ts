@@ -5,7 +5,22 @@ import type { Clock, Logger } from "../util/mod.ts";
 import type { QueryValue } from "./_request_target.ts";
 import type { FetchLike } from "./_transport.ts";
 
-/** One finished request, for metrics. `code` is the HTTP status, or "error" when none arrived. */
+/**
+ * One finished request, for metrics. `code` is the HTTP status, or "error" when none arrived.
+ *
+ * @example
+ * ```ts
+ * import { type ClusterAccess, KubeClient, type ResponseInfo } from "../../kube.ts";
+ *
+ * declare const access: ClusterAccess;
+ * const counts = new Map<string, number>();
+ * function count(info: ResponseInfo): void {
+ *   const key = `${info.method} ${info.code}`;
+ *   counts.set(key, (counts.get(key) ?? 0) + 1);
+ * }
+ * const client = new KubeClient(access, { onResponse: count });
+ * ```
+ */
 export interface ResponseInfo {
   /** The request's HTTP method. */
   method: string;
@@ -15,7 +30,22 @@ export interface ResponseInfo {
   durationMs: number;
 }
 
-/** How a KubeClient talks to its cluster; every field is optional. */
+/**
+ * How a KubeClient talks to its cluster; every field is optional.
+ *
+ * @example
+ * ```ts
+ * import { type ClusterAccess, KubeClient, type KubeClientOptions } from "../../kube.ts";
+ *
+ * declare const access: ClusterAccess;
+ * const options: KubeClientOptions = {
+ *   requestTimeoutMs: 10_000,
+ *   userAgent: "my-tool/1.0",
+ *   onResponse: ({ method, code, durationMs }) => console.log(method, code, durationMs),
+ * };
+ * const client = new KubeClient(access, options);
+ * ```
+ */
 export interface KubeClientOptions {
   /**
    * Sends every request through this fetch. Default: the client's own HTTP/1.1 keep-alive sockets
@@ -59,6 +89,15 @@ export interface KubeClientOptions {
  * 4/3 as long: at most 2 MiB), plus the watch event's envelope. 4 MiB is twice that worst case, and a quarter of
  * client-go's 16 MiB per-frame cap in its streaming decoder (raised from 1 MiB in kubernetes#72053 for exactly this
  * protobuf-to-JSON growth). A list page of 500 objects fits as long as they average under 8 KiB.
+ *
+ * @example
+ * ```ts
+ * import { type ClusterAccess, DEFAULT_MAX_OBJECT_BYTES, KubeClient } from "../../kube.ts";
+ *
+ * declare const access: ClusterAccess;
+ * // A cluster known to hold unusually large objects: twice the default cap.
+ * const client = new KubeClient(access, { maxObjectBytes: 2 * DEFAULT_MAX_OBJECT_BYTES });
+ * ```
  */
 export const DEFAULT_MAX_OBJECT_BYTES = 4 * 1024 * 1024;
 
@@ -72,7 +111,24 @@ export const PARTIAL_METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMe
 /** The Accept header of a metadata-only watch or get: each object is a PartialObjectMetadata (else the full one). */
 export const PARTIAL_METADATA_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
 
-/** One request's options. */
+/**
+ * One request's options.
+ *
+ * @example
+ * ```ts
+ * import { type KubeClient, type KubeRequestOptions, resourcePath } from "../../kube.ts";
+ *
+ * declare const client: KubeClient;
+ * const options: KubeRequestOptions = {
+ *   body: { metadata: { labels: { tier: "web" } } },
+ *   contentType: "application/merge-patch+json",
+ *   query: { fieldManager: "my-tool" },
+ *   timeoutMs: 5_000,
+ * };
+ * const web = resourcePath({ group: "", version: "v1", plural: "services", namespace: "shop", name: "web" });
+ * await client.request("PATCH", web, options);
+ * ```
+ */
 export interface KubeRequestOptions {
   /** Query parameters; undefined values are left out. */
   query?: Record<string, QueryValue>;
@@ -90,7 +146,20 @@ export interface KubeRequestOptions {
   accept?: string;
 }
 
-/** One list page's options. */
+/**
+ * One list page's options.
+ *
+ * @example
+ * ```ts
+ * import { type KubeClient, type ListPageOptions, resourcePath } from "../../kube.ts";
+ *
+ * declare const client: KubeClient;
+ * const options: ListPageOptions = { limit: 100, labelSelector: "app=web", metadataOnly: true };
+ * const pods = resourcePath({ group: "", version: "v1", plural: "pods", namespace: "shop" });
+ * const first = await client.listPage(pods, options);
+ * if (first.continueToken) await client.listPage(pods, { ...options, continueToken: first.continueToken });
+ * ```
+ */
 export interface ListPageOptions {
   /** Default 500, like client-go's reflector. */
   limit?: number;
@@ -109,7 +178,24 @@ export interface ListPageOptions {
   metadataOnly?: boolean;
 }
 
-/** One page of a list. */
+/**
+ * One page of a list.
+ *
+ * @example
+ * ```ts
+ * import type { KubeClient, ListPage } from "../../kube.ts";
+ *
+ * declare const client: KubeClient;
+ * type Named = { metadata: { name: string } };
+ * const names: string[] = [];
+ * let page: ListPage<Named> | undefined;
+ * do {
+ *   page = await client.listPage<Named>("/api/v1/configmaps", { continueToken: page?.continueToken });
+ *   names.push(...page.items.map((cm) => cm.metadata.name));
+ * } while (page.continueToken);
+ * console.log(names.length, "ConfigMaps at resourceVersion", page.resourceVersion);
+ * ```
+ */
 export interface ListPage<T = unknown> {
   /** The page's objects. */
   items: T[];
@@ -121,7 +207,27 @@ export interface ListPage<T = unknown> {
   remainingItemCount?: number;
 }
 
-/** One watch's options. */
+/**
+ * One watch's options.
+ *
+ * @example
+ * ```ts
+ * import { type KubeClient, resourcePath, type WatchOptions } from "../../kube.ts";
+ *
+ * declare const client: KubeClient;
+ * declare const resourceVersion: string; // where a list ended
+ * const options: WatchOptions = {
+ *   resourceVersion,
+ *   timeoutSeconds: 300,
+ *   labelSelector: "app=web",
+ *   signal: AbortSignal.timeout(60_000),
+ * };
+ * const deployments = resourcePath({ group: "apps", version: "v1", plural: "deployments" });
+ * for await (const event of client.watch(deployments, options)) {
+ *   console.log(event.type, event.object.metadata?.name);
+ * }
+ * ```
+ */
 export interface WatchOptions {
   /** Where to start; omitted means "from now" with synthetic ADDED events for existing objects. */
   resourceVersion?: string;

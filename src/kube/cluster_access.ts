@@ -1,6 +1,22 @@
 // How to reach and authenticate to one cluster: the ClusterAccess contract every source of clusters implements.
 
-/** TLS material and headers to send on every request to one cluster. PEM strings throughout. */
+/**
+ * TLS material and headers to send on every request to one cluster. PEM strings throughout.
+ *
+ * @example
+ * ```ts
+ * import type { ClusterAuth } from "../../kube.ts";
+ *
+ * // Mutual TLS against a private CA: no header needed.
+ * const auth: ClusterAuth = {
+ *   headers: {},
+ *   caCerts: [await Deno.readTextFile("/etc/lab/ca.crt")],
+ *   cert: await Deno.readTextFile("/etc/lab/client.crt"),
+ *   key: await Deno.readTextFile("/etc/lab/client.key"),
+ *   insecureSkipTlsVerify: false,
+ * };
+ * ```
+ */
 export interface ClusterAuth {
   /** Per-request headers, typically `Authorization`, maybe `Impersonate-User`. */
   headers: Record<string, string>;
@@ -21,6 +37,24 @@ export interface ClusterAuth {
  * so a rotated token file or an expired exec credential is picked up without a restart;
  * client-node itself re-runs an exec plugin only once its `expirationTimestamp` has passed.
  * Errors from `auth()` are {@link AuthError}s that never contain credentials or plugin output.
+ *
+ * @example
+ * ```ts
+ * import { type ClusterAccess, KubeClient } from "../../kube.ts";
+ *
+ * // A cluster reached with a token from the environment (loadContexts and inClusterAccess build these for you).
+ * const lab: ClusterAccess = {
+ *   name: "lab",
+ *   server: "https://10.0.0.1:6443",
+ *   source: "LAB_TOKEN",
+ *   auth: () =>
+ *     Promise.resolve({
+ *       headers: { Authorization: `Bearer ${Deno.env.get("LAB_TOKEN")}` },
+ *       insecureSkipTlsVerify: false,
+ *     }),
+ * };
+ * using client = new KubeClient(lab);
+ * ```
  */
 export interface ClusterAccess {
   /** Context name, or `in-cluster`. */

@@ -4,7 +4,19 @@
 import { basename } from "node:path";
 import { redact } from "../util/mod.ts";
 
-/** The rules an untrusted kubeconfig is held to (`--exec-plugin-allowlist`, `--allow-http-servers`). */
+/**
+ * The rules an untrusted kubeconfig is held to (`--exec-plugin-allowlist`, `--allow-http-servers`).
+ *
+ * @example
+ * ```ts
+ * import { type CredentialPolicy, parseKubeconfigText } from "../../kube.ts";
+ *
+ * declare const text: string; // a kubeconfig from a labelled Secret
+ * // `--exec-plugin-allowlist aws`: an untrusted kubeconfig may run `aws eks get-token`, and nothing else.
+ * const policy: CredentialPolicy = { execAllowlist: ["aws"], allowHttpServers: false };
+ * const { contexts } = await parseKubeconfigText(text, { source: "secret hub/eks", untrusted: policy });
+ * ```
+ */
 export interface CredentialPolicy {
   /** exec plugin commands that may run, each an exact command name (`aws`) or an absolute path. Default none. */
   execAllowlist: readonly string[];
@@ -12,7 +24,21 @@ export interface CredentialPolicy {
   allowHttpServers: boolean;
 }
 
-/** No exec plugin, https only: the default for everything a provider reads. */
+/**
+ * No exec plugin, https only: the default for everything a provider reads.
+ *
+ * @example
+ * ```ts
+ * import { parseKubeconfigText, STRICT_CREDENTIAL_POLICY } from "../../kube.ts";
+ *
+ * declare const text: string; // a kubeconfig from a labelled Secret
+ * const { contexts } = await parseKubeconfigText(text, {
+ *   source: "secret hub/tenant-a",
+ *   untrusted: STRICT_CREDENTIAL_POLICY,
+ * });
+ * for (const c of contexts) console.log(c.name, c.error ?? "usable"); // a context naming a file or a plugin is refused
+ * ```
+ */
 export const STRICT_CREDENTIAL_POLICY: CredentialPolicy = Object.freeze({
   execAllowlist: Object.freeze([]) as readonly string[],
   allowHttpServers: false,

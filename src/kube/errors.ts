@@ -6,6 +6,20 @@ import { redact } from "../util/mod.ts";
  * A kubeconfig, context selection or in-cluster setup that cannot be used. The message is one
  * line that names the file or context and, where it helps, lists the valid choices. The CLI
  * exits with code 2 on it. It never contains credentials.
+ *
+ * @example
+ * ```ts
+ * import { ConfigError, loadContexts } from "../../kube.ts";
+ *
+ * try {
+ *   const [access] = (await loadContexts({ env: Deno.env.toObject() })).select(["no-such-context"]);
+ *   console.log(access.server);
+ * } catch (err) {
+ *   if (!(err instanceof ConfigError)) throw err;
+ *   console.error(err.message); // names the unknown context and lists the known ones
+ *   Deno.exit(2);
+ * }
+ * ```
  */
 export class ConfigError extends Error {
   /** Always "ConfigError". */
@@ -15,6 +29,19 @@ export class ConfigError extends Error {
 /**
  * Credentials could not be obtained: an exec credential plugin failed, a token file vanished.
  * The message names the plugin command or file, never the plugin's output or a token.
+ *
+ * @example
+ * ```ts
+ * import { AuthError, type KubeClient, namespacePath } from "../../kube.ts";
+ *
+ * declare const client: KubeClient;
+ * try {
+ *   await client.request("GET", namespacePath());
+ * } catch (err) {
+ *   if (!(err instanceof AuthError)) throw err;
+ *   console.error(`no credentials for ${err.cluster}: ${err.message}`); // e.g. the exec plugin failed
+ * }
+ * ```
  */
 export class AuthError extends Error {
   /** Always "AuthError". */
@@ -51,6 +78,20 @@ export interface ApiErrorInit {
  * The API server answered with a non-2xx status (or a watch stream carried an ERROR Status).
  * The message reads like `PATCH /apis/g/v1/namespaces/a/uuid/x/status: 409 Conflict: <message>`.
  * Request headers never appear in it.
+ *
+ * @example
+ * ```ts
+ * import { ApiError, type KubeClient, namespacePath } from "../../kube.ts";
+ *
+ * declare const client: KubeClient;
+ * try {
+ *   const shop = { apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } };
+ *   await client.request("POST", namespacePath(), { body: shop });
+ * } catch (err) {
+ *   if (!(err instanceof ApiError) || err.reason !== "AlreadyExists") throw err;
+ *   console.log(err.status, err.statusMessage); // 409 namespaces "shop" already exists
+ * }
+ * ```
  */
 export class ApiError extends Error {
   /** Always "ApiError". */
@@ -93,6 +134,19 @@ export class ApiError extends Error {
 /**
  * The request never got an HTTP answer: connection refused, DNS, TLS, timeout, a stream that
  * broke or stalled. The cause is chained. The message names the method, path and server.
+ *
+ * @example
+ * ```ts
+ * import { type KubeClient, namespacePath, TransportError } from "../../kube.ts";
+ *
+ * declare const client: KubeClient;
+ * try {
+ *   await client.request("GET", namespacePath(), { timeoutMs: 2_000 });
+ * } catch (err) {
+ *   if (!(err instanceof TransportError)) throw err;
+ *   console.error(err.timeout ? `no answer within 2 s: ${err.message}` : `unreachable: ${err.message}`);
+ * }
+ * ```
  */
 export class TransportError extends Error {
   /** Always "TransportError". */
@@ -111,6 +165,21 @@ export class TransportError extends Error {
  * The server sent a response body or a watch event larger than the client's `maxObjectBytes`: the client refused it
  * without reading the rest and closed the connection. The message names the request, the server, the limit and the
  * size seen (or "more than" the limit), never content.
+ *
+ * @example
+ * ```ts
+ * import { type KubeClient, type ListPage, TooLargeError } from "../../kube.ts";
+ *
+ * declare const client: KubeClient;
+ * async function firstPage(path: string, limit = 500): Promise<ListPage> {
+ *   try {
+ *     return await client.listPage(path, { limit });
+ *   } catch (err) {
+ *     if (!(err instanceof TooLargeError) || limit === 1) throw err;
+ *     return firstPage(path, Math.ceil(limit / 2)); // the page was over maxObjectBytes: ask for fewer objects
+ *   }
+ * }
+ * ```
  */
 export class TooLargeError extends Error {
   /** Always "TooLargeError". */
@@ -131,6 +200,18 @@ export class TooLargeError extends Error {
 /**
  * The HTTP status a failure carries, if any: an ApiError's, or the numeric `status` of any other
  * error (a test double, a Status-shaped failure). The one place errors are classified by status.
+ *
+ * @example
+ * ```ts
+ * import { httpStatusOf, type KubeClient } from "../../kube.ts";
+ *
+ * declare const client: KubeClient;
+ * try {
+ *   await client.request("DELETE", "/api/v1/namespaces/shop/configmaps/site");
+ * } catch (err) {
+ *   if (httpStatusOf(err) !== 404) throw err; // already gone is fine; no HTTP answer at all (undefined) is not
+ * }
+ * ```
  */
 export function httpStatusOf(err: unknown): number | undefined {
   const s = (err as { status?: unknown })?.status;
@@ -165,16 +246,59 @@ export function isNotFound(err: unknown): boolean {
   return httpStatusOf(err) === 404;
 }
 
-/** The server's Retry-After of a failure (429, 503), in milliseconds, if it sent one. */
+/**
+ * The server's Retry-After of a failure (429, 503), in milliseconds, if it sent one.
+ *
+ * @example
+ * ```ts
+ * import { type KubeClient, retryAfterMsOf } from "../../kube.ts";
+ *
+ * declare const client: KubeClient;
+ * declare const path: string;
+ * const read = () => client.request("GET", path);
+ * const body = await read().catch(async (err) => {
+ *   await new Promise((r) => setTimeout(r, retryAfterMsOf(err) ?? 1_000)); // the server's Retry-After, else 1 s
+ *   return read();
+ * });
+ * ```
+ */
 export function retryAfterMsOf(err: unknown): number | undefined {
   const s = (err as { retryAfterSeconds?: unknown })?.retryAfterSeconds;
   return typeof s === "number" && Number.isFinite(s) && s >= 0 ? s * 1000 : undefined;
 }
 
-/** The health states a failure can put a cluster (or one operator in it) in; see `failureStateOf`. */
+/**
+ * The health states a failure can put a cluster (or one operator in it) in; see `failureStateOf`.
+ *
+ * @example
+ * ```ts
+ * import { type FailureState, failureStateOf } from "../../kube.ts";
+ *
+ * const advice: Record<FailureState, string> = {
+ *   unreachable: "check the network and the server URL",
+ *   unauthorized: "renew the credentials",
+ *   forbidden: "grant the RBAC rules",
+ *   "missing-crd": "install the CRD",
+ *   "too-large": "raise --max-object-bytes",
+ * };
+ * declare const err: unknown;
+ * console.log(advice[failureStateOf(err)]);
+ * ```
+ */
 export type FailureState = "unreachable" | "unauthorized" | "forbidden" | "missing-crd" | "too-large";
 
-/** Maps a failure to the health state it means. */
+/**
+ * Maps a failure to the health state it means.
+ *
+ * @example
+ * ```ts
+ * import { failureStateOf, type KubeClient, namespacePath } from "../../kube.ts";
+ *
+ * declare const client: KubeClient;
+ * const health = await client.request("GET", namespacePath()).then(() => "ok", failureStateOf);
+ * console.log(client.cluster, health); // "ok", or "unreachable", "unauthorized", "forbidden", ...
+ * ```
+ */
 export function failureStateOf(err: unknown): FailureState {
   // No credentials at all (an exec plugin that fails or hangs, a vanished token file) is a 401 in all but name.
   if (err instanceof AuthError || (err as { name?: unknown })?.name === "AuthError") return "unauthorized";

@@ -14,7 +14,19 @@ import { IN_CLUSTER, inClusterAccess, type InClusterOptions } from "./in_cluster
 
 export type { EnvSource } from "./_fields.ts";
 
-/** Which kubeconfig files to read, and where to look for the default ones. */
+/**
+ * Which kubeconfig files to read, and where to look for the default ones.
+ *
+ * @example
+ * ```ts
+ * import { loadContexts, type LoadContextsOptions } from "../../kube.ts";
+ *
+ * // What kubectl reads ($KUBECONFIG, else ~/.kube/config), after the clusters/*.yaml under /srv/hub.
+ * const options: LoadContextsOptions = { env: Deno.env.toObject(), cwd: "/srv/hub", execTimeoutMs: 5_000 };
+ * const catalog = await loadContexts(options);
+ * console.log(catalog.files());
+ * ```
+ */
 export interface LoadContextsOptions {
   /** Explicit kubeconfig files (`--kubeconfig`). Each must exist and parse. When non-empty, nothing else is read. */
   files?: string[];
@@ -38,7 +50,19 @@ export interface LoadContextsOptions {
   minimalExecEnv?: boolean;
 }
 
-/** The contexts known from every loaded kubeconfig, with first-file-wins precedence. */
+/**
+ * The contexts known from every loaded kubeconfig, with first-file-wins precedence.
+ *
+ * @example
+ * ```ts
+ * import { type ContextCatalog, loadContexts } from "../../kube.ts";
+ *
+ * function describe(catalog: ContextCatalog): string {
+ *   return `${catalog.names().length} contexts from ${catalog.files().join(", ")}`;
+ * }
+ * console.log(describe(await loadContexts({ env: Deno.env.toObject() })));
+ * ```
+ */
 export interface ContextCatalog {
   /** Every context name, sorted. */
   names(): string[];
@@ -53,7 +77,18 @@ export interface ContextCatalog {
   select(requested: string[], opts?: { inCluster?: InClusterOptions }): ClusterAccess[];
 }
 
-/** The keyword for every context in `--clusters`. */
+/**
+ * The keyword for every context in `--clusters`.
+ *
+ * @example
+ * ```ts
+ * import { ALL_CONTEXTS, loadContexts } from "../../kube.ts";
+ *
+ * const catalog = await loadContexts({ files: ["clusters/local.yaml"] });
+ * const every = catalog.select([ALL_CONTEXTS]); // `--clusters all`
+ * console.log(every.map((a) => a.name)); // e.g. ["dev", "prod", "staging"]
+ * ```
+ */
 export const ALL_CONTEXTS = "all";
 
 /**
@@ -66,6 +101,16 @@ export const ALL_CONTEXTS = "all";
  *
  * Assumptions: contexts are validated only when selected, so a broken context the user did not
  * ask for never stops startup; an unreadable or invalid file does, because kubectl fails too.
+ *
+ * @example
+ * ```ts
+ * import { loadContexts } from "../../kube.ts";
+ *
+ * const catalog = await loadContexts({ files: ["clusters/local.yaml"] });
+ * console.log(catalog.names()); // e.g. ["dev", "prod", "staging"]
+ * const [prod, staging] = catalog.select(["prod", "staging"]);
+ * console.log(prod.server, staging.server);
+ * ```
  */
 export async function loadContexts(options: LoadContextsOptions = {}): Promise<ContextCatalog> {
   const env = envGetter(options.env);

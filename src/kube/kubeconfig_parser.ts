@@ -30,7 +30,27 @@ export interface ParseWorker {
   terminate(): void;
 }
 
-/** What parseKubeconfigText needs of a parser. */
+/**
+ * What parseKubeconfigText needs of a parser.
+ *
+ * @example
+ * ```ts
+ * import {
+ *   ConfigError,
+ *   parseKubeconfigText,
+ *   STRICT_CREDENTIAL_POLICY,
+ *   type UntrustedKubeconfigParser,
+ * } from "../../kube.ts";
+ *
+ * // Accepts JSON kubeconfigs only (JSON.parse takes linear time), refusing any other YAML.
+ * const jsonOnly: UntrustedKubeconfigParser = {
+ *   parse: (path, text) =>
+ *     Promise.resolve().then(() => JSON.parse(text)).catch(() => Promise.reject(new ConfigError(`${path}: not JSON`))),
+ * };
+ * declare const text: string; // from a labelled Secret
+ * await parseKubeconfigText(text, { source: "secret hub/a", untrusted: STRICT_CREDENTIAL_POLICY, parser: jsonOnly });
+ * ```
+ */
 export interface UntrustedKubeconfigParser {
   /** The document `text` holds, as plain data, or a ConfigError naming `path`. */
   parse(path: string, text: string): Promise<unknown>;

@@ -9,7 +9,22 @@ import type { ClusterAccess } from "./cluster_access.ts";
 import { type CredentialPolicy, untrustedContextProblems } from "./credential_policy.ts";
 import { type EnvSource, loadContexts } from "./kubeconfig.ts";
 
-/** One context of a kubeconfig document. */
+/**
+ * One context of a kubeconfig document.
+ *
+ * @example
+ * ```ts
+ * import type { KubeconfigContext } from "../../kube.ts";
+ *
+ * function describe(context: KubeconfigContext): string {
+ *   return context.access ? `${context.name}: ${context.access.server}` : `${context.name}: ${context.error}`;
+ * }
+ * // A new server means a new client; new credentials alone are picked up by the running one.
+ * function needsNewClient(before: KubeconfigContext, after: KubeconfigContext): boolean {
+ *   return before.endpointDigest !== after.endpointDigest;
+ * }
+ * ```
+ */
 export interface KubeconfigContext {
   /** The context's name. */
   name: string;
@@ -26,7 +41,19 @@ export interface KubeconfigContext {
   credentialsDigest: string;
 }
 
-/** A parsed kubeconfig document. */
+/**
+ * A parsed kubeconfig document.
+ *
+ * @example
+ * ```ts
+ * import { type KubeconfigText, parseKubeconfigText } from "../../kube.ts";
+ *
+ * const path = "/etc/hub/extra.yaml";
+ * const doc: KubeconfigText = await parseKubeconfigText(await Deno.readTextFile(path), { source: path });
+ * const current = doc.contexts.find((c) => c.name === doc.currentContext);
+ * console.log(current?.access?.server ?? "no usable current context");
+ * ```
+ */
 export interface KubeconfigText {
   /** `current-context`, when set. */
   currentContext?: string;
@@ -34,7 +61,22 @@ export interface KubeconfigText {
   contexts: KubeconfigContext[];
 }
 
-/** Where a kubeconfig text came from and how far it is trusted. */
+/**
+ * Where a kubeconfig text came from and how far it is trusted.
+ *
+ * @example
+ * ```ts
+ * import { type KubeconfigTextOptions, parseKubeconfigText, STRICT_CREDENTIAL_POLICY } from "../../kube.ts";
+ *
+ * declare const text: string; // a kubeconfig from a Secret's data, decoded
+ * const options: KubeconfigTextOptions = {
+ *   source: "secret hub/tenant-a",
+ *   untrusted: STRICT_CREDENTIAL_POLICY,
+ *   execTimeoutMs: 5_000,
+ * };
+ * const { contexts } = await parseKubeconfigText(text, options);
+ * ```
+ */
 export interface KubeconfigTextOptions {
   /**
    * Where the text came from, for messages and `ClusterAccess.source`: an absolute file path (relative certificate
@@ -66,6 +108,22 @@ export interface KubeconfigTextOptions {
  * context (or, with `untrusted`, one that breaks the policy) becomes that context's `error`, so one bad context never
  * hides the others. A context name defined twice in the document is an error for that name (kubectl would silently
  * keep the first). Messages never quote the text.
+ *
+ * @example
+ * ```ts
+ * import { KubeClient, parseKubeconfigText } from "../../kube.ts";
+ *
+ * const path = Deno.realPathSync("clusters/local.yaml");
+ * const { contexts } = await parseKubeconfigText(await Deno.readTextFile(path), { source: path });
+ * for (const context of contexts) {
+ *   if (!context.access) {
+ *     console.warn(context.error);
+ *     continue;
+ *   }
+ *   using client = new KubeClient(context.access);
+ *   console.log(context.name, (await client.request<{ gitVersion: string }>("GET", "/version")).gitVersion);
+ * }
+ * ```
  */
 export async function parseKubeconfigText(text: string, options: KubeconfigTextOptions): Promise<KubeconfigText> {
   const label = options.source;

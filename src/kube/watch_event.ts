@@ -2,10 +2,36 @@
 
 import { NdjsonError } from "./_ndjson.ts";
 
-/** The kinds of watch event the API server sends. */
+/**
+ * The kinds of watch event the API server sends.
+ *
+ * @example
+ * ```ts
+ * import type { KubeClient, WatchEventType } from "../../kube.ts";
+ *
+ * declare const client: KubeClient;
+ * const counts: Record<WatchEventType, number> = { ADDED: 0, MODIFIED: 0, DELETED: 0, BOOKMARK: 0, ERROR: 0 };
+ * for await (const event of client.watch("/api/v1/pods", { timeoutSeconds: 60 })) counts[event.type]++;
+ * console.log(counts);
+ * ```
+ */
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
 
-/** One line of a watch stream. For ERROR, `object` is a metav1.Status (code 410 means relist). */
+/**
+ * One line of a watch stream. For ERROR, `object` is a metav1.Status (code 410 means relist).
+ *
+ * @example
+ * ```ts
+ * import type { WatchEvent } from "../../kube.ts";
+ *
+ * type Named = { metadata: { name: string } };
+ * function apply(cache: Map<string, Named>, event: WatchEvent<Named>): void {
+ *   if (event.type === "ADDED" || event.type === "MODIFIED") cache.set(event.object.metadata.name, event.object);
+ *   else if (event.type === "DELETED") cache.delete(event.object.metadata.name);
+ *   // BOOKMARK only moves the resourceVersion on; ERROR 410 means list again.
+ * }
+ * ```
+ */
 // deno-lint-ignore no-explicit-any
 export interface WatchEvent<T = any> {
   /** What happened to `object`. */
