@@ -72,6 +72,15 @@ export async function selectClusters(flags: HubFlags, logger: Logger): Promise<C
 /**
  * The home cluster holds the hub's own objects (Leases, cluster Secrets, Mirror sources, TokenReviews): the pod's own
  * cluster when selected, else `--home-cluster`, else the first selected cluster.
+ *
+ * @example
+ * ```ts
+ * import { type ClusterAccess, homeCluster } from "../../cli.ts";
+ *
+ * declare const selected: ClusterAccess[]; // e.g. prod, staging, dev, in the command line's order
+ * console.log(homeCluster(undefined, selected).name); // prod
+ * console.log(homeCluster("staging", selected).name); // staging
+ * ```
  */
 export function homeCluster(requested: string | undefined, selected: ClusterAccess[]): ClusterAccess {
   const inCluster = selected.find((a) => a.name === IN_CLUSTER);

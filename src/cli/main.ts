@@ -15,10 +15,31 @@ import { Logger } from "../util/mod.ts";
 
 export { homeCluster } from "./cluster_selection.ts";
 
-/** The hub's version, as `--version` prints it. */
+/**
+ * The hub's version, as `--version` prints it.
+ *
+ * @example
+ * ```ts
+ * import { VERSION } from "../../cli.ts";
+ *
+ * console.log(`built with operator-hub ${VERSION}`); // built with operator-hub 0.1.0
+ * ```
+ */
 export const VERSION = "0.1.0";
 
-/** What an embedder adds to the command line's hub. */
+/**
+ * What an embedder adds to the command line's hub.
+ *
+ * @example
+ * ```ts
+ * import { main, type MainOptions, type Operator } from "../../cli.ts";
+ *
+ * declare const website: Operator;
+ * declare const greeting: Operator;
+ * const options: MainOptions = { operators: [website, greeting] };
+ * if (import.meta.main) Deno.exit(await main(Deno.args, options));
+ * ```
+ */
 export interface MainOptions {
   /** Operators hosted beside the built-in ones `--operators` selects (as `examples/run_greeting.ts` passes them). */
   operators?: readonly Operator[];
@@ -31,6 +52,15 @@ export interface MainOptions {
  * Guarantees: 0 after `--help`, `--version`, or a run stopped by SIGTERM or SIGINT; 2, with one line on stderr,
  * for anything the user must fix (a flag, a kubeconfig, an operator file, a permission, a port), and that before
  * any cluster is engaged; anything else is thrown.
+ *
+ * @example The command line with your own operator compiled in
+ * ```ts
+ * import { main } from "../../cli.ts";
+ * import { greetingOperator } from "../../examples/greeting_operator.ts";
+ *
+ * // deno run -A my_hub.ts --kubeconfig clusters/local.yaml --clusters all --operators none
+ * if (import.meta.main) Deno.exit(await main(Deno.args, { operators: [greetingOperator] }));
+ * ```
  */
 export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
   if (argv[0] === "cleanup") {

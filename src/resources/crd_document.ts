@@ -18,7 +18,19 @@ const SDK_STATUS: Record<string, SchemaProps> = {
   },
 };
 
-/** A CustomResourceDefinition as a plain JSON object (`kubectl apply` or a client's `apply` takes it as it is). */
+/**
+ * A CustomResourceDefinition as a plain JSON object (`kubectl apply` or a client's `apply` takes it as it is).
+ *
+ * @example
+ * ```ts
+ * import { type CrdDocument, crdOf } from "../../resources.ts";
+ * import { Website } from "../../examples/website_resource.ts";
+ *
+ * const crd: CrdDocument = crdOf(Website);
+ * console.log(crd.spec.names.kind, crd.spec.versions.map((v) => v.name)); // Website [ "v1" ]
+ * await Deno.writeTextFile("website_crd.json", JSON.stringify(crd, null, 2));
+ * ```
+ */
 export interface CrdDocument {
   /** Always `apiextensions.k8s.io/v1`. */
   apiVersion: "apiextensions.k8s.io/v1";

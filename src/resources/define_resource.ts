@@ -19,7 +19,19 @@ export type TSchema = TypeBoxSchema;
  */
 export type Static<T extends TSchema> = TypeBoxStatic<T>;
 
-/** A printer column of `kubectl get` (the CRD's `additionalPrinterColumns`). */
+/**
+ * A printer column of `kubectl get` (the CRD's `additionalPrinterColumns`).
+ *
+ * @example
+ * ```ts
+ * import type { PrinterColumn } from "../../resources.ts";
+ *
+ * const columns: PrinterColumn[] = [
+ *   { name: "Image", type: "string", jsonPath: ".spec.image" },
+ *   { name: "Ready", type: "boolean", jsonPath: ".status.ready", priority: 1 },
+ * ];
+ * ```
+ */
 export interface PrinterColumn {
   /** The column's header, e.g. `Image`. */
   name: string;
@@ -35,7 +47,26 @@ export interface PrinterColumn {
   format?: string;
 }
 
-/** What `defineResource` takes: the names, the scope and the schemas of one custom resource version. */
+/**
+ * What `defineResource` takes: the names, the scope and the schemas of one custom resource version.
+ *
+ * @example
+ * ```ts
+ * import Type from "typebox";
+ * import { defineResource, type ResourceDefinition } from "../../resources.ts";
+ *
+ * const definition = {
+ *   group: "examples.operator-hub.dev",
+ *   version: "v1",
+ *   kind: "Backup",
+ *   plural: "backups",
+ *   scope: "Cluster",
+ *   spec: Type.Object({ schedule: Type.String() }),
+ * } satisfies ResourceDefinition;
+ * const Backup = defineResource(definition);
+ * console.log(Backup.namespaced); // false
+ * ```
+ */
 export interface ResourceDefinition<Spec extends TSchema = TSchema, Status extends TSchema = TSchema> {
   /** API group, e.g. `examples.operator-hub.dev`. */
   group: string;
@@ -67,6 +98,15 @@ export interface ResourceDefinition<Spec extends TSchema = TSchema, Status exten
  * The object a resource's clients and handlers see: metadata, plus the typed spec and status (any other field the
  * cache or the API server gives is `unknown`). `spec` is required when its schema requires a field (so does the CRD),
  * optional otherwise.
+ *
+ * @example
+ * ```ts
+ * import type { TypedObject } from "../../resources.ts";
+ *
+ * type Website = TypedObject<{ image: string }, { ready: boolean }>;
+ * const site: Website = { metadata: { name: "blog", namespace: "web" }, spec: { image: "nginx:1.27" } };
+ * console.log(site.spec.image, site.status?.ready ?? false);
+ * ```
  */
 export type TypedObject<Spec, Status> =
   & {
@@ -110,14 +150,40 @@ export type TypedObject<Spec, Status> =
  */
 export type ObjectOf<R extends { readonly "~object"?: unknown }> = NonNullable<R["~object"]>;
 
-/** A defined resource: a ResourceType (for `resource`, `uses`, `owns`, `clientFor`) that also carries its definition. */
+/**
+ * A defined resource: a ResourceType (for `resource`, `uses`, `owns`, `clientFor`) that also carries its definition.
+ *
+ * @example
+ * ```ts
+ * import type { Resource } from "../../resources.ts";
+ *
+ * const describe = (r: Resource): string => `${r.plural}.${r.group} (${r.definition.scope ?? "Namespaced"})`;
+ * declare const Website: Resource;
+ * console.log(describe(Website)); // websites.examples.operator-hub.dev (Namespaced)
+ * ```
+ */
 export interface Resource<Spec extends TSchema = TSchema, Status extends TSchema = TSchema>
   extends ResourceType<TypedObject<Static<Spec>, Static<Status>>> {
   /** What it was defined from: its names, scope and schemas (its CRD is made from them). */
   readonly definition: Readonly<ResourceDefinition<Spec, Status>>;
 }
 
-/** Thrown by `defineResource` for a definition a CRD could not be made from, naming the field. */
+/**
+ * Thrown by `defineResource` for a definition a CRD could not be made from, naming the field.
+ *
+ * @example
+ * ```ts
+ * import Type from "typebox";
+ * import { defineResource, ResourceDefinitionError } from "../../resources.ts";
+ *
+ * try {
+ *   defineResource({ group: "example", version: "v1", kind: "Site", plural: "sites", spec: Type.Object({}) });
+ * } catch (err) {
+ *   // cannot define a resource: group "example" is not a DNS subdomain with at least one dot, e.g. example.com
+ *   if (err instanceof ResourceDefinitionError) console.log(err.message);
+ * }
+ * ```
+ */
 export class ResourceDefinitionError extends Error {
   /** Always "ResourceDefinitionError". */
   override name = "ResourceDefinitionError";

@@ -2,7 +2,19 @@
 
 import { ResourceDefinitionError } from "./define_resource.ts";
 
-/** A JSON Schema node as the CRD carries it (apiextensions.k8s.io/v1 JSONSchemaProps). */
+/**
+ * A JSON Schema node as the CRD carries it (apiextensions.k8s.io/v1 JSONSchemaProps).
+ *
+ * @example
+ * ```ts
+ * import { crdOf, type SchemaProps } from "../../resources.ts";
+ * import { Website } from "../../examples/website_resource.ts";
+ *
+ * const root: SchemaProps = crdOf(Website).spec.versions[0].schema.openAPIV3Schema;
+ * const spec = (root.properties as Record<string, SchemaProps>).spec;
+ * console.log(spec.required); // [ "image" ]
+ * ```
+ */
 export type SchemaProps = Record<string, unknown>;
 
 /** How deep a schema may nest before it is refused (a CRD's own nesting limit is far below a recursion's). */

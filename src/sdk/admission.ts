@@ -43,7 +43,24 @@ export class AdmissionError extends Error {
   }
 }
 
-/** What a validate or mutate handler gets: the request under review. */
+/**
+ * What a validate or mutate handler gets: the request under review.
+ *
+ * @example A validate handler written as a function of its own
+ * ```ts
+ * import { type AdmissionContext, AdmissionError, defineHandlers } from "../../sdk.ts";
+ *
+ * function pinnedImage({ spec, operation, warn }: AdmissionContext): void {
+ *   if (typeof spec.image !== "string") throw new AdmissionError(`spec.image is required on ${operation}`);
+ *   if (!spec.image.includes("@sha256:")) warn("spec.image: a digest is safer than a tag");
+ * }
+ * const site = defineHandlers({
+ *   name: "site",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+ *   validate: pinnedImage,
+ * });
+ * ```
+ */
 export interface AdmissionContext<T extends StoredObject = StoredObject> {
   /**
    * The object as it would be stored (for DELETE: as stored now). A mutate handler may change it in place; what it
@@ -79,12 +96,35 @@ export interface AdmissionContext<T extends StoredObject = StoredObject> {
   signal: AbortSignal;
 }
 
-/** A validate handler: returns to allow, throws AdmissionError to refuse. */
+/**
+ * A validate handler: returns to allow, throws AdmissionError to refuse.
+ *
+ * @example
+ * ```ts
+ * import { AdmissionError, type ValidateFn } from "../../sdk.ts";
+ *
+ * const noLatest: ValidateFn = ({ spec }) => {
+ *   if (String(spec.image).endsWith(":latest")) throw new AdmissionError("spec.image: pin a tag, not :latest");
+ * };
+ * ```
+ */
 export type ValidateFn<T extends StoredObject = StoredObject> = (
   context: AdmissionContext<T>,
 ) => void | Promise<void>;
 
-/** A mutate handler: changes `context.object` in place, or returns the object it wants stored. */
+/**
+ * A mutate handler: changes `context.object` in place, or returns the object it wants stored.
+ *
+ * @example
+ * ```ts
+ * import type { MutateFn } from "../../sdk.ts";
+ *
+ * const defaults: MutateFn = ({ object, spec, name }) => {
+ *   spec.content ??= `Welcome to ${name}`;
+ *   object.metadata.labels = { ...object.metadata.labels, "app.kubernetes.io/name": name };
+ * };
+ * ```
+ */
 export type MutateFn<T extends StoredObject = StoredObject> = (
   context: AdmissionContext<T>,
 ) => T | void | Promise<T | void>;
@@ -97,6 +137,21 @@ export type MutateFn<T extends StoredObject = StoredObject> = (
  * hub outage then refuses writes of this resource, of this resource only), `timeoutSeconds: 5` (the apiserver's
  * default is 10, which would hold a `kubectl apply` twice as long on a hub that hangs), `sideEffects: "None"`,
  * `matchPolicy: "Equivalent"` (the apiserver's default), `operations: ["CREATE", "UPDATE"]`.
+ *
+ * @example A check that must never be skipped, for production objects only
+ * ```ts
+ * import { AdmissionError, type AdmissionSpec, type ValidateFn } from "../../sdk.ts";
+ *
+ * const keepProd: AdmissionSpec<ValidateFn> = {
+ *   id: "keep-prod",
+ *   operations: ["DELETE"],
+ *   labels: { tier: "prod" },
+ *   failurePolicy: "Fail",
+ *   fn: ({ name }) => {
+ *     throw new AdmissionError(`${name} is a production site: remove its tier label first`, 403);
+ *   },
+ * };
+ * ```
  */
 export interface AdmissionSpec<F> {
   /** The handler. */
@@ -122,13 +177,58 @@ export interface AdmissionSpec<F> {
   matchPolicy?: "Exact" | "Equivalent";
 }
 
-/** One validate handler, with options, or several. */
+/**
+ * One validate handler, with options, or several.
+ *
+ * @example
+ * ```ts
+ * import { AdmissionError, defineHandlers, type ValidateHandlers } from "../../sdk.ts";
+ *
+ * const validate: ValidateHandlers = [
+ *   function requireImage({ spec }) {
+ *     if (!spec.image) throw new AdmissionError("spec.image is required", 422);
+ *   },
+ *   { id: "audit-updates", operations: ["UPDATE"], fn: ({ warn }) => warn("updates of sites are audited") },
+ * ];
+ * const site = defineHandlers({
+ *   name: "site",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+ *   validate,
+ * });
+ * ```
+ */
 export type ValidateHandlers<T extends StoredObject = StoredObject> =
   | ValidateFn<T>
   | AdmissionSpec<ValidateFn<T>>
   | (ValidateFn<T> | AdmissionSpec<ValidateFn<T>>)[];
 
-/** One mutate handler, with options, or several. */
+/**
+ * One mutate handler, with options, or several.
+ *
+ * @example
+ * ```ts
+ * import { defineHandlers, type MutateHandlers } from "../../sdk.ts";
+ *
+ * const mutate: MutateHandlers = [
+ *   function defaults({ spec }) {
+ *     spec.replicas ??= 1;
+ *   },
+ *   {
+ *     id: "stamp",
+ *     operations: ["CREATE"],
+ *     fn: ({ object, userInfo }) => {
+ *       const annotations = object.metadata.annotations ?? {};
+ *       object.metadata.annotations = { ...annotations, "example.dev/created-by": userInfo.username ?? "" };
+ *     },
+ *   },
+ * ];
+ * const site = defineHandlers({
+ *   name: "site",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+ *   mutate,
+ * });
+ * ```
+ */
 export type MutateHandlers<T extends StoredObject = StoredObject> =
   | MutateFn<T>
   | AdmissionSpec<MutateFn<T>>

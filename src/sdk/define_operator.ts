@@ -15,7 +15,25 @@ import type {
   WatchedResource,
 } from "../runtime/mod.ts";
 
-/** Everything an operator declares; see {@link defineOperator}. */
+/**
+ * Everything an operator declares; see {@link defineOperator}.
+ *
+ * @example A definition built as a value, then defined
+ * ```ts
+ * import { defineOperator, type OperatorDefinition } from "../../sdk.ts";
+ *
+ * const definition: OperatorDefinition = {
+ *   name: "greeting",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Greeting", plural: "greetings" },
+ *   verbs: ["patchStatus"],
+ *   async reconcile(request, { client }) {
+ *     const obj = client.cached(request);
+ *     if (obj && !obj.status) await client.patchStatus(obj, { message: `Hello, ${request.name}` });
+ *   },
+ * };
+ * const greeting = defineOperator(definition);
+ * ```
+ */
 export interface OperatorDefinition<T extends StoredObject = StoredObject> {
   /** Unique in a hub: lowercase letters, digits, "-" and "."; the `controller` label in metrics. */
   name: string;
@@ -135,7 +153,24 @@ export interface OperatorDefinition<T extends StoredObject = StoredObject> {
   reconcile(request: Request, scope: ReconcileScope<T>): Promise<ReconcileResult>;
 }
 
-/** An operator definition that cannot work: the message names the field and the value seen. */
+/**
+ * An operator definition that cannot work: the message names the field and the value seen.
+ *
+ * @example
+ * ```ts
+ * import { defineOperator, OperatorDefinitionError } from "../../sdk.ts";
+ *
+ * try {
+ *   defineOperator({
+ *     name: "My_Operator",
+ *     resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+ *     reconcile: async () => {},
+ *   });
+ * } catch (err) {
+ *   if (err instanceof OperatorDefinitionError) console.error(err.message); // invalid operator name "My_Operator": ...
+ * }
+ * ```
+ */
 export class OperatorDefinitionError extends TypeError {
   /** Always "OperatorDefinitionError". */
   override name = "OperatorDefinitionError";

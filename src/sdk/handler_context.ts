@@ -7,7 +7,24 @@ import { adopt, type Adopted, type AdoptOptions } from "./adopt.ts";
 import type { DiffItem } from "./handler_state.ts";
 import type { Indexes } from "./indexes.ts";
 
-/** What a handler gets, in Kopf's spirit: the object, its parts, the diff (updates), clients and helpers. */
+/**
+ * What a handler gets, in Kopf's spirit: the object, its parts, the diff (updates), clients and helpers.
+ *
+ * @example A handler written as a function of its own
+ * ```ts
+ * import { defineHandlers, type HandlerContext } from "../../mod.ts";
+ *
+ * async function greet({ spec, name, cluster, info }: HandlerContext): Promise<{ message: string }> {
+ *   await info(`greeting ${name} in ${cluster}`, "Greeting");
+ *   return { message: `Hello, ${spec.who ?? name}` };
+ * }
+ * const hello = defineHandlers({
+ *   name: "hello",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Greeting", plural: "greetings" },
+ *   create: greet,
+ * });
+ * ```
+ */
 export interface HandlerContext<T extends StoredObject = StoredObject> {
   /** The object as the handler found it (identity, labels, annotations, finalizers, spec, status). */
   body: T;

@@ -12,12 +12,40 @@ import type { MutateHandlers, ValidateHandlers } from "./admission.ts";
  * A handler: returns nothing, or status fields that are written in the same request as its done-mark (typed by a
  * defined resource's status schema). Throw TemporaryError to retry after a delay, PermanentError to give up for good,
  * anything else to retry with backoff.
+ *
+ * @example
+ * ```ts
+ * import type { HandlerFn } from "../../sdk.ts";
+ *
+ * const greet: HandlerFn = async ({ name, spec, info }) => {
+ *   await info(`greeted ${name}`);
+ *   return { message: `Hello, ${spec.who ?? name}` }; // written to status with the done-mark
+ * };
+ * ```
  */
 export type HandlerFn<T extends StoredObject = StoredObject> = (
   context: HandlerContext<T>,
 ) => Promise<Partial<HandlerContext<T>["status"]> | void> | Partial<HandlerContext<T>["status"]> | void;
 
-/** A handler with options: `id` (default: the function's name) and, for updates, a `field` it watches. */
+/**
+ * A handler with options: `id` (default: the function's name) and, for updates, a `field` it watches.
+ *
+ * @example An update handler for one field
+ * ```ts
+ * import { defineHandlers, type HandlerSpec } from "../../sdk.ts";
+ *
+ * const rescale: HandlerSpec = {
+ *   id: "rescale",
+ *   field: "spec.replicas",
+ *   fn: ({ old, new: now, info }) => info(`replicas ${old} -> ${now}`, "Rescaled"),
+ * };
+ * const site = defineHandlers({
+ *   name: "site",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+ *   update: rescale,
+ * });
+ * ```
+ */
 export interface HandlerSpec<T extends StoredObject = StoredObject> {
   /** The handler. */
   fn: HandlerFn<T>;
@@ -27,10 +55,43 @@ export interface HandlerSpec<T extends StoredObject = StoredObject> {
   field?: string;
 }
 
-/** One handler, a handler with options, or several of either, for one phase. */
+/**
+ * One handler, a handler with options, or several of either, for one phase.
+ *
+ * @example Two create handlers, each with its own done-mark
+ * ```ts
+ * import type { Handlers, StoredObject } from "../../sdk.ts";
+ *
+ * const create: Handlers<StoredObject> = [
+ *   function announce({ name, info }) {
+ *     return info(`${name} created`);
+ *   },
+ *   { id: "first-status", fn: () => ({ phase: "Pending" }) },
+ * ];
+ * ```
+ */
 export type Handlers<T extends StoredObject> = HandlerFn<T> | HandlerSpec<T> | (HandlerFn<T> | HandlerSpec<T>)[];
 
-/** A timer: `fn` every `intervalMs` per object; `id` defaults to the function's name. */
+/**
+ * A timer: `fn` every `intervalMs` per object; `id` defaults to the function's name.
+ *
+ * @example
+ * ```ts
+ * import { defineHandlers, type TimerSpec } from "../../sdk.ts";
+ *
+ * const heartbeat: TimerSpec = {
+ *   id: "heartbeat",
+ *   intervalMs: 60_000,
+ *   fn: () => ({ checkedAt: new Date().toISOString() }),
+ * };
+ * const site = defineHandlers({
+ *   name: "site",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+ *   verbs: ["patchStatus"],
+ *   timers: heartbeat,
+ * });
+ * ```
+ */
 export interface TimerSpec<T extends StoredObject = StoredObject> {
   /** The handler run on every tick. */
   fn: HandlerFn<T>;
@@ -40,7 +101,22 @@ export interface TimerSpec<T extends StoredObject = StoredObject> {
   id?: string;
 }
 
-/** A Kopf-style operator: a resource and its handlers; see {@link defineHandlers}. */
+/**
+ * A Kopf-style operator: a resource and its handlers; see {@link defineHandlers}.
+ *
+ * @example A definition built as a value, then defined
+ * ```ts
+ * import { defineHandlers, type HandlersDefinition } from "../../sdk.ts";
+ *
+ * const definition: HandlersDefinition = {
+ *   name: "hello",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Greeting", plural: "greetings" },
+ *   create: ({ name }) => ({ message: `Hello, ${name}` }),
+ *   delete: ({ name, info }) => info(`goodbye, ${name}`),
+ * };
+ * const hello = defineHandlers(definition);
+ * ```
+ */
 export interface HandlersDefinition<T extends StoredObject = StoredObject> {
   /** Unique in a hub, as in defineOperator. */
   name: string;
@@ -143,7 +219,24 @@ export interface HandlersDefinition<T extends StoredObject = StoredObject> {
   watches?: readonly WatchedResource[];
 }
 
-/** Retry the handler after `delayMs` (Kopf's `TemporaryError(delay=…)`); the handler runs again. */
+/**
+ * Retry the handler after `delayMs` (Kopf's `TemporaryError(delay=…)`); the handler runs again.
+ *
+ * @example Wait for a Secret that another tool creates
+ * ```ts
+ * import { defineHandlers, ignoreNotFound, kinds, TemporaryError } from "../../mod.ts";
+ *
+ * export const site = defineHandlers({
+ *   name: "site",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+ *   uses: [{ type: kinds.Secret, verbs: ["get"] }],
+ *   create: async ({ clientFor, namespace, name }) => {
+ *     const tls = await clientFor(kinds.Secret).get({ namespace, name: `${name}-tls` }).catch(ignoreNotFound);
+ *     if (!tls) throw new TemporaryError(`Secret ${name}-tls does not exist yet`, 15_000);
+ *   },
+ * });
+ * ```
+ */
 export class TemporaryError extends Error {
   /** Always "TemporaryError". */
   override name = "TemporaryError";
@@ -156,7 +249,23 @@ export class TemporaryError extends Error {
   }
 }
 
-/** The handler failed for good (Kopf's `PermanentError`): recorded on the object, never retried. */
+/**
+ * The handler failed for good (Kopf's `PermanentError`): recorded on the object, never retried.
+ *
+ * @example
+ * ```ts
+ * import { defineHandlers, PermanentError } from "../../mod.ts";
+ *
+ * export const site = defineHandlers({
+ *   name: "site",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+ *   create: ({ spec }) => {
+ *     if (typeof spec.image !== "string") throw new PermanentError("spec.image is not a string: fix the object");
+ *     return { image: spec.image };
+ *   },
+ * });
+ * ```
+ */
 export class PermanentError extends Error {
   /** Always "PermanentError". */
   override name = "PermanentError";

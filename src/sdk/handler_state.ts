@@ -1,6 +1,17 @@
 // Handler progress as it is persisted on the object (`status.handlers`), and the field diff update handlers see.
 
-/** One handler's persisted outcome: done, or failed for good (a PermanentError), never run again. */
+/**
+ * One handler's persisted outcome: done, or failed for good (a PermanentError), never run again.
+ *
+ * @example
+ * ```ts
+ * import type { HandlerOutcome } from "../../sdk.ts";
+ *
+ * const describe = (id: string, o: HandlerOutcome): string =>
+ *   o.failed !== undefined ? `${id} failed: ${o.failed}` : o.done ? `${id} done` : `${id} pending`;
+ * console.log(describe("greet", { failed: "spec.who is not a string" })); // greet failed: spec.who is not a string
+ * ```
+ */
 export interface HandlerOutcome {
   /** True once the handler succeeded. */
   done?: boolean;
@@ -11,6 +22,16 @@ export interface HandlerOutcome {
 /**
  * What `status.handlers` holds: the outcome of each create and delete handler by id, and the spec the
  * update and reconcile handlers last saw (a JSON string, as Kopf's `last-handled-configuration` annotation).
+ *
+ * @example The create handlers that failed for good on an object
+ * ```ts
+ * import type { HandlerState, StoredObject } from "../../sdk.ts";
+ *
+ * declare const obj: StoredObject;
+ * const state = ((obj.status ?? {}) as { handlers?: HandlerState }).handlers ?? {};
+ * const failed = Object.entries(state.create ?? {}).filter(([, o]) => o.failed !== undefined);
+ * console.log(failed.map(([id, o]) => `${id}: ${o.failed}`));
+ * ```
  */
 export interface HandlerState {
   /** The create handlers' outcomes, by id. */
@@ -39,7 +60,21 @@ export function finished(state: HandlerState, phase: "create" | "delete", id: st
   return o?.done === true || typeof o?.failed === "string";
 }
 
-/** One difference between the old and the new object, Kopf's diff item: `add`, `change` or `remove` at a path. */
+/**
+ * One difference between the old and the new object, Kopf's diff item: `add`, `change` or `remove` at a path.
+ *
+ * @example An update handler that logs what changed
+ * ```ts
+ * import { defineHandlers, type DiffItem } from "../../sdk.ts";
+ *
+ * const line = (d: DiffItem): string => `${d.op} ${d.path}: ${JSON.stringify(d.old)} -> ${JSON.stringify(d.new)}`;
+ * const site = defineHandlers({
+ *   name: "site",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
+ *   update: ({ diff, logger }) => diff.forEach((d) => logger.info(line(d))),
+ * });
+ * ```
+ */
 export interface DiffItem {
   /** What happened at `path`. */
   op: "add" | "change" | "remove";

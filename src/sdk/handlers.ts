@@ -47,7 +47,19 @@ export {
   type TimerSpec,
 } from "./handler_definition.ts";
 
-/** The finalizer a delete handler needs. */
+/**
+ * The finalizer a delete handler needs.
+ *
+ * @example Is an object still waiting for its delete handlers?
+ * ```ts
+ * import { FINALIZER } from "../../sdk.ts";
+ *
+ * // An object as the apiserver returns it (a watch cache's projection drops finalizers).
+ * declare const site: { metadata: { deletionTimestamp?: string; finalizers?: string[] } };
+ * const waiting = site.metadata.deletionTimestamp !== undefined && !!site.metadata.finalizers?.includes(FINALIZER);
+ * console.log(FINALIZER, waiting); // operator-hub.dev/handlers true
+ * ```
+ */
 export const FINALIZER = "operator-hub.dev/handlers";
 
 /**
@@ -67,6 +79,21 @@ export const FINALIZER = "operator-hub.dev/handlers";
  *
  * Assumptions: the CRD's status schema keeps `status.handlers` (x-kubernetes-preserve-unknown-fields); this is
  * checked once per cluster after the first write (a TerminalError names the fix).
+ *
+ * @example
+ * ```ts
+ * import { defineHandlers, TemporaryError } from "../../mod.ts";
+ *
+ * export const hello = defineHandlers({
+ *   name: "hello",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Greeting", plural: "greetings" },
+ *   create: ({ name, spec }) => {
+ *     if (typeof spec.who !== "string") throw new TemporaryError("spec.who is not set yet", 10_000);
+ *     return { message: `Hello, ${spec.who} (from ${name})` };
+ *   },
+ *   delete: ({ name, info }) => info(`goodbye, ${name}`),
+ * });
+ * ```
  */
 export function defineHandlers<T extends StoredObject = StoredObject>(definition: HandlersDefinition<T>): Operator<T> {
   const d = definition;

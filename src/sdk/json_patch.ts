@@ -12,6 +12,17 @@ import type { JsonPatchOperation } from "../runtime/mod.ts";
  * - an array that differs is replaced whole (its elements are not diffed: simple, and always correct, since the
  *   apiserver applies the patch to the very object it sent);
  * - keys are escaped as RFC 6901 says (`~` as `~0`, `/` as `~1`); `undefined` object values count as absent.
+ *
+ * @example
+ * ```ts
+ * import { jsonPatch } from "../../sdk.ts";
+ *
+ * const before = { spec: { replicas: 1, image: "nginx" } };
+ * const after = { spec: { replicas: 2, image: "nginx", paused: true } };
+ * const ops = jsonPatch(before, after);
+ * console.log(ops);
+ * // [ { op: "replace", path: "/spec/replicas", value: 2 }, { op: "add", path: "/spec/paused", value: true } ]
+ * ```
  */
 export function jsonPatch(from: unknown, to: unknown, path = ""): JsonPatchOperation[] {
   if (isObject(from) && isObject(to)) {
