@@ -2,16 +2,18 @@
 //
 // Usage: deno task test [deno test args, e.g. --filter "fairness"] [-- files...]
 // Set KEEP_CLUSTERS=1 to leave the clusters running afterwards (faster reruns), and TEST_REPORT_DIR=dir to have each
-// group's JUnit report (every test's time, by file) written to dir/parallel.xml and dir/serial.xml.
+// group's JUnit report (every test's time, by file) written to dir/parallel.xml, dir/serial.xml and dir/no-cluster.xml.
 //
-// Without arguments the suite runs in two groups, each ending with deno's own summary line:
-// 1. the parallel group: every test file but SERIAL_FILES, `deno test --parallel` with DENO_JOBS files at a time
-//    (default DEFAULT_JOBS; set DENO_JOBS to override, DENO_JOBS=1 runs them one by one). Most tests wait on
-//    apiservers, backoffs and hubs, not on the CPU.
-// 2. the serial group: SERIAL_FILES, one file at a time, with nothing else running against the local clusters.
-// The last line adds both up: "X passed, Y failed". With arguments, the one `deno test` run they describe runs as
-// before (one file at a time). The two groups run without type-checking: `deno task check` is the type check (CI runs
-// it before this); a run with arguments type-checks its files.
+// Without arguments the suite runs in three groups, each ending with deno's own summary line:
+// 1. the parallel group: every test file but SERIAL_FILES and the no-cluster group, `deno test --parallel` with
+//    DENO_JOBS files at a time (default DEFAULT_JOBS; set DENO_JOBS to override, DENO_JOBS=1 runs them one by one),
+//    the longest first. Most tests wait on apiservers, backoffs and hubs, not on the CPU.
+// 2. the serial group: SERIAL_FILES, one file at a time, with nothing else running against the local clusters;
+// 3. at the same time as the serial group (which leaves the CPU mostly idle), the no-cluster group: the modules of src/
+//    that never reach a cluster (needsNoCluster), two at a time, their output written once they are done.
+// The last line adds them up: "X passed, Y failed". With arguments, the one `deno test` run they describe runs as
+// before (one file at a time). The groups run without type-checking: `deno task check` is the type check (CI runs it
+// before this); a run with arguments type-checks its files.
 //
 // Guarantees: a file in the parallel group shares prod, staging, dev and their etcd with other files, so it touches
 // only what it owns there: its own test namespaces (hubs run with --namespace), uniquely named cluster-scoped objects,
@@ -95,22 +97,31 @@ function startOrder(files: readonly string[]): string[] {
   return [...files].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
-async function run(cmd: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
+/** Runs `cmd`, its stdout streamed to ours (with `later`: kept, with its stderr, and written once it ended). */
+async function run(
+  cmd: string[],
+  env: Record<string, string> = {},
+  later = false,
+): Promise<{ code: number; out: string }> {
   const child = new Deno.Command(cmd[0], {
     args: cmd.slice(1),
     cwd: root,
     env: { NO_COLOR: "1", ...env },
     stdout: "piped",
-    stderr: "inherit",
+    stderr: later ? "piped" : "inherit",
   }).spawn();
-  let out = "";
   const decoder = new TextDecoder();
+  const errors = later ? new Response(child.stderr).text() : Promise.resolve("");
+  let out = "";
   for await (const chunk of child.stdout) {
-    const text = decoder.decode(chunk, { stream: true });
-    out += text;
-    await Deno.stdout.write(chunk);
+    out += decoder.decode(chunk, { stream: true });
+    if (!later) await Deno.stdout.write(chunk);
   }
   const { code } = await child.status;
+  if (later) {
+    await Deno.stdout.write(new TextEncoder().encode(out));
+    await Deno.stderr.write(new TextEncoder().encode(await errors));
+  }
   return { code, out };
 }
 
@@ -125,9 +136,14 @@ interface Tally {
  * One `deno test` run. `typeCheck: false` (the whole suite) leaves type-checking to `deno task check`, which CI runs
  * first over the same files and more: checking 279 test modules again before any test starts took about 20 s.
  */
-async function denoTest(args: string[], env: Record<string, string> = {}, typeCheck = true): Promise<Tally> {
+async function denoTest(
+  args: string[],
+  env: Record<string, string> = {},
+  typeCheck = true,
+  later = false,
+): Promise<Tally> {
   const check = typeCheck ? "--no-check=remote" : "--no-check";
-  const result = await run([deno, "test", "--allow-all", check, ...args], env);
+  const result = await run([deno, "test", "--allow-all", check, ...args], env, later);
   const m = result.out.match(/(\d+) passed[^|\n]*\| (\d+) failed/);
   const passed = m ? Number(m[1]) : 0;
   const failed = m ? Number(m[2]) : 1;
@@ -167,7 +183,9 @@ async function runGroups(): Promise<Tally> {
     return { passed: 0, failed: 1, ok: false };
   }
   // The files are named one by one: deno test's --ignore does not take them out of `src/ dev/ tests/` reliably.
-  const parallelFiles = startOrder(all.filter((f) => !serial.includes(f)));
+  const rest = all.filter((f) => !serial.includes(f));
+  const apart = rest.filter(needsNoCluster);
+  const parallelFiles = startOrder(rest.filter((f) => !apart.includes(f)));
   const jobs = Deno.env.get("DENO_JOBS") ?? String(DEFAULT_JOBS);
   if (!/^[1-9]\d*$/.test(jobs)) {
     console.error(`deno task test: invalid DENO_JOBS "${jobs}": expected a whole number of files at a time, e.g. 3`);
@@ -176,12 +194,29 @@ async function runGroups(): Promise<Tally> {
   console.log(`\n== parallel group: ${parallelFiles.length} test files, ${jobs} at a time (DENO_JOBS)`);
   const parallel = await denoTest(["--parallel", ...junit("parallel"), ...parallelFiles], { DENO_JOBS: jobs }, false);
   console.log(`\n== serial group: ${serial.length} files that need the local clusters to themselves, one at a time`);
-  const alone = await denoTest([...junit("serial"), ...serial], {}, false);
+  console.log(`   beside it, the no-cluster group: ${apart.length} files that never reach a cluster (output after)`);
+  const [alone, beside] = await Promise.all([
+    denoTest([...junit("serial"), ...serial], {}, false),
+    denoTest(["--parallel", ...junit("no-cluster"), ...apart], { DENO_JOBS: "2" }, false, true),
+  ]);
   return {
-    passed: parallel.passed + alone.passed,
-    failed: parallel.failed + alone.failed,
-    ok: parallel.ok && alone.ok,
+    passed: parallel.passed + alone.passed + beside.passed,
+    failed: parallel.failed + alone.failed + beside.failed,
+    ok: parallel.ok && alone.ok && beside.ok,
   };
+}
+
+/**
+ * Whether a test module of src/ never reaches a local cluster, read from its text: it names none of the helpers and
+ * files that do (dev/ and tests/ helpers, clusters/local.yaml, the test kit's environment, kubectl, the CLI's test
+ * kubeconfigs). Those run beside the serial group, whose files need the clusters to themselves, not the CPU; a module
+ * taken for one that reaches a cluster would only lose that isolation, so the test errs towards "reaches".
+ */
+function needsNoCluster(file: string): boolean {
+  if (!file.startsWith("src/")) return false;
+  const text = Deno.readTextFileSync(`${root}${file}`);
+  return !/dev\/support|tests\/support|clusters\/local\.yaml|local_clusters|test_env|kubectl|_test_kubeconfig|KUBECONFIG/
+    .test(text);
 }
 
 const deno = Deno.execPath();
