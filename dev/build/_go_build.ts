@@ -1,6 +1,8 @@
 // What the Go builds of dev/build (the control planes, helm, the exec plugin) share: the Go version, the hash of a module's build
 // inputs, and the stamp that says which inputs the cached binaries were built from. Private to dev/build (and bench/lib/peer_go.ts).
 
+import { sourceStamp } from "../../src/testing/kube_binaries.ts";
+
 /** Relative paths (sorted) of every file whose content decides a module's build: go.mod, go.sum and cmd/**\/*.go. */
 async function buildInputs(moduleDir: string): Promise<string[]> {
   const files = ["go.mod", "go.sum"];
@@ -29,22 +31,12 @@ export async function goVersion(makeError: (message: string, cause?: unknown) =>
   return new TextDecoder().decode(out.stdout).trim();
 }
 
-/** Hex sha256 over a module's build inputs, its ldflags and the Go version. */
+/** Hex sha256 over a module's build inputs, its ldflags and the Go version (the kit's `sourceStamp` of those files). */
 export async function moduleHash(moduleDir: string, ldflags: string, go: string): Promise<string> {
-  const encoder = new TextEncoder();
-  const parts: Uint8Array[] = [encoder.encode(`ldflags=${ldflags}\ngo=${go}\n`)];
-  for (const rel of await buildInputs(moduleDir)) {
-    parts.push(encoder.encode(`\0file=${rel}\0`));
-    parts.push(await Deno.readFile(`${moduleDir}/${rel}`));
-  }
-  const total = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    total.set(part, offset);
-    offset += part.length;
-  }
-  const digest = await crypto.subtle.digest("SHA-256", total);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+  const files = await Promise.all(
+    (await buildInputs(moduleDir)).map(async (path) => ({ path, bytes: await Deno.readFile(`${moduleDir}/${path}`) })),
+  );
+  return sourceStamp(files, ldflags, go);
 }
 
 /** The hash the binaries in `binDir` were built from, or null when nothing was built there yet. */
