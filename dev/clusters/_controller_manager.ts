@@ -24,7 +24,12 @@ import {
   ensureClientPki as ensureKitClientPki,
 } from "../../src/testing/control_plane.ts";
 
-export { type ClientPki, CONTROLLER_MANAGER_USER, DISABLED_CONTROLLERS } from "../../src/testing/control_plane.ts";
+export {
+  type ClientPki,
+  CONTROLLER_MANAGER_USER,
+  controllerManagerHealthy,
+  DISABLED_CONTROLLERS,
+} from "../../src/testing/control_plane.ts";
 
 /** The controller-manager binary built by dev/build/build.ts. */
 export const CONTROLLER_MANAGER_BINARY = `${KUBE_BIN_DIR}/kube-controller-manager`;
@@ -127,26 +132,6 @@ export async function spawnControllerManager(
     controllerManagerArgs(record, apiserver, pki, serviceAccountKey),
     record.logFile,
   );
-}
-
-/** True when the controller manager answers /healthz with 200 (its serving certificate is self-signed). */
-export async function controllerManagerHealthy(record: ControllerManagerRecord, timeoutMs = 2_000): Promise<boolean> {
-  let client: Deno.HttpClient | undefined;
-  try {
-    client = Deno.createHttpClient({
-      caCerts: [await Deno.readTextFile(`${record.certDir}/kube-controller-manager.crt`)],
-    });
-    const response = await fetch(`https://127.0.0.1:${record.port}/healthz`, {
-      client,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    await response.body?.cancel();
-    return response.status === 200;
-  } catch {
-    return false;
-  } finally {
-    client?.close();
-  }
 }
 
 /** Sends one admin request to the cluster's apiserver (clusters.ts's `apiserverRequest`, passed in). */

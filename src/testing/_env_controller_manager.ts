@@ -1,7 +1,7 @@
 // Private to src/testing: the kube-controller-manager of one test-environment cluster, started and awaited until healthy.
 
 import type { EnvShared } from "./_env_cluster.ts";
-import { controllerManagerFlags, controllerManagerKubeconfig } from "./control_plane.ts";
+import { controllerManagerFlags, controllerManagerHealthy, controllerManagerKubeconfig } from "./control_plane.ts";
 import { freePort } from "./free_port.ts";
 import { logTail, pidRunning, spawnDetached } from "./process.ts";
 import { TestEnvError } from "./test_env_error.ts";
@@ -46,7 +46,7 @@ export async function startControllerManager(
       m.logFile,
     );
     const deadline = performance.now() + timeoutMs;
-    while (!(await healthy(m))) {
+    while (!(await controllerManagerHealthy(m))) {
       if (!pidRunning(m.pid)) {
         const tail = await logTail(m.logFile);
         if (attempt < 3 && /address already in use/.test(tail)) break;
@@ -65,24 +65,5 @@ export async function startControllerManager(
       await new Promise((r) => setTimeout(r, 100));
     }
     if (pidRunning(m.pid)) return;
-  }
-}
-
-async function healthy(m: EnvControllerManager): Promise<boolean> {
-  let client: Deno.HttpClient | undefined;
-  try {
-    client = Deno.createHttpClient({
-      caCerts: [await Deno.readTextFile(`${m.certDir}/kube-controller-manager.crt`)],
-    });
-    const response = await fetch(`https://127.0.0.1:${m.port}/healthz`, {
-      client,
-      signal: AbortSignal.timeout(2_000),
-    });
-    await response.body?.cancel();
-    return response.status === 200;
-  } catch {
-    return false;
-  } finally {
-    client?.close();
   }
 }

@@ -200,3 +200,35 @@ export async function ensureServiceAccountKey(path: string): Promise<void> {
   await Deno.writeTextFile(tmp, `-----BEGIN PRIVATE KEY-----\n${base64}\n-----END PRIVATE KEY-----\n`, { mode: 0o600 });
   await Deno.rename(tmp, path);
 }
+
+/**
+ * True when the controller manager serving on `port` answers /healthz with 200 within `timeoutMs`; its serving
+ * certificate is self-signed into `certDir` (kube-controller-manager.crt), which is the only CA trusted.
+ *
+ * @example
+ * ```ts
+ * import { controllerManagerHealthy } from "./control_plane.ts";
+ * console.log(await controllerManagerHealthy({ certDir: "/tmp/cm/certs", port: 10257 }, 500)); // false: nothing there
+ * ```
+ */
+export async function controllerManagerHealthy(
+  manager: { certDir: string; port: number },
+  timeoutMs = 2_000,
+): Promise<boolean> {
+  let client: Deno.HttpClient | undefined;
+  try {
+    client = Deno.createHttpClient({
+      caCerts: [await Deno.readTextFile(`${manager.certDir}/kube-controller-manager.crt`)],
+    });
+    const response = await fetch(`https://127.0.0.1:${manager.port}/healthz`, {
+      client,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await response.body?.cancel();
+    return response.status === 200;
+  } catch {
+    return false;
+  } finally {
+    client?.close();
+  }
+}
