@@ -2,6 +2,7 @@
 
 import type { Static as TypeBoxStatic, TSchema as TypeBoxSchema } from "typebox";
 import type { ResourceType } from "../kube/mod.ts";
+import type { ObjectMeta } from "../runtime/mod.ts";
 
 /**
  * A TypeBox schema (typebox's `TSchema`): what `spec` and `status` are written with. Left out of the generated
@@ -112,17 +113,8 @@ export type TypedObject<Spec, Status> =
   & {
     apiVersion?: string;
     kind?: string;
-    metadata: {
-      name: string;
-      namespace?: string;
-      uid?: string;
-      resourceVersion?: string;
-      generation?: number;
-      deletionTimestamp?: string;
-      labels?: Record<string, string>;
-      annotations?: Record<string, string>;
-      finalizers?: string[];
-    };
+    /** The store's metadata, plus the finalizers an object read from the API carries. */
+    metadata: ObjectMeta & { finalizers?: string[] };
     /** Partial: any field may be missing until a handler wrote it. Untyped for a resource without a status schema. */
     status?: unknown extends Status ? Record<string, unknown> : Partial<Status>;
     [field: string]: unknown;
