@@ -87,19 +87,25 @@ Deno.test("No credential appears in the hub's log, /status or /metrics, at debug
   await api.createNamespace("sec-ns");
   await api.createUuids("sec-ns", ["s-0", "s-1"]);
 
-  const s = await waitStatus(hub, "every context settled", (x) => {
+  // States settle one retry at a time (a context passes through `connecting` between attempts), so wait for each
+  // context's final state; on a timeout the last /status is printed.
+  const expected: Record<string, string[]> = {
+    "sec-good": ["watching"],
+    prod: ["watching"],
+    "sec-wrong-token": ["unauthorized"],
+    "sec-exec-leaky": ["unauthorized"],
+    "sec-exec-badjson": ["unauthorized"],
+    "sec-tokenfile-vanished": ["unauthorized"],
+    "sec-unreachable": ["unreachable"],
+    "sec-client-cert": ["unauthorized", "forbidden"],
+  };
+  const s = await waitStatus(hub, "every context in its final state", (x) => {
     const c = x.clusters;
-    return c["sec-good"].state === "watching" && c.prod.state === "watching" &&
+    return Object.entries(expected).every(([n, states]) => states.includes(c[n].state)) &&
       contexts.slice(1).every((n) => c[n].lastError) && /vanishing\.token/.test(c["sec-tokenfile-vanished"].lastError);
-  }, 30_000);
+  }, 45_000);
   await waitAllAssigned(api, "sec-ns", 2, 20_000);
-  assert.equal(s.clusters["sec-wrong-token"].state, "unauthorized");
-  assert.equal(s.clusters["sec-exec-leaky"].state, "unauthorized");
-  assert.equal(s.clusters["sec-exec-badjson"].state, "unauthorized");
-  assert.equal(s.clusters["sec-tokenfile-vanished"].state, "unauthorized");
   assert.match(s.clusters["sec-tokenfile-vanished"].lastError, /vanishing\.token: not found/);
-  assert.equal(s.clusters["sec-unreachable"].state, "unreachable");
-  assert.ok(["unauthorized", "forbidden"].includes(s.clusters["sec-client-cert"].state), s.clusters["sec-client-cert"]);
   // Touch every endpoint, so the captured /status and /metrics hold everything there is.
   for (const path of ["/healthz", "/readyz", "/status", "/metrics", "/nope"]) await hub.get(path);
   const debugLines = hub.logs.filter((l) => l.includes('"level":"debug"')).length;
