@@ -8,7 +8,7 @@ import { waitFor } from "../dev/support/cluster_api.ts";
 import { HubProcess } from "../dev/support/hub_process.ts";
 import { localKubeClient } from "../dev/support/local_client.ts";
 import { kubectl, kubectlOk, testNamespace } from "./support/mod.ts";
-import { watchOtherResources } from "../src/hub/_watched_resources.ts";
+import { watchOtherResources } from "../src/hub/cluster/_watched_resources.ts";
 import { mirrorOperator } from "../src/operators/mirror/mod.ts";
 import { LAST_APPLIED_ANNOTATION, type StoredObject } from "../src/runtime/mod.ts";
 import { silentLogger, SystemClock } from "../src/util/mod.ts";

@@ -5,7 +5,7 @@
 //
 // Opens `n` watches of empty namespaces' Uuids (the bench's tenant namespaces, round-robin over prod, staging and dev)
 // and keeps them idle, each on its own connection: `tls` is Deno.connect + Deno.startTls with the CA, one pending
-// read into a `buffer`-byte array per connection (what src/kube/_http1.ts does); `fetch` is one Deno.createHttpClient
+// read into a `buffer`-byte array per connection (what src/kube/wire/_http1.ts does); `fetch` is one Deno.createHttpClient
 // per watch (one per cluster, as clusters with different CAs need) and a pending body read; `fetch-shared` is one
 // HttpClient for all (a lower bound no multi-cluster client can reach: every cluster has its own CA and credentials).
 // Prints the RSS before and after, and (after - before) / n as `deno_idle_watch_mib_per_cluster`.

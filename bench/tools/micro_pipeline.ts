@@ -6,7 +6,7 @@
 // Usage: deno run --allow-all bench/tools/micro_pipeline.ts [objects] [rounds] [nometrics]
 // Prints CPU µs per object and per reconcile for each round (process CPU from /proc, all threads).
 
-import { HubMetrics } from "../../src/hub/metrics.ts";
+import { HubMetrics } from "../../src/hub/health/metrics.ts";
 import { uuidOperator } from "../../src/operators/uuid/mod.ts";
 import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../../src/queue/mod.ts";
 import {

@@ -187,7 +187,7 @@ export async function connectRegistry(
 ): Promise<void> {
   const { hub, shards, admission, extra } = chain;
   const cleaningOnRemove = flags.cleanupOnRemove
-    ? (await loadFeature("--cleanup-on-remove", () => import("../hub/cleanup_on_remove.ts"))).cleaningOnRemove
+    ? (await loadFeature("--cleanup-on-remove", () => import("../hub/cluster/cleanup_on_remove.ts"))).cleaningOnRemove
     : undefined;
   const target: EngageTarget = cleaningOnRemove
     ? cleaningOnRemove(shards ?? hub, {

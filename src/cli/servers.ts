@@ -6,7 +6,7 @@ import type { Hub } from "../hub/hub.ts";
 import { serveHealth } from "../hub/http/http_server.ts";
 import type * as TlsMaterial from "../hub/http/tls_material.ts";
 import type { TlsPair } from "../hub/http/tls_material.ts";
-import { ReconcileHistory, reconcileTotals } from "../hub/reconcile_history.ts";
+import { ReconcileHistory, reconcileTotals } from "../hub/health/reconcile_history.ts";
 import { type ClusterAccess, ConfigError, KubeClient } from "../kube/mod.ts";
 import type { Operator } from "../runtime/mod.ts";
 import { errorText, type Logger } from "../util/mod.ts";

@@ -4,22 +4,22 @@ import type { ClusterAccess } from "../kube/mod.ts";
 import { defaultControllerRateLimiter, FairWorkQueue, TokenBucket } from "../queue/mod.ts";
 import { Controller, type Operator, type ReconcileTarget } from "../runtime/mod.ts";
 import { type Clock, SystemClock } from "../util/mod.ts";
-import type { ProviderHealth } from "./cluster_health.ts";
-import { HubMetrics } from "./metrics.ts";
-import { BackgroundStops } from "./_background_stops.ts";
-import { ClusterLauncher, type Engaged } from "./_cluster_launch.ts";
-import { HomeLease } from "./_home_lease.ts";
-import { HubHealthView } from "./_hub_health_view.ts";
-import { QueueSeries } from "./_queue_series.ts";
-import { ShardPause } from "./_shard_pause.ts";
-import { ReadinessRule } from "./_readiness_rule.ts";
-import type { ClusterRegistration, HubHealth, HubShardView, RegistrationProblem } from "./hub_health.ts";
+import type { ProviderHealth } from "./health/cluster_health.ts";
+import { HubMetrics } from "./health/metrics.ts";
+import { BackgroundStops } from "./cluster/_background_stops.ts";
+import { ClusterLauncher, type Engaged } from "./cluster/_cluster_launch.ts";
+import { HomeLease } from "./leadership/_home_lease.ts";
+import { HubHealthView } from "./health/_hub_health_view.ts";
+import { QueueSeries } from "./health/_queue_series.ts";
+import { ShardPause } from "./shards/_shard_pause.ts";
+import { ReadinessRule } from "./health/_readiness_rule.ts";
+import type { ClusterRegistration, HubHealth, HubShardView, RegistrationProblem } from "./health/hub_health.ts";
 import { DEFAULT_LIMITS, type HubLimits, type ScaledLimit, scaledLimit } from "./hub_limits.ts";
 import type { ClusterObserver, HubOptions } from "./hub_options.ts";
 
-export * from "./hub_health.ts";
+export * from "./health/hub_health.ts";
 export * from "./hub_limits.ts";
-export type { HubLeaderElection } from "./_home_lease.ts";
+export type { HubLeaderElection } from "./leadership/_home_lease.ts";
 export type { ClusterObserver, HubOptions, HubReadiness } from "./hub_options.ts";
 
 /**

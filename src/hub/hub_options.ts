@@ -3,7 +3,7 @@
 import type { ClusterAccess, FetchLike, PermissionCheck } from "../kube/mod.ts";
 import type { Operator } from "../runtime/mod.ts";
 import type { Clock, Logger } from "../util/mod.ts";
-import type { HubLeaderElection } from "./_home_lease.ts";
+import type { HubLeaderElection } from "./leadership/_home_lease.ts";
 import type { HubLimits } from "./hub_limits.ts";
 
 /**

@@ -6,8 +6,8 @@ import type { ClusterAccess, ClusterAuth, FetchLike } from "../kube/mod.ts";
 import type { Operator } from "../runtime/mod.ts";
 import { Logger, silentLogger, VirtualClock } from "../util/mod.ts";
 import { Hub, type HubReadiness } from "./hub.ts";
-import type { ClusterRegistration } from "./hub_health.ts";
-import { CANNOT_CONNECT } from "./_untrusted_errors.ts";
+import type { ClusterRegistration } from "./health/hub_health.ts";
+import { CANNOT_CONNECT } from "./cluster/_untrusted_errors.ts";
 
 const UUIDS = { group: "demo.operator", version: "v1", kind: "Uuid", plural: "uuid" };
 /** What a refused connection looks like from Deno's fetch: the detail a port scanner would want. */

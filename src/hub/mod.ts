@@ -1,12 +1,12 @@
 // Public surface of src/hub: the Hub, engaged clusters' health, leader election, metrics and the health server.
 export * from "./hub.ts";
-export * from "./engaged_cluster.ts";
-export * from "./cluster_health.ts";
-export * from "./metrics.ts";
+export * from "./cluster/engaged_cluster.ts";
+export * from "./health/cluster_health.ts";
+export * from "./health/metrics.ts";
 export * from "./http/mod.ts";
-export * from "./leader_election.ts";
-export * from "./leases.ts";
-export * from "./reconcile_history.ts";
+export * from "./leadership/leader_election.ts";
+export * from "./leadership/leases.ts";
+export * from "./health/reconcile_history.ts";
 export {
   cleanupLine,
   type CleanupOptions,
@@ -15,5 +15,5 @@ export {
   cleanupTargets,
   FinalizerCleanupError,
   removeFinalizers,
-} from "./finalizer_cleanup.ts";
-export { cleaningOnRemove, type CleanupOnRemoveOptions } from "./cleanup_on_remove.ts";
+} from "./cluster/finalizer_cleanup.ts";
+export { cleaningOnRemove, type CleanupOnRemoveOptions } from "./cluster/cleanup_on_remove.ts";

@@ -1,15 +1,15 @@
 // Per-cluster Kubernetes API client: JSON requests, paginated lists and NDJSON watch streams, over _transport.ts.
 
 import { type Clock, type Logger, SystemClock } from "../util/mod.ts";
-import { AuthCache } from "./_auth_cache.ts";
-import { Call } from "./_call.ts";
-import { ByteScratch } from "./_body_limit.ts";
-import { NdjsonDecoder } from "./_ndjson.ts";
-import { requestFailure } from "./_request_failure.ts";
-import { type QueryValue, requestTarget } from "./_request_target.ts";
-import { makeTransport, type Transport, type WireResponse } from "./_transport.ts";
-import { TransportPool } from "./_transport_pool.ts";
-import type { ClusterAccess } from "./cluster_access.ts";
+import { AuthCache } from "./config/_auth_cache.ts";
+import { Call } from "./wire/_call.ts";
+import { ByteScratch } from "./wire/_body_limit.ts";
+import { NdjsonDecoder } from "./wire/_ndjson.ts";
+import { requestFailure } from "./wire/_request_failure.ts";
+import { type QueryValue, requestTarget } from "./wire/_request_target.ts";
+import { makeTransport, type Transport, type WireResponse } from "./wire/_transport.ts";
+import { TransportPool } from "./wire/_transport_pool.ts";
+import type { ClusterAccess } from "./config/cluster_access.ts";
 import { apiErrorFrom, TransportError } from "./errors.ts";
 import { toWatchEvent, type WatchEvent } from "./watch_event.ts";
 import {
@@ -26,9 +26,9 @@ import {
 
 export type { WatchEvent, WatchEventType } from "./watch_event.ts";
 
-export type { FetchLike } from "./_transport.ts";
+export type { FetchLike } from "./wire/_transport.ts";
 
-export type { QueryValue } from "./_request_target.ts";
+export type { QueryValue } from "./wire/_request_target.ts";
 
 interface Opened {
   res: WireResponse;

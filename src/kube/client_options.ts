@@ -2,8 +2,8 @@
 // watch options, the size cap and the metadata-only Accept headers.
 
 import type { Clock, Logger } from "../util/mod.ts";
-import type { QueryValue } from "./_request_target.ts";
-import type { FetchLike } from "./_transport.ts";
+import type { QueryValue } from "./wire/_request_target.ts";
+import type { FetchLike } from "./wire/_transport.ts";
 
 /**
  * One finished request, for metrics. `code` is the HTTP status, or "error" when none arrived.
@@ -49,8 +49,8 @@ export interface ResponseInfo {
 export interface KubeClientOptions {
   /**
    * Sends every request through this fetch. Default: the client's own HTTP/1.1 keep-alive sockets
-   * (src/kube/_http1.ts) for writes, with watches and reads as streams of one HTTP/2 connection
-   * (src/kube/_h2_streams.ts); Deno's fetch for --http2 and a proxy; node:https for insecure-skip-tls-verify.
+   * (src/kube/wire/_http1.ts) for writes, with watches and reads as streams of one HTTP/2 connection
+   * (src/kube/wire/_h2_streams.ts); Deno's fetch for --http2 and a proxy; node:https for insecure-skip-tls-verify.
    */
   fetch?: FetchLike;
   /** Time source, for tests on virtual time. Default the system clock. */

@@ -2,11 +2,11 @@
 
 import assert from "node:assert/strict";
 import { VirtualClock } from "../util/mod.ts";
-import { NdjsonDecoder, NdjsonError } from "./_ndjson.ts";
+import { NdjsonDecoder, NdjsonError } from "./wire/_ndjson.ts";
 import { type FetchLike, KubeClient, type WatchEvent } from "./client.ts";
 import { PARTIAL_METADATA_ACCEPT, PARTIAL_METADATA_LIST_ACCEPT, type ResponseInfo } from "./client_options.ts";
 import { ApiError, apiErrorFrom, TransportError } from "./errors.ts";
-import type { ClusterAccess, ClusterAuth } from "./cluster_access.ts";
+import type { ClusterAccess, ClusterAuth } from "./config/cluster_access.ts";
 
 // Two self-signed public test CA certificates (no keys), so Deno.createHttpClient accepts them.
 const CA_1 = `-----BEGIN CERTIFICATE-----

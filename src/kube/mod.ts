@@ -1,13 +1,13 @@
 // Public surface of src/kube, the only code that talks HTTP to Kubernetes: kubeconfig and auth, the per-cluster client, errors.
-export { type ClusterAccess, type ClusterAuth, tlsFingerprint } from "./cluster_access.ts";
+export { type ClusterAccess, type ClusterAuth, tlsFingerprint } from "./config/cluster_access.ts";
 export {
   ALL_CONTEXTS,
   type ContextCatalog,
   type EnvSource,
   loadContexts,
   type LoadContextsOptions,
-} from "./kubeconfig.ts";
-export { IN_CLUSTER, inClusterAccess, type InClusterOptions, SERVICE_ACCOUNT_ROOT } from "./in_cluster.ts";
+} from "./config/kubeconfig.ts";
+export { IN_CLUSTER, inClusterAccess, type InClusterOptions, SERVICE_ACCOUNT_ROOT } from "./config/in_cluster.ts";
 export { type FetchLike, KubeClient, type QueryValue, type WatchEvent, type WatchEventType } from "./client.ts";
 export {
   DEFAULT_MAX_OBJECT_BYTES,
@@ -47,7 +47,7 @@ export {
   type KubeconfigText,
   type KubeconfigTextOptions,
   parseKubeconfigText,
-} from "./kubeconfig_text.ts";
+} from "./config/kubeconfig_text.ts";
 export {
   authProviderError,
   checkUntrustedKubeconfig,
@@ -56,7 +56,7 @@ export {
   execAllowlistProblem,
   STRICT_CREDENTIAL_POLICY,
   untrustedContextProblems,
-} from "./credential_policy.ts";
+} from "./config/credential_policy.ts";
 export { describePermission, missingPermissions, type PermissionCheck } from "./access_review.ts";
 export { missingPermissionsIn, type ResourceRule, rulesReview } from "./rules_review.ts";
 export {
@@ -64,13 +64,13 @@ export {
   MAX_UNTRUSTED_KUBECONFIG_BYTES,
   MAX_UNTRUSTED_KUBECONFIG_ENTRIES,
   tooLarge as kubeconfigTooLarge,
-} from "./kubeconfig_yaml.ts";
+} from "./config/kubeconfig_yaml.ts";
 export {
   KubeconfigParser,
   type KubeconfigParserOptions,
   type ParseWorker,
   type UntrustedKubeconfigParser,
-} from "./kubeconfig_parser.ts";
+} from "./config/kubeconfig_parser.ts";
 export {
   EXEC_CREDENTIAL_VERSIONS,
   ExecCredentialAccess,
@@ -79,4 +79,4 @@ export {
   type ExecPluginSpec,
   parseExecCredential,
   refreshAt,
-} from "./exec_credential.ts";
+} from "./config/exec_credential.ts";

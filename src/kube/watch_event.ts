@@ -1,6 +1,6 @@
 // One event of a watch stream, and the check that a decoded line is one.
 
-import { NdjsonError } from "./_ndjson.ts";
+import { NdjsonError } from "./wire/_ndjson.ts";
 
 /**
  * The kinds of watch event the API server sends.

@@ -1,6 +1,6 @@
 // Unit tests for the check that a decoded watch-stream line is a watch event.
 import assert from "node:assert/strict";
-import { NdjsonError } from "./_ndjson.ts";
+import { NdjsonError } from "./wire/_ndjson.ts";
 import { toWatchEvent } from "./watch_event.ts";
 
 Deno.test("toWatchEvent accepts every watch event type with an object and returns the value itself", () => {

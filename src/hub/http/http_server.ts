@@ -4,10 +4,10 @@ import type { Logger } from "../../util/mod.ts";
 import type { ConnectionLimits } from "./connection_gate.ts";
 import { serveGated } from "./gated_server.ts";
 import type { Hub } from "../hub.ts";
-import { HealthMemo } from "./_health_memo.ts";
-import { type ProbeBody, probeView } from "./probe_view.ts";
-import type { ReconcileHistory } from "../reconcile_history.ts";
-import { answerMetrics, answerStatus } from "./status_routes.ts";
+import { HealthMemo } from "../health/_health_memo.ts";
+import { type ProbeBody, probeView } from "../health/probe_view.ts";
+import type { ReconcileHistory } from "../health/reconcile_history.ts";
+import { answerMetrics, answerStatus } from "../health/status_routes.ts";
 
 export interface HealthServerOptions {
   hostname: string;

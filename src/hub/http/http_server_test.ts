@@ -1,7 +1,7 @@
 // Tests of the health endpoint over real HTTP on loopback, with an in-process Hub whose health the test sets.
 import assert from "node:assert/strict";
 import { silentLogger } from "../../util/mod.ts";
-import type { ClusterHealth } from "../cluster_health.ts";
+import type { ClusterHealth } from "../health/cluster_health.ts";
 import { HealthServerError, serveHealth } from "./http_server.ts";
 import { Hub, type HubHealth } from "../hub.ts";
 

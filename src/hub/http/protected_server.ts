@@ -4,9 +4,9 @@ import { errorText, type Logger } from "../../util/mod.ts";
 import type { ConnectionLimits } from "./connection_gate.ts";
 import { type GatedServer, serveGated } from "./gated_server.ts";
 import type { Hub } from "../hub.ts";
-import type { ReconcileHistory } from "../reconcile_history.ts";
+import type { ReconcileHistory } from "../health/reconcile_history.ts";
 import type { AccessDecision, RequestAuthorizer } from "./request_auth.ts";
-import { answerMetrics, answerStatus, prefersHtml, statusPage } from "./status_routes.ts";
+import { answerMetrics, answerStatus, prefersHtml, statusPage } from "../health/status_routes.ts";
 import { type TlsPair, watchTlsFiles } from "./tls_material.ts";
 
 export interface ProtectedServerOptions {

@@ -1,7 +1,7 @@
 // Every source's offers and the names they claim, resolved to what each name should be: served, held or nothing.
 
 import { type ClusterAccess, IN_CLUSTER } from "../../kube/mod.ts";
-import type { RegistrationProblem } from "../hub_health.ts";
+import type { RegistrationProblem } from "../health/hub_health.ts";
 import type { ClusterOffer, ProviderName } from "./registry.ts";
 
 /** One source (a file, a Secret) and everything it offers now. */

@@ -1,7 +1,7 @@
 // The `providers` section of /status: each provider's watch, the clusters it serves, and its sources in trouble.
 
 import { oneLine } from "../../util/mod.ts";
-import type { ProviderHealth } from "../cluster_health.ts";
+import type { ProviderHealth } from "../health/cluster_health.ts";
 import type { Desired, Offers } from "./_offers.ts";
 import type { ProviderName, ProviderWatch } from "./registry.ts";
 

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import client from "prom-client";
 import type { ClusterAccess, ClusterAuth } from "../../kube/mod.ts";
 import { Logger, VirtualClock } from "../../util/mod.ts";
-import type { ClusterRegistration, RegistrationProblem } from "../hub_health.ts";
+import type { ClusterRegistration, RegistrationProblem } from "../health/hub_health.ts";
 import { NamePrefixError, parseNamePrefixes, prefixedName, prefixProblem } from "./name_prefixes.ts";
 import { type ClusterOffer, ClusterRegistry, type EngageTarget } from "./registry.ts";
 

@@ -3,8 +3,8 @@
 import type client from "prom-client";
 import type { ClusterAccess } from "../../kube/mod.ts";
 import { type Clock, errorText, type Logger, oneLine, SystemClock } from "../../util/mod.ts";
-import type { ProviderHealth } from "../cluster_health.ts";
-import type { ClusterRegistration, RegistrationCondition, RegistrationProblem } from "../hub_health.ts";
+import type { ProviderHealth } from "../health/cluster_health.ts";
+import type { ClusterRegistration, RegistrationCondition, RegistrationProblem } from "../health/hub_health.ts";
 import { Offers, type Selection, type Source } from "./_offers.ts";
 import { providerHealth, type UnusableSource } from "./_provider_health.ts";
 import { registerRegistryMetrics } from "./_registry_metrics.ts";

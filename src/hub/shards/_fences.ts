@@ -2,7 +2,7 @@
 
 import { httpStatusOf } from "../../kube/mod.ts";
 import type { Clock, Logger } from "../../util/mod.ts";
-import { type LeaseClient, type LeaseObject, type LeaseSpec, microTime } from "../leases.ts";
+import { type LeaseClient, type LeaseObject, type LeaseSpec, microTime } from "../leadership/leases.ts";
 import { fenceLeaseName, peerLeaseName } from "./lease_names.ts";
 import { CLUSTER_ANNOTATION, GROUP_LABEL, ROLE_LABEL, type ShardTable } from "./shard_table.ts";
 import type { ShardCounters } from "./shard_status.ts";

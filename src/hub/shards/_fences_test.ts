@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { inLocalNamespace } from "../../../dev/support/local_client.ts";
 import { Logger, VirtualClock } from "../../util/mod.ts";
-import { LeaseClient, type LeaseObject, microTime } from "../leases.ts";
+import { LeaseClient, type LeaseObject, microTime } from "../leadership/leases.ts";
 import { Fences } from "./_fences.ts";
 import { fenceLeaseName, peerLeaseName } from "./lease_names.ts";
 import { CLUSTER_ANNOTATION, GROUP_LABEL, ROLE_LABEL, SHARD_TIMING_DEFAULTS, ShardTable } from "./shard_table.ts";

@@ -3,7 +3,7 @@
 import type { KubeClient } from "../../kube/mod.ts";
 import { labelled, Store, type StoredObject, Watcher } from "../../runtime/mod.ts";
 import type { Clock, Logger } from "../../util/mod.ts";
-import type { LeaseClient, LeaseObject } from "../leases.ts";
+import type { LeaseClient, LeaseObject } from "../leadership/leases.ts";
 import { GROUP_LABEL, ROLE_LABEL, type ShardTable, WEIGHT_ANNOTATION } from "./shard_table.ts";
 
 export interface LeaseWatchOptions {

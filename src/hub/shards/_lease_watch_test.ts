@@ -5,7 +5,7 @@ import { waitFor } from "../../../dev/support/cluster_api.ts";
 import { inLocalNamespace } from "../../../dev/support/local_client.ts";
 import type { KubeClient } from "../../kube/mod.ts";
 import { Logger, VirtualClock } from "../../util/mod.ts";
-import { LeaseClient, type LeaseObject } from "../leases.ts";
+import { LeaseClient, type LeaseObject } from "../leadership/leases.ts";
 import { LeaseWatch } from "./_lease_watch.ts";
 import { fenceLeaseName, peerLeaseName } from "./lease_names.ts";
 import {

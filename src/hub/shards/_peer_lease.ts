@@ -2,8 +2,8 @@
 
 import { httpStatusOf } from "../../kube/mod.ts";
 import { type Clock, errorText, type Logger } from "../../util/mod.ts";
-import type { LeaseClient, LeaseObject, LeaseSpec } from "../leases.ts";
-import { microTime } from "../leases.ts";
+import type { LeaseClient, LeaseObject, LeaseSpec } from "../leadership/leases.ts";
+import { microTime } from "../leadership/leases.ts";
 import { peerLeaseName } from "./lease_names.ts";
 import { GROUP_LABEL, ROLE_LABEL, type ShardTable, WEIGHT_ANNOTATION } from "./shard_table.ts";
 import type { ShardCounters } from "./shard_status.ts";

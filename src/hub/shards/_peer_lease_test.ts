@@ -7,7 +7,7 @@ import { inLocalNamespace } from "../../../dev/support/local_client.ts";
 import { ApiError } from "../../kube/mod.ts";
 import type { ApiClient } from "../../runtime/mod.ts";
 import { Logger, VirtualClock } from "../../util/mod.ts";
-import { LeaseClient } from "../leases.ts";
+import { LeaseClient } from "../leadership/leases.ts";
 import { PeerLease } from "./_peer_lease.ts";
 import { peerLeaseName } from "./lease_names.ts";
 import { GROUP_LABEL, ROLE_LABEL, SHARD_TIMING_DEFAULTS, ShardTable, WEIGHT_ANNOTATION } from "./shard_table.ts";

@@ -5,7 +5,7 @@ import type { ClusterAccess } from "../../kube/mod.ts";
 import { KubeClient } from "../../kube/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
 import type { ClusterRegistration, RegistrationProblem } from "../hub.ts";
-import { LeaseClient } from "../leases.ts";
+import { LeaseClient } from "../leadership/leases.ts";
 import type { EngageTarget } from "../providers/mod.ts";
 import { Engagements, type ShardTarget } from "./_engagements.ts";
 import { Fences } from "./_fences.ts";

@@ -8,7 +8,7 @@ import { KUBECONFIG_PATH } from "../../../dev/clusters/clusters.ts";
 import { type ClusterAccess, loadContexts } from "../../kube/mod.ts";
 import { Logger } from "../../util/mod.ts";
 import type { ClusterRegistration } from "../hub.ts";
-import { LeaseClient } from "../leases.ts";
+import { LeaseClient } from "../leadership/leases.ts";
 import { fenceLeaseName, peerLeaseName } from "./lease_names.ts";
 import { ShardCoordinator } from "./shard_coordinator.ts";
 import { RecordingTarget, unreachableAccess } from "./_test_target.ts";

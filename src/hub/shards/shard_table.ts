@@ -1,7 +1,7 @@
 // What one replica knows about the shard: the peer and fence Leases it observed, on its own clock, and its own fences.
 
 import type { Clock } from "../../util/mod.ts";
-import type { LeaseObject } from "../leases.ts";
+import type { LeaseObject } from "../leadership/leases.ts";
 import { boundedRendezvous } from "./bounded_rendezvous.ts";
 import { type RendezvousPeer, unitHash } from "./rendezvous.ts";
 

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { VirtualClock } from "../../util/mod.ts";
-import type { LeaseObject } from "../leases.ts";
+import type { LeaseObject } from "../leadership/leases.ts";
 import {
   CLUSTER_ANNOTATION,
   olderVersion,

@@ -1,0 +1,54 @@
+// What an EngagedCluster is built with: its operators and namespaces, the hub's queue, gate and budget, its limits.
+
+import type { FetchLike, PermissionCheck } from "../../kube/mod.ts";
+import type { NamespacedName, QueuePriority, TokenBucket } from "../../queue/mod.ts";
+import type { EventLevel, Operator } from "../../runtime/mod.ts";
+import type { Clock, LogBurst, Logger, Semaphore } from "../../util/mod.ts";
+import type { EngagedCluster } from "./engaged_cluster.ts";
+
+/** How an EngagedCluster is built (the Hub builds every one). */
+export interface EngagedClusterOptions {
+  operators: readonly Operator[];
+  /**
+   * Namespaces to watch; empty means all. A cluster whose access has a `namespaceScope` (namespaced access, opted in
+   * per kubeconfig context) watches and checks its rights in that one namespace instead.
+   */
+  namespaces: readonly string[];
+  /** Permissions checked in every operator's pre-flight besides its own (e.g. the leader-election Lease's). */
+  extraPermissions?: readonly PermissionCheck[];
+  /**
+   * Called with objects of one operator in one cluster that changed and need a reconcile: at `live` priority for watch
+   * events, at `low` for what a list, a relist or a resync found (see FairWorkQueue).
+   */
+  onChange(cluster: string, operator: string, requests: readonly NamespacedName[], priority: QueuePriority): void;
+  /** Another engaged cluster, for reconcilers that reach across clusters. */
+  lookup(cluster: string): EngagedCluster | undefined;
+  /** The names of every engaged cluster, for a reconcile's `clusters()`. */
+  clusterNames?(): string[];
+  /**
+   * Shared by every cluster of the hub: each pre-flight attempt (discovery and RBAC checks, the first requests, with
+   * the TLS handshake) holds a permit, so thousands of clusters engaged at once reach their API servers in waves.
+   */
+  preflightGate?: Semaphore;
+  /** This cluster's API budget, spent by every request a reconciler makes. */
+  apiBudget: TokenBucket;
+  eventLevel?: EventLevel;
+  idleTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  /** The largest response body or watch event held from this cluster (see KubeClientOptions.maxObjectBytes). */
+  maxObjectBytes?: number;
+  pageSize?: number;
+  /** Offer HTTP/2 to the API server instead of HTTP/1.1 keep-alive (see KubeClientOptions.http2). */
+  http2?: boolean;
+  /** The transport, for in-process tests (see KubeClientOptions.fetch). */
+  fetch?: FetchLike;
+  clock?: Clock;
+  logger: Logger;
+  /**
+   * Where the first failure of the first contact (`cluster not reachable`) is written instead of this cluster's own
+   * logger: one summarised stream shared by many clusters (the Hub passes one for clusters it does not trust), so
+   * 10,000 unreachable clusters write a few lines, not 10,000. Default: this cluster's logger.
+   */
+  contactLog?: LogBurst;
+  onResponse?(info: { method: string; code: number | "error"; durationMs: number }): void;
+}
