@@ -18,7 +18,7 @@ const FEATURES: Record<string, string[]> = {
     "hub/http/tls_material.ts",
   ],
   "--shard": ["hub/shards/shard_coordinator.ts"],
-  "--cleanup-on-remove": ["hub/cleanup_on_remove.ts", "hub/finalizer_cleanup.ts"],
+  "--cleanup-on-remove": ["hub/cluster/cleanup_on_remove.ts", "hub/cluster/finalizer_cleanup.ts"],
   "cleanup": ["cli/cleanup_cli.ts"],
   "init": ["cli/init_cli.ts", "cli/_init_templates.ts"],
   "(barrels)": ["hub/mod.ts", "hub/http/mod.ts", "hub/providers/mod.ts", "hub/shards/mod.ts"],
