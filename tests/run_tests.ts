@@ -10,7 +10,8 @@
 //    the longest first. Most tests wait on apiservers, backoffs and hubs, not on the CPU.
 // 2. the serial group: SERIAL_FILES, one file at a time, with nothing else running against the local clusters;
 // 3. at the same time as the serial group (which leaves the CPU mostly idle), the no-cluster group: the modules of src/
-//    that never reach a cluster (needsNoCluster), two at a time, their output written once they are done.
+//    that never reach a cluster (needsNoCluster) and APART_FILES (no shared cluster), two at a time, their output
+//    written once they are done.
 // The last line adds them up: "X passed, Y failed". With arguments, the one `deno test` run they describe runs as
 // before (one file at a time). The groups run without type-checking: `deno task check` is the type check (CI runs it
 // before this); a run with arguments type-checks its files.
@@ -40,10 +41,22 @@ const SERIAL_FILES: Readonly<Record<string, string>> = {
   "dev/clusters/controller_manager_test.ts":
     "kills a local controller manager and runs clusters:up, which rewrites the state file and clusters/local.yaml",
   "tests/production/shard_test.ts": "counts the apiservers' Uuid writes cluster-wide in prod, staging and dev",
-  "tests/providers/cluster_cli_test.ts":
-    "its private target's CRD cleanup after cluster:remove --purge stalled past its 90 s guard once under parallel load",
   "tests/production/deploy_test.ts":
     "runs the shipped hub (the Uuid operator) on all of dev's namespaces: it would reconcile other files' Uuids there",
+};
+
+/**
+ * Files outside src/ that reach no shared cluster (none, or private apiservers of their own), with the reason: they
+ * run in the no-cluster group, beside the serial group, which leaves the CPU mostly idle.
+ */
+const APART_FILES: Readonly<Record<string, string>> = {
+  "tests/doc_surface_test.ts": "runs deno doc and deno check on the package, no cluster",
+  "tests/testing_kit_test.ts": "the test kit starts private apiservers of its own",
+  "src/sdk/typed_resources_test.ts": "runs its hub on the test kit's private apiservers",
+  "tests/providers/cluster_cli_test.ts":
+    "a private target cluster; its CRD cleanup after cluster:remove --purge stalled past its 90 s guard once under " +
+    "the parallel group's load",
+  "tests/docs_links_test.ts": "reads docs/ only",
 };
 
 /**
@@ -177,14 +190,16 @@ function junit(group: string): string[] {
 async function runGroups(): Promise<Tally> {
   const serial = Object.keys(SERIAL_FILES);
   const all = testModules(["src/", "dev/", "tests/"]);
-  const missing = serial.filter((f) => !all.includes(f));
+  const missing = [...serial, ...Object.keys(APART_FILES)].filter((f) => !all.includes(f));
   if (missing.length > 0) {
-    console.error(`deno task test: SERIAL_FILES names files that are not test modules: ${missing.join(", ")}`);
+    console.error(
+      `deno task test: SERIAL_FILES or APART_FILES name files that are not test modules: ${missing.join(", ")}`,
+    );
     return { passed: 0, failed: 1, ok: false };
   }
   // The files are named one by one: deno test's --ignore does not take them out of `src/ dev/ tests/` reliably.
   const rest = all.filter((f) => !serial.includes(f));
-  const apart = rest.filter(needsNoCluster);
+  const apart = rest.filter((f) => f in APART_FILES || needsNoCluster(f));
   const parallelFiles = startOrder(rest.filter((f) => !apart.includes(f)));
   const jobs = Deno.env.get("DENO_JOBS") ?? String(DEFAULT_JOBS);
   if (!/^[1-9]\d*$/.test(jobs)) {
@@ -194,7 +209,7 @@ async function runGroups(): Promise<Tally> {
   console.log(`\n== parallel group: ${parallelFiles.length} test files, ${jobs} at a time (DENO_JOBS)`);
   const parallel = await denoTest(["--parallel", ...junit("parallel"), ...parallelFiles], { DENO_JOBS: jobs }, false);
   console.log(`\n== serial group: ${serial.length} files that need the local clusters to themselves, one at a time`);
-  console.log(`   beside it, the no-cluster group: ${apart.length} files that never reach a cluster (output after)`);
+  console.log(`   beside it, the no-cluster group: ${apart.length} files that reach no shared cluster (output after)`);
   const [alone, beside] = await Promise.all([
     denoTest([...junit("serial"), ...serial], {}, false),
     denoTest(["--parallel", ...junit("no-cluster"), ...apart], { DENO_JOBS: "2" }, false, true),
@@ -208,14 +223,14 @@ async function runGroups(): Promise<Tally> {
 
 /**
  * Whether a test module of src/ never reaches a local cluster, read from its text: it names none of the helpers and
- * files that do (dev/ and tests/ helpers, clusters/local.yaml, the test kit's environment, kubectl, the CLI's test
+ * files that do (dev/ and tests/ helpers other than dev/support's pure in-process ones, clusters/local.yaml, the test kit's environment, kubectl, the CLI's test
  * kubeconfigs). Those run beside the serial group, whose files need the clusters to themselves, not the CPU; a module
  * taken for one that reaches a cluster would only lose that isolation, so the test errs towards "reaches".
  */
 function needsNoCluster(file: string): boolean {
   if (!file.startsWith("src/")) return false;
   const text = Deno.readTextFileSync(`${root}${file}`);
-  return !/dev\/support|tests\/support|clusters\/local\.yaml|local_clusters|test_env|kubectl|_test_kubeconfig|KUBECONFIG/
+  return !/dev\/support\/(?!scripted_socket|manual_abort|socket_reads|shard_target|held_sockets)|tests\/support|clusters\/local\.yaml|local_clusters|test_env|kubectl|kubeconfig_file|KUBECONFIG/
     .test(text);
 }
 
