@@ -28,6 +28,30 @@ export interface PartialObjectMetadata extends StoredObject {
 }
 
 /**
+ * An owner reference, as Kubernetes stores it (what `adopt` writes, what a PartialMeta keeps).
+ *
+ * @example
+ * ```ts
+ * import type { OwnerReference } from "../../sdk.ts";
+ * const ref: OwnerReference = { apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: "5f1…", controller: true };
+ * ```
+ */
+export interface OwnerReference {
+  /** The owner's `apiVersion`. */
+  apiVersion: string;
+  /** The owner's kind. */
+  kind: string;
+  /** The owner's name. */
+  name: string;
+  /** The owner's uid. */
+  uid: string;
+  /** True for the one managing controller. */
+  controller?: boolean;
+  /** True when a foreground deletion of the owner waits for this object. */
+  blockOwnerDeletion?: boolean;
+}
+
+/**
  * The metadata a PartialObjectMetadata keeps: ObjectMeta with labels and annotations, and these four.
  *
  * @example
@@ -45,14 +69,7 @@ export interface PartialObjectMetadata extends StoredObject {
  */
 export interface PartialMeta extends ObjectMeta {
   /** The object's owners, as Kubernetes stores them. */
-  ownerReferences?: {
-    apiVersion: string;
-    kind: string;
-    name: string;
-    uid: string;
-    controller?: boolean;
-    blockOwnerDeletion?: boolean;
-  }[];
+  ownerReferences?: OwnerReference[];
   /** Its finalizers. */
   finalizers?: string[];
   /** When it was created (RFC 3339). */

@@ -4,6 +4,7 @@ import { apiVersionOf, qualifiedName, type ResourceType } from "../kube/mod.ts";
 import {
   type NewObject,
   objectMeta,
+  type OwnerReference,
   type Request,
   type StoredObject,
   TerminalError,
@@ -178,30 +179,6 @@ export type Adopted<O extends NewObject> = O & {
     ownerReferences?: OwnerReference[];
   };
 };
-
-/**
- * An owner reference, as Kubernetes stores it.
- *
- * @example
- * ```ts
- * import type { OwnerReference } from "./adopt.ts";
- * const ref: OwnerReference = { apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: "5f1…", controller: true };
- * ```
- */
-export interface OwnerReference {
-  /** The owner's `apiVersion`. */
-  apiVersion: string;
-  /** The owner's kind. */
-  kind: string;
-  /** The owner's name. */
-  name: string;
-  /** The owner's uid. */
-  uid: string;
-  /** True for the one managing controller. */
-  controller?: boolean;
-  /** True when a foreground deletion of the owner waits for this object. */
-  blockOwnerDeletion?: boolean;
-}
 
 /** The two labels adopt() puts on a child of `parent` named `name`. */
 export function parentLabels(parent: ResourceType, name: string): Record<string, string> {
