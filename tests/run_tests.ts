@@ -46,17 +46,17 @@ const SERIAL_FILES: Readonly<Record<string, string>> = {
 };
 
 /**
- * Files outside src/ that reach no shared cluster (none, or private apiservers of their own), with the reason: they
- * run in the no-cluster group, beside the serial group, which leaves the CPU mostly idle.
+ * Files that change and count nothing in the shared clusters (they use none, private apiservers of their own, or a
+ * namespace of their own where no Uuid is written), with the reason: they run in the no-cluster group, beside the
+ * serial group, which leaves the CPU mostly idle.
  */
 const APART_FILES: Readonly<Record<string, string>> = {
   "tests/doc_surface_test.ts": "runs deno doc and deno check on the package, no cluster",
   "tests/testing_kit_test.ts": "the test kit starts private apiservers of its own",
   "src/sdk/typed_resources_test.ts": "runs its hub on the test kit's private apiservers",
   "tests/providers/cluster_cli_test.ts":
-    "a private target cluster; its CRD cleanup after cluster:remove --purge stalled past its 90 s guard once under " +
-    "the parallel group's load",
-  "tests/docs_links_test.ts": "reads docs/ only",
+    "a private target cluster and a namespace of its own in prod, with no Uuid; its CRD cleanup after " +
+    "cluster:remove --purge stalled past its 90 s guard once under the parallel group's load",
 };
 
 /**
@@ -223,8 +223,8 @@ async function runGroups(): Promise<Tally> {
 
 /**
  * Whether a test module of src/ never reaches a local cluster, read from its text: it names none of the helpers and
- * files that do (dev/ and tests/ helpers other than dev/support's pure in-process ones, clusters/local.yaml, the test kit's environment, kubectl, the CLI's test
- * kubeconfigs). Those run beside the serial group, whose files need the clusters to themselves, not the CPU; a module
+ * files that do (dev/ and tests/ helpers other than dev/support's in-process fakes, clusters/local.yaml, the test
+ * kit's environment, kubectl, the CLI's test kubeconfigs). Those run beside the serial group, whose files need the clusters to themselves, not the CPU; a module
  * taken for one that reaches a cluster would only lose that isolation, so the test errs towards "reaches".
  */
 function needsNoCluster(file: string): boolean {
