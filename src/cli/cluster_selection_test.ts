@@ -7,7 +7,7 @@ import { silentLogger } from "../util/mod.ts";
 import { homeCluster, selectClusters } from "./cluster_selection.ts";
 import { parseFlags } from "./flags.ts";
 import { UsageError } from "./usage_error.ts";
-import { kubeconfigFile } from "./_test_kubeconfig.ts";
+import { kubeconfigFile } from "../../dev/support/kubeconfig_file.ts";
 
 function access(name: string): ClusterAccess {
   return {

@@ -7,7 +7,7 @@ import { selectClusters } from "./cluster_selection.ts";
 import { parseFlags } from "./flags.ts";
 import { assembleHub, homeProviders, shardCoordinator } from "./hub_assembly.ts";
 import { UsageError } from "./usage_error.ts";
-import { kubeconfigFile } from "./_test_kubeconfig.ts";
+import { kubeconfigFile } from "../../dev/support/kubeconfig_file.ts";
 
 const kubeconfig = (contexts: string[]) => kubeconfigFile(contexts, "hub-assembly-");
 

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import type { ConnectionGateOptions } from "./connection_gate.ts";
 import { ConnectionSlots } from "./connection_slots.ts";
 import { serveGated } from "./gated_server.ts";
-import { readToClose, readUntil } from "./_test_sockets.ts";
+import { readToClose, readUntil } from "../../../dev/support/socket_reads.ts";
 
 const enc = new TextEncoder();
 

@@ -1,7 +1,7 @@
 // Tests of the connection gate over real loopback sockets, with a plain TCP server standing behind it.
 import assert from "node:assert/strict";
 import { ConnectionGate, type ConnectionGateOptions, endsHead, oneRequestOnly } from "./connection_gate.ts";
-import { readToClose } from "./_test_sockets.ts";
+import { readToClose } from "../../../dev/support/socket_reads.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -1,7 +1,7 @@
 // Tests of a handler served behind the gate, over real HTTP on loopback.
 import assert from "node:assert/strict";
 import { serveGated } from "./gated_server.ts";
-import { heldSockets, silentStrangers } from "./_held_sockets.ts";
+import { heldSockets, silentStrangers } from "../../../dev/support/held_sockets.ts";
 import { selfSignedTls } from "./tls_material.ts";
 
 /** Raw HTTP/1.1 exchange on `port`: the whole answer until the server closes. */

@@ -10,7 +10,7 @@ import { Hub } from "../hub.ts";
 import { ProtectedServerError, serveProtected } from "./protected_server.ts";
 import type { AccessDecision, RequestAuthorizer } from "./request_auth.ts";
 import { selfSignedTls, type TlsPair } from "./tls_material.ts";
-import { heldSockets, silentStrangers } from "./_held_sockets.ts";
+import { heldSockets, silentStrangers } from "../../../dev/support/held_sockets.ts";
 
 /** An authorizer that answers `state.decision` and records what it was asked. */
 function authorizer(decision: AccessDecision) {

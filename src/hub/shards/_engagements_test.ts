@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { Logger } from "../../util/mod.ts";
 import type { ClusterRegistration } from "../hub.ts";
 import { Engagements } from "./_engagements.ts";
-import { RecordingTarget, unreachableAccess } from "./_test_target.ts";
+import { RecordingTarget, unreachableAccess } from "../../../dev/support/shard_target.ts";
 
 const ACCESS = unreachableAccess("a");
 const REG: ClusterRegistration = { provider: "flag", registeredAt: "2026-12-03T00:00:00Z" };

@@ -11,7 +11,7 @@ import type { ClusterRegistration } from "../hub.ts";
 import { LeaseClient } from "../leadership/leases.ts";
 import { fenceLeaseName, peerLeaseName } from "./lease_names.ts";
 import { ShardCoordinator } from "./shard_coordinator.ts";
-import { RecordingTarget, unreachableAccess } from "./_test_target.ts";
+import { RecordingTarget, unreachableAccess } from "../../../dev/support/shard_target.ts";
 
 /**
  * A short renew period, so a replica settles (two periods) and passes ownership quickly; the default lease duration and

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { Logger } from "../../util/mod.ts";
 import { ShardCoordinator, type ShardTarget } from "./shard_coordinator.ts";
 import type { ShardStatus } from "./shard_status.ts";
-import { unreachableAccess } from "./_test_target.ts";
+import { unreachableAccess } from "../../../dev/support/shard_target.ts";
 
 const target: ShardTarget = {
   engage: () => Promise.resolve(),

@@ -5,7 +5,7 @@ import { adminToken, apiserverCa, apiserverUrl, requireClusters } from "../../..
 import { VirtualClock } from "../../util/mod.ts";
 import { Call } from "./_call.ts";
 import { H2StreamError, H2Streams, H2UnsupportedError } from "./_h2_streams.ts";
-import { http1OnlyPeer } from "./_test_http1_peer.ts";
+import { http1OnlyPeer } from "../../../dev/support/http1_only_peer.ts";
 
 function target() {
   requireClusters();

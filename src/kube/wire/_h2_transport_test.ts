@@ -6,7 +6,7 @@ import { VirtualClock } from "../../util/mod.ts";
 import { Call } from "./_call.ts";
 import { H2Streams } from "./_h2_streams.ts";
 import { onH2, withH2 } from "./_h2_transport.ts";
-import { http1OnlyPeer } from "./_test_http1_peer.ts";
+import { http1OnlyPeer } from "../../../dev/support/http1_only_peer.ts";
 import { headerCheck, type Transport, type WireResponse } from "./_transport.ts";
 import { TransportError } from "../errors.ts";
 

@@ -1,4 +1,4 @@
-// Unit tests for one HTTP/1.1 socket's buffer and the byte helpers, over a ScriptedSocket (_scripted_socket.ts).
+// Unit tests for one HTTP/1.1 socket's buffer and the byte helpers, over a ScriptedSocket (dev/support/scripted_socket.ts).
 import assert from "node:assert/strict";
 import {
   concat,
@@ -9,8 +9,8 @@ import {
   isClosedSocket,
   raced,
 } from "./_http1_connection.ts";
-import { ScriptedSocket } from "./_scripted_socket.ts";
-import { TestAbort } from "./_test_abort.ts";
+import { ScriptedSocket } from "../../../dev/support/scripted_socket.ts";
+import { TestAbort } from "../../../dev/support/manual_abort.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -1,9 +1,9 @@
 // Unit tests for reading one HTTP/1.1 response body off a connection (length, chunked, until EOF) and handing the
-// connection back, over a ScriptedSocket (_scripted_socket.ts).
+// connection back, over a ScriptedSocket (dev/support/scripted_socket.ts).
 import assert from "node:assert/strict";
 import { type Abortable, Connection, Http1Error } from "./_http1_connection.ts";
 import { type ConnectionOwner, type Framing, Http1Response } from "./_http1_response.ts";
-import { ScriptedSocket } from "./_scripted_socket.ts";
+import { ScriptedSocket } from "../../../dev/support/scripted_socket.ts";
 import { BodyLimitError } from "./_body_limit.ts";
 
 const dec = new TextDecoder();

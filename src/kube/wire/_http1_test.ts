@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { Http1Error, Http1Pool } from "./_http1.ts";
-import { TestAbort } from "./_test_abort.ts";
+import { TestAbort } from "../../../dev/support/manual_abort.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

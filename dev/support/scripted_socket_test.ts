@@ -1,7 +1,7 @@
 // Tests for the ScriptedSocket test fixture: reads replay the script split to fit, then EOF; writes are bounded.
 
 import assert from "node:assert/strict";
-import { ScriptedSocket } from "./_scripted_socket.ts";
+import { ScriptedSocket } from "./scripted_socket.ts";
 
 const dec = new TextDecoder();
 

@@ -1,8 +1,7 @@
 // Test fixtures of the shard tests: a ShardTarget that records its calls, and ClusterAccess to a host that never answers.
 
-import type { ClusterAccess } from "../../kube/mod.ts";
-import type { RegistrationProblem } from "../hub.ts";
-import type { ShardTarget } from "./_engagements.ts";
+import type { ClusterAccess } from "../../src/kube/mod.ts";
+import type { RegistrationProblem } from "../../hub.ts";
 
 /** ClusterAccess named `name` whose server does not resolve and whose credentials are never asked for. */
 export function unreachableAccess(name: string): ClusterAccess {
@@ -15,10 +14,11 @@ export function unreachableAccess(name: string): ClusterAccess {
 }
 
 /**
- * A target that records every call in order and which clusters are engaged. With `deferTeardowns`, `disengage`
+ * A shard target (the ShardTarget shape of src/hub/shards/, matched structurally: that interface is private to its
+ * folder) that records every call in order and which clusters are engaged. With `deferTeardowns`, `disengage`
  * settles only when the test calls `finish(name)`; otherwise at once.
  */
-export class RecordingTarget implements ShardTarget {
+export class RecordingTarget {
   readonly calls: string[] = [];
   readonly engaged = new Set<string>();
   readonly #defer: boolean;

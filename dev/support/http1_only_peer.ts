@@ -1,5 +1,5 @@
 // For the HTTP/2 tests: a TLS peer that offers HTTP/1.1 only (ALPN), with the prod apiserver's own certificate.
-import { STATE_DIR } from "../../../dev/clusters/_layout.ts";
+import { STATE_DIR } from "../clusters/_layout.ts";
 
 /** A listening TLS peer that answers nothing and counts the request bytes it receives. */
 export interface Http1OnlyPeer {

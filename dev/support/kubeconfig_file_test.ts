@@ -1,7 +1,7 @@
 // Tests for the CLI tests' kubeconfig file: it holds exactly the contexts asked for, in a fresh file each time.
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { kubeconfigFile } from "./_test_kubeconfig.ts";
+import { kubeconfigFile } from "./kubeconfig_file.ts";
 
 Deno.test("kubeconfigFile() writes a fresh file with exactly the given contexts on one made-up server", () => {
   const a = kubeconfigFile(["prod", "staging"], "kc-test-");

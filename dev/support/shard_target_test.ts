@@ -1,6 +1,6 @@
 // Tests of the shard tests' fixtures: the recording target's calls and deferred teardowns, the unreachable access.
 import assert from "node:assert/strict";
-import { RecordingTarget, unreachableAccess } from "./_test_target.ts";
+import { RecordingTarget, unreachableAccess } from "./shard_target.ts";
 
 Deno.test("RecordingTarget records calls in order and which clusters are engaged; disengage settles at once by default", async () => {
   const t = new RecordingTarget();

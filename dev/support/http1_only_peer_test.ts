@@ -1,7 +1,7 @@
 // Tests for the HTTP/1.1-only TLS peer the HTTP/2 tests use.
 import assert from "node:assert/strict";
-import { apiserverCa, requireClusters } from "../../../dev/support/local_clusters.ts";
-import { http1OnlyPeer } from "./_test_http1_peer.ts";
+import { apiserverCa, requireClusters } from "./local_clusters.ts";
+import { http1OnlyPeer } from "./http1_only_peer.ts";
 
 Deno.test("http1OnlyPeer() completes a TLS handshake trusted through prod's CA, agrees to HTTP/1.1 only, and counts the bytes it receives", async () => {
   requireClusters();

@@ -1,6 +1,6 @@
 // Tests of the socket readers the gate's tests use: they return what arrived and never hang.
 import assert from "node:assert/strict";
-import { readToClose, readUntil } from "./_test_sockets.ts";
+import { readToClose, readUntil } from "./socket_reads.ts";
 
 /** A loopback pair: `client` connected to the server side `peer`. */
 async function pair() {

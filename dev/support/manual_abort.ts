@@ -1,9 +1,9 @@
 // Test support: a cancellation handle (Abortable) that a test aborts by hand, for the unit tests of the HTTP/1.1 code.
 
-import type { Abortable } from "./_http1_connection.ts";
-
-/** An Abortable that runs its hooks once, when the test calls `abort`; later aborts change nothing. */
-export class TestAbort implements Abortable {
+/**
+ * A cancellation handle of the HTTP/1.1 code's Abortable shape (`onAbort`, `aborted`; matched structurally, since
+ * that interface is private to src/kube/wire/) that runs its hooks once, when the test calls `abort`; later aborts change nothing. */
+export class TestAbort {
   aborted: unknown = undefined;
   #hooks: (() => void)[] = [];
 

@@ -1,7 +1,7 @@
 // Tests for the TestAbort test fixture: hooks run once on the first abort, with its reason.
 
 import assert from "node:assert/strict";
-import { TestAbort } from "./_test_abort.ts";
+import { TestAbort } from "./manual_abort.ts";
 
 Deno.test("TestAbort runs each hook once on the first abort and keeps that reason", () => {
   const a = new TestAbort();
