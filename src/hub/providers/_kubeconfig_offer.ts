@@ -8,7 +8,7 @@ import {
   type UntrustedKubeconfigParser,
 } from "../../kube/mod.ts";
 import { errorText } from "../../util/mod.ts";
-import type { ClusterOffer } from "./registry.ts";
+import type { ClusterOffer } from "./cluster_offer.ts";
 
 /** What one kubeconfig text is read with. */
 export interface KubeconfigOfferOptions {

@@ -2,7 +2,7 @@
 
 import { type ClusterAccess, IN_CLUSTER } from "../../kube/mod.ts";
 import type { RegistrationProblem } from "../health/hub_health.ts";
-import type { ClusterOffer, ProviderName } from "./registry.ts";
+import type { ClusterOffer, ProviderName } from "./cluster_offer.ts";
 
 /** One source (a file, a Secret) and everything it offers now. */
 export interface Source {

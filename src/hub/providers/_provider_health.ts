@@ -3,7 +3,7 @@
 import { oneLine } from "../../util/mod.ts";
 import type { ProviderHealth } from "../health/cluster_health.ts";
 import type { Desired, Offers } from "./_offers.ts";
-import type { ProviderName, ProviderWatch } from "./registry.ts";
+import type { ProviderName, ProviderWatch } from "./cluster_offer.ts";
 
 /** A source that offers nothing because it cannot be used at all (it does not parse, it cannot be read). */
 export interface UnusableSource {

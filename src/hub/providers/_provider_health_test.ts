@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import type { ClusterAccess } from "../../kube/mod.ts";
 import { Offers, type Selection } from "./_offers.ts";
 import { providerHealth, type ProviderHealthInputs, REFUSAL_REASONS, refusedOffers } from "./_provider_health.ts";
-import { type ClusterOffer, type ProviderName, PROVIDERS, type ProviderWatch } from "./registry.ts";
+import { type ClusterOffer, type ProviderName, PROVIDERS, type ProviderWatch } from "./cluster_offer.ts";
 
 function offer(name: string, over: Partial<ClusterOffer> = {}): ClusterOffer {
   const access = { name, server: "https://127.0.0.1:1", source: "test" } as unknown as ClusterAccess;

@@ -3,7 +3,7 @@
 import client from "prom-client";
 import type { Offers } from "./_offers.ts";
 import { refusedOffers, type UnusableSource } from "./_provider_health.ts";
-import { type ProviderName, PROVIDERS } from "./registry.ts";
+import { type ProviderName, PROVIDERS } from "./cluster_offer.ts";
 
 /** What the series are counted from, read at each scrape. */
 export interface RegistrySeriesSources {

@@ -4,7 +4,7 @@ import client from "prom-client";
 import type { ClusterAccess } from "../../kube/mod.ts";
 import { Offers } from "./_offers.ts";
 import { registerRegistryMetrics } from "./_registry_metrics.ts";
-import type { ProviderName } from "./registry.ts";
+import type { ProviderName } from "./cluster_offer.ts";
 
 Deno.test("registerRegistryMetrics() counts served clusters, collisions and refused offers in 27 series, never naming one", async () => {
   const offers = new Offers();

@@ -11,7 +11,8 @@ import {
 import { labelled, objectMeta, Store, type StoredObject, Watcher, type WatchSnapshot } from "../../runtime/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
 import { decodeSecretValue, kubeconfigOffer } from "./_kubeconfig_offer.ts";
-import type { ClusterOffer, ClusterRegistry, ProviderWatch } from "./registry.ts";
+import type { ClusterOffer, ProviderWatch } from "./cluster_offer.ts";
+import type { ClusterRegistry } from "./registry.ts";
 
 /** The API group and version read: v1beta2, the storage version of Cluster API v1.11 and later (v1.14.2 here). */
 export const CLUSTER_API_GROUP_VERSION = "cluster.x-k8s.io/v1beta2";

@@ -17,7 +17,8 @@ import {
   projectCluster,
   projectSecret,
 } from "./cluster_api_provider.ts";
-import type { ClusterOffer, ClusterRegistry, ProviderWatch } from "./registry.ts";
+import type { ClusterOffer, ProviderWatch } from "./cluster_offer.ts";
+import type { ClusterRegistry } from "./registry.ts";
 
 /** Hang guard: a list and a watch on a local apiserver; 30 s is far above any run seen. */
 const HANG_GUARD_MS = 30_000;

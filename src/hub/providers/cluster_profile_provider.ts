@@ -12,7 +12,8 @@ import {
   profileView,
   type ProviderFile,
 } from "./cluster_profile_access.ts";
-import type { ClusterOffer, ClusterRegistry } from "./registry.ts";
+import type { ClusterOffer } from "./cluster_offer.ts";
+import type { ClusterRegistry } from "./registry.ts";
 
 /** `--cluster-profiles '*'`: every namespace. */
 export const ALL_PROFILE_NAMESPACES = "*";

@@ -10,7 +10,8 @@ import { type KubeClient, loadContexts, STRICT_CREDENTIAL_POLICY } from "../../k
 import { silentLogger } from "../../util/mod.ts";
 import { parseProviderFile } from "./cluster_profile_access.ts";
 import { ClusterProfileProvider } from "./cluster_profile_provider.ts";
-import type { ClusterOffer, ClusterRegistry, ProviderWatch } from "./registry.ts";
+import type { ClusterOffer, ProviderWatch } from "./cluster_offer.ts";
+import type { ClusterRegistry } from "./registry.ts";
 
 /** Hang guard: a list and a watch on a local apiserver; 30 s is far above any run seen. */
 const HANG_GUARD_MS = 30_000;

@@ -13,7 +13,8 @@ import {
   STRICT_CREDENTIAL_POLICY,
 } from "../../kube/mod.ts";
 import { errorText, type Logger } from "../../util/mod.ts";
-import type { ClusterOffer, ClusterRegistry } from "./registry.ts";
+import type { ClusterOffer } from "./cluster_offer.ts";
+import type { ClusterRegistry } from "./registry.ts";
 
 export interface FolderProviderOptions {
   registry: ClusterRegistry;

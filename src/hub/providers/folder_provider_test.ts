@@ -7,7 +7,8 @@ import { withTempDir } from "../../../dev/support/local_client.ts";
 import { ConfigError, MAX_UNTRUSTED_KUBECONFIG_BYTES } from "../../kube/mod.ts";
 import { Logger, silentLogger } from "../../util/mod.ts";
 import { FolderProvider } from "./folder_provider.ts";
-import type { ClusterOffer, ClusterRegistry, ProviderWatch } from "./registry.ts";
+import type { ClusterOffer, ProviderWatch } from "./cluster_offer.ts";
+import type { ClusterRegistry } from "./registry.ts";
 import { kubeconfigText } from "../../../dev/support/kubeconfig_text.ts";
 
 /** What the provider told the registry, in order. */

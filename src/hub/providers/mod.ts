@@ -1,5 +1,6 @@
-// Public surface of src/hub/providers: the registry and the folder and Secret providers that drive engage/disengage.
+// Public surface of src/hub/providers: the registry, what a provider offers it, and the providers that drive it.
 export * from "./registry.ts";
+export * from "./cluster_offer.ts";
 export * from "./folder_provider.ts";
 export * from "./secret_provider.ts";
 export * from "./swappable_access.ts";

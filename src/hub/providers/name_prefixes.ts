@@ -1,7 +1,7 @@
 // Per-provider cluster name prefixes (`--cluster-name-prefix PROVIDER=PREFIX`): several providers side by side
 // without name collisions, as multicluster-runtime's `multi` provider prefixes each provider's names.
 
-import type { ProviderName } from "./registry.ts";
+import type { ProviderName } from "./cluster_offer.ts";
 
 /** The providers a prefix may be given to: every provider that reads untrusted sources (never `flag`). */
 export const PREFIXABLE_PROVIDERS = ["folder", "secret", "cluster-profile", "cluster-api"] as const;

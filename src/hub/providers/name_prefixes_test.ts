@@ -7,7 +7,8 @@ import type { ClusterAccess, ClusterAuth } from "../../kube/mod.ts";
 import { Logger, VirtualClock } from "../../util/mod.ts";
 import type { ClusterRegistration, RegistrationProblem } from "../health/hub_health.ts";
 import { NamePrefixError, parseNamePrefixes, prefixedName, prefixProblem } from "./name_prefixes.ts";
-import { type ClusterOffer, ClusterRegistry, type EngageTarget } from "./registry.ts";
+import type { ClusterOffer } from "./cluster_offer.ts";
+import { ClusterRegistry, type EngageTarget } from "./registry.ts";
 
 class RecordingTarget implements EngageTarget {
   readonly calls: string[] = [];

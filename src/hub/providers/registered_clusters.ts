@@ -15,7 +15,8 @@ import {
 import type { Logger } from "../../util/mod.ts";
 import { FolderProvider } from "./folder_provider.ts";
 import type { NamePrefixes } from "./name_prefixes.ts";
-import { type ClusterOffer, ClusterRegistry } from "./registry.ts";
+import type { ClusterOffer } from "./cluster_offer.ts";
+import { ClusterRegistry } from "./registry.ts";
 
 export interface RegisteredClustersOptions {
   /** `--clusters`: names, `all`, `in-cluster`. */

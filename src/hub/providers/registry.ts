@@ -4,7 +4,7 @@ import type client from "prom-client";
 import type { ClusterAccess } from "../../kube/mod.ts";
 import { type Clock, errorText, type Logger, oneLine, SystemClock } from "../../util/mod.ts";
 import type { ProviderHealth } from "../health/cluster_health.ts";
-import type { ClusterRegistration, RegistrationCondition, RegistrationProblem } from "../health/hub_health.ts";
+import type { ClusterRegistration, RegistrationProblem } from "../health/hub_health.ts";
 import { Offers, type Selection, type Source } from "./_offers.ts";
 import { providerHealth, type UnusableSource } from "./_provider_health.ts";
 import { registerRegistryMetrics } from "./_registry_metrics.ts";
@@ -13,31 +13,7 @@ import { SyncPump } from "./_sync_pump.ts";
 import { EngageSpacing } from "./_engage_spacing.ts";
 import { RegistryLog } from "./_registry_log.ts";
 import { type NamePrefixes, prefixedName } from "./name_prefixes.ts";
-
-/**
- * Where a registration came from: `--clusters` at start, a kubeconfig file, a labelled Secret, a ClusterProfile, a
- * Cluster API `Cluster`.
- */
-export type ProviderName = "flag" | "folder" | "secret" | "cluster-profile" | "cluster-api";
-
-/** Every provider, in the order /metrics lists them. */
-export const PROVIDERS: readonly ProviderName[] = ["flag", "folder", "secret", "cluster-profile", "cluster-api"];
-
-/** One cluster as one source (a file, a Secret) offers it. */
-export interface ClusterOffer {
-  /** The cluster's name: the context name (folder, flag) or the Secret's name. */
-  name: string;
-  /** Set when usable. */
-  access?: ClusterAccess;
-  /** Why it is not usable; shown on the name's /status entry. */
-  error?: string;
-  /** A change here re-engages (server URL, CA, TLS settings, proxy, namespace). */
-  endpointDigest: string;
-  /** A change here alone swaps credentials in place. */
-  credentialsDigest: string;
-  /** The inventory's condition for it (a ClusterProfile's ControlPlaneHealthy), shown on its /status entry. */
-  condition?: RegistrationCondition;
-}
+import { type ClusterOffer, type ProviderName, PROVIDERS, type ProviderWatch } from "./cluster_offer.ts";
 
 /** What the registry drives; the Hub fits. */
 export interface EngageTarget {
@@ -48,15 +24,6 @@ export interface EngageTarget {
   removed?(name: string, access: ClusterAccess): Promise<void>;
   /** Shows the providers' own health (the Hub's `providers` section of /status). */
   showProviders?(read: () => Record<string, ProviderHealth>): void;
-}
-
-/** What a provider says about its own watch, asked whenever /status is built. */
-export interface ProviderWatch {
-  state: ProviderHealth["state"];
-  /** Whether its first read of its sources (the folder's scan, the Secrets' list) completed; readiness waits for it. */
-  synced: boolean;
-  watches: string[];
-  lastError: string | null;
 }
 
 export interface ClusterRegistryOptions {

@@ -5,7 +5,8 @@ import type { ClusterAccess, ClusterAuth } from "../../kube/mod.ts";
 import client from "prom-client";
 import { Logger, VirtualClock } from "../../util/mod.ts";
 import type { ClusterRegistration, RegistrationProblem } from "../hub.ts";
-import { type ClusterOffer, ClusterRegistry, type EngageTarget } from "./registry.ts";
+import type { ClusterOffer } from "./cluster_offer.ts";
+import { ClusterRegistry, type EngageTarget } from "./registry.ts";
 
 class RecordingTarget implements EngageTarget {
   readonly calls: string[] = [];

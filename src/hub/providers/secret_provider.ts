@@ -13,7 +13,8 @@ import { labelled, objectMeta, Store, type StoredObject, Watcher, type WatchSnap
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
 import { decodeSecretValue, kubeconfigOffer } from "./_kubeconfig_offer.ts";
 import { type NamePrefixes, prefixedName } from "./name_prefixes.ts";
-import type { ClusterOffer, ClusterRegistry } from "./registry.ts";
+import type { ClusterOffer } from "./cluster_offer.ts";
+import type { ClusterRegistry } from "./registry.ts";
 
 /** The label multicluster-runtime's kubeconfig provider selects, with the value `"true"`. */
 export const KUBECONFIG_SECRET_LABEL = "sigs.k8s.io/multicluster-runtime-kubeconfig";

@@ -7,7 +7,8 @@ import { KUBECONFIG_PATH } from "../../../dev/clusters/clusters.ts";
 import { inLocalNamespace } from "../../../dev/support/local_client.ts";
 import { type KubeClient, loadContexts } from "../../kube/mod.ts";
 import { silentLogger } from "../../util/mod.ts";
-import type { ClusterOffer, ClusterRegistry, ProviderWatch } from "./registry.ts";
+import type { ClusterOffer, ProviderWatch } from "./cluster_offer.ts";
+import type { ClusterRegistry } from "./registry.ts";
 import {
   KUBECONFIG_SECRET_KEY,
   KUBECONFIG_SECRET_LABEL,
