@@ -4,7 +4,7 @@ import type * as http2 from "node:http2";
 import { constants } from "node:http2";
 import { BodyLimitError, type ByteScratch, declaredOverLimit, GrowingBytes } from "./_body_limit.ts";
 import type { Abortable } from "./_http1_connection.ts";
-import type { WireResponse } from "./_transport.ts";
+import type { WireResponse } from "./_transport_interface.ts";
 
 /** A stream ended before the server ended its body (reset, or its connection lost). */
 export class H2StreamError extends Error {

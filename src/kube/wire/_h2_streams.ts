@@ -22,7 +22,7 @@
 import * as http2 from "node:http2";
 import { cancelStream, H2Response, H2StreamError } from "./_h2_response.ts";
 import type { Abortable } from "./_http1_connection.ts";
-import type { WireResponse } from "./_transport.ts";
+import type { WireResponse } from "./_transport_interface.ts";
 
 export { H2StreamError };
 

@@ -2,7 +2,8 @@
 
 import type { Call } from "./_call.ts";
 import { H2Streams, H2UnsupportedError } from "./_h2_streams.ts";
-import type { HeaderCheck, Transport, WireResponse } from "./_transport.ts";
+import type { HeaderCheck } from "./_header_lines.ts";
+import type { Transport, WireResponse } from "./_transport_interface.ts";
 import type { ClusterAuth } from "../config/cluster_access.ts";
 
 const ENCODER = new TextEncoder();

@@ -7,7 +7,8 @@ import { Call } from "./_call.ts";
 import { H2Streams } from "./_h2_streams.ts";
 import { onH2, withH2 } from "./_h2_transport.ts";
 import { http1OnlyPeer } from "../../../dev/support/http1_only_peer.ts";
-import { headerCheck, type Transport, type WireResponse } from "./_transport.ts";
+import { headerCheck } from "./_header_lines.ts";
+import type { Transport, WireResponse } from "./_transport_interface.ts";
 import { TransportError } from "../errors.ts";
 
 const newCall = () => new Call(new VirtualClock(0), undefined, new Set());

@@ -1,13 +1,15 @@
 // How a KubeClient reaches its server: our own HTTP/1.1 keep-alive sockets, Deno's fetch (HTTP/2, proxies) or node:https
-// (insecure-skip-tls-verify), behind one small interface.
+// (insecure-skip-tls-verify), behind one small interface (_transport_interface.ts).
 
-import { type ByteScratch, declaredOverLimit, limitedText } from "./_body_limit.ts";
+import { declaredOverLimit, limitedText } from "./_body_limit.ts";
 import { h2For, withH2 } from "./_h2_transport.ts";
 import { Http1Pool } from "./_http1.ts";
 import type { Call } from "./_call.ts";
+import { headerCheck, headerLines } from "./_header_lines.ts";
 import { nodeHttpsTransport } from "./_node_https.ts";
 import type { ClusterAuth } from "../config/cluster_access.ts";
 import { TransportError } from "../errors.ts";
+import type { Transport, WireResponse } from "./_transport_interface.ts";
 
 /**
  * A fetch the client may be given instead of its own HTTP/1.1 sockets (tests do); `client` is the HttpClient.
@@ -40,54 +42,6 @@ export interface TransportOptions {
   proxyUrl?: string;
   /** The kubeconfig's tls-server-name, if any: honoured by our own HTTP/1.1 sockets only. */
   tlsServerName?: string;
-}
-
-/** A response as the client reads it, whichever transport carried it. The body is read once. */
-export interface WireResponse {
-  readonly status: number;
-  readonly ok: boolean;
-  header(name: string): string | null;
-  /**
-   * The whole body as UTF-8; over `maxBytes` (default: no limit) it throws BodyLimitError, having held at most that.
-   * `scratch` lends the buffer the bytes are gathered in (our own sockets use it; fetch gathers strings).
-   */
-  text(maxBytes?: number, scratch?: ByteScratch): Promise<string>;
-  /**
-   * The body's bytes as they arrive; ends at the body's end, or early once the call is aborted. With `transient` the
-   * caller is done with each array before it asks for the next, so a transport may lend views of its own buffer.
-   */
-  chunks(transient?: boolean): AsyncIterable<Uint8Array>;
-  /** Reads the body to its end and drops it. */
-  discard(): Promise<void>;
-  cancel(): void;
-}
-
-/** One way to reach the server, built for one set of TLS material (`fp`). */
-export interface Transport {
-  readonly fp: string;
-  /**
-   * `auth` holds the credential headers (the same object for as long as credentials are cached); `accept` is the
-   * Accept header, default `application/json` (e.g. a PartialObjectMetadataList for a metadata-only list).
-   */
-  send(
-    method: string,
-    target: string,
-    auth: Record<string, string>,
-    contentType: string | undefined,
-    body: string | Uint8Array | undefined,
-    call: Call,
-    accept?: string,
-    /** A long-lived request (a watch): always a stream of the client's one HTTP/2 connection where there is one. */
-    long?: boolean,
-  ): Promise<WireResponse>;
-  close(): void;
-  /**
-   * Whether the connection the transport multiplexes its watches over (HTTP/2) received anything within the last
-   * `ms`; absent where each watch has a connection of its own.
-   */
-  aliveWithin?(ms: number): boolean;
-  inflight: number;
-  retired: boolean;
 }
 
 /**
@@ -272,55 +226,6 @@ async function* readAll(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncG
 }
 
 /**
- * Credential and Content-Type header lines, validated (headerLines) and rendered once per credentials object and per
- * distinct content type, not per request.
- */
-export interface HeaderCheck {
-  auth(headers: Record<string, string>): string;
-  contentType(value: string): string;
-}
-
-/** A HeaderCheck for one transport. */
-export function headerCheck(): HeaderCheck {
-  let authFor: Record<string, string> | undefined;
-  let authLines = "";
-  const contentTypes = new Map<string, string>();
-  return {
-    auth(headers) {
-      if (headers !== authFor) {
-        authLines = headerLines(headers);
-        authFor = headers;
-      }
-      return authLines;
-    },
-    contentType(value) {
-      let line = contentTypes.get(value);
-      if (line === undefined) {
-        line = headerLines({ "Content-Type": value });
-        if (contentTypes.size < 32) contentTypes.set(value, line);
-      }
-      return line;
-    },
-  };
-}
-
-/** Request headers as HTTP/1.1 lines. A CR or LF inside a value (header injection) is refused. */
-function headerLines(headers: Record<string, string>): string {
-  let out = "";
-  for (const name in headers) {
-    const value = headers[name];
-    if (/[\r\n]/.test(value) || /[\r\n:]/.test(name)) {
-      // The message names the header, never its value (it may be a credential).
-      throw new TransportError(
-        `the request header ${JSON.stringify(name.replace(/[\r\n]/g, ""))} contains a line break`,
-      );
-    }
-    out += `${name}: ${value}\r\n`;
-  }
-  return out;
-}
-
-/**
  * True when HTTPS_PROXY / HTTP_PROXY / ALL_PROXY is set: Deno's fetch honours them, our sockets do
  * not, so such processes keep using fetch. Unreadable (no --allow-env for them) reads as unset.
  */
@@ -333,13 +238,4 @@ function proxyFromEnvironment(): boolean {
     }
   }
   return false;
-}
-
-/** Closes a transport, ignoring one already closed. */
-export function closeQuietly(t: Transport): void {
-  try {
-    t.close();
-  } catch {
-    // Already closed.
-  }
 }

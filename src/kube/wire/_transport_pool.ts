@@ -1,7 +1,7 @@
 // The transports of one KubeClient: the current one for its credentials' TLS material, and retired ones still draining.
 
 import type { AbortWhy } from "./_call.ts";
-import { closeQuietly, type Transport } from "./_transport.ts";
+import { closeQuietly, type Transport } from "./_transport_interface.ts";
 import type { ClusterAuth } from "../config/cluster_access.ts";
 
 /**

@@ -1,7 +1,7 @@
 // Tests for TransportPool: one transport per TLS digest, retired transports closed once drained, close() closes all.
 
 import assert from "node:assert/strict";
-import type { Transport } from "./_transport.ts";
+import type { Transport } from "./_transport_interface.ts";
 import { TransportPool } from "./_transport_pool.ts";
 import type { ClusterAuth } from "../config/cluster_access.ts";
 

@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { VirtualClock } from "../../util/mod.ts";
 import { Call } from "./_call.ts";
-import { closeQuietly, type FetchLike, makeTransport, type Transport, type TransportOptions } from "./_transport.ts";
+import { type FetchLike, makeTransport, type TransportOptions } from "./_transport.ts";
+import { closeQuietly, type Transport } from "./_transport_interface.ts";
 import type { ClusterAuth } from "../config/cluster_access.ts";
 import { TransportError } from "../errors.ts";
 
