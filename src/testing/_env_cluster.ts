@@ -14,20 +14,10 @@
 import { FaultProxy } from "./fault_proxy.ts";
 import { freePort } from "./free_port.ts";
 import { logTail, pidRunning, spawnDetached, stopPid } from "./process.ts";
-import { apiserverFlags, type ClientPki } from "./control_plane.ts";
+import { apiserverFlags } from "./control_plane.ts";
 import { type EnvControllerManager, startControllerManager } from "./_env_controller_manager.ts";
-import type { KubeBinaries } from "./kube_binaries.ts";
 import { TestEnvError } from "./test_env_error.ts";
-
-/** What every cluster of one environment shares. */
-export interface EnvShared {
-  bins: KubeBinaries;
-  etcdUrl: string;
-  /** The environment's folder. */
-  dir: string;
-  pki: ClientPki;
-  serviceAccountKey: string;
-}
+import type { EnvShared } from "./_env_shared.ts";
 
 /** Status and body text of one admin request. */
 export interface AdminResponse {

@@ -1,6 +1,6 @@
 // Private to src/testing: the kube-controller-manager of one test-environment cluster, started and awaited until healthy.
 
-import type { EnvShared } from "./_env_cluster.ts";
+import type { EnvShared } from "./_env_shared.ts";
 import { controllerManagerFlags, controllerManagerHealthy, controllerManagerKubeconfig } from "./control_plane.ts";
 import { freePort } from "./free_port.ts";
 import { logTail, pidRunning, spawnDetached } from "./process.ts";
