@@ -1,10 +1,16 @@
 // The admission port's certificates: made by the hub (its own CA, a serving certificate rotated before expiry) or read
 // from a folder (cert-manager's mounted Secret: tls.crt, tls.key, ca.crt) and re-read when it changes.
 
-// @ts-types="@types/node-forge"
-import type forgeModule from "node-forge";
 import { type Clock, errorText, SystemClock } from "../../util/mod.ts";
 import type { TlsPair } from "../http/tls_material.ts";
+import {
+  type CertificateName,
+  loadForge,
+  makeCertificate,
+  rsaKey,
+  type RsaPrivateKey,
+  servingExtensions,
+} from "../http/x509_certificates.ts";
 
 /** What the webhook server serves and the installer puts into every webhook configuration. */
 export interface WebhookCertificates {
@@ -53,7 +59,7 @@ export class SelfMadeCertificates implements WebhookCertificates {
   readonly #o: SelfMadeOptions;
   readonly #clock: Clock;
   readonly #listeners: (() => void)[] = [];
-  #ca!: { cert: forgeModule.pki.Certificate; key: forgeModule.pki.rsa.PrivateKey; pem: string };
+  #ca!: { subject: CertificateName; key: RsaPrivateKey; pem: string };
   #pair!: TlsPair;
   #notAfter = 0;
   #renewals = 0;
@@ -68,22 +74,19 @@ export class SelfMadeCertificates implements WebhookCertificates {
     const c = new SelfMadeCertificates(options);
     const forge = await loadForge();
     const now = c.#clock.now();
-    const caKey = await rsaKey(forge);
-    const caCert = forge.pki.createCertificate();
-    caCert.publicKey = forge.pki.setRsaPublicKey(caKey.n, caKey.e);
-    caCert.serialNumber = serial();
-    caCert.validity.notBefore = new Date(now - 5 * 60_000);
-    caCert.validity.notAfter = new Date(now + (options.caLifetimeMs ?? 10 * 365 * 24 * 3600_000));
-    const subject = [{ name: "commonName", value: "operator-hub webhook CA" }];
-    caCert.setSubject(subject);
-    caCert.setIssuer(subject);
-    caCert.setExtensions([
-      { name: "basicConstraints", cA: true, critical: true },
-      { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-      { name: "subjectKeyIdentifier" },
-    ]);
-    caCert.sign(caKey, forge.md.sha256.create());
-    c.#ca = { cert: caCert, key: caKey, pem: forge.pki.certificateToPem(caCert) };
+    const { key: caKey } = await rsaKey(forge);
+    const caCert = makeCertificate(forge, {
+      key: caKey,
+      subject: [{ name: "commonName", value: "operator-hub webhook CA" }],
+      notBefore: now - 5 * 60_000,
+      notAfter: now + (options.caLifetimeMs ?? 10 * 365 * 24 * 3600_000),
+      extensions: [
+        { name: "basicConstraints", cA: true, critical: true },
+        { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+        { name: "subjectKeyIdentifier" },
+      ],
+    });
+    c.#ca = { subject: caCert.subject.attributes, key: caKey, pem: forge.pki.certificateToPem(caCert) };
     await c.#issue();
     return c;
   }
@@ -136,29 +139,21 @@ export class SelfMadeCertificates implements WebhookCertificates {
   async #issue(): Promise<void> {
     const forge = await loadForge();
     const now = this.#clock.now();
-    const key = await rsaKey(forge);
-    const cert = forge.pki.createCertificate();
-    cert.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
-    cert.serialNumber = serial();
+    const { key } = await rsaKey(forge);
     const lifetime = this.#o.servingLifetimeMs ?? 30 * 24 * 3600_000;
     // X.509 times have whole seconds: the one written is the one renewed against (a short lifetime loses up to 1 s).
     const notAfter = Math.floor((now + lifetime) / 1000) * 1000;
-    cert.validity.notBefore = new Date(now - 5 * 60_000);
-    cert.validity.notAfter = new Date(notAfter);
-    cert.setSubject([{ name: "commonName", value: "operator-hub webhook" }]);
-    cert.setIssuer(this.#ca.cert.subject.attributes);
     const dns = [...new Set(["localhost", ...(this.#o.dnsNames ?? [])])];
     const ips = [...new Set(["127.0.0.1", "::1", ...(this.#o.ipAddresses ?? [])])];
-    cert.setExtensions([
-      { name: "basicConstraints", cA: false, critical: true },
-      { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
-      { name: "extKeyUsage", serverAuth: true },
-      {
-        name: "subjectAltName",
-        altNames: [...dns.map((value) => ({ type: 2, value })), ...ips.map((ip) => ({ type: 7, ip }))],
-      },
-    ]);
-    cert.sign(this.#ca.key, forge.md.sha256.create());
+    const cert = makeCertificate(forge, {
+      key,
+      subject: [{ name: "commonName", value: "operator-hub webhook" }],
+      issuer: this.#ca.subject,
+      signer: this.#ca.key,
+      notBefore: now - 5 * 60_000,
+      notAfter,
+      extensions: servingExtensions(dns, ips),
+    });
     this.#pair = { cert: forge.pki.certificateToPem(cert), key: forge.pki.privateKeyToPem(key) };
     this.#notAfter = notAfter;
   }
@@ -265,27 +260,4 @@ async function readCertDir(dir: string): Promise<{ pair: TlsPair; ca: string }> 
   const key = (await read("tls.key", /-----BEGIN [A-Z ]*PRIVATE KEY-----/))!;
   const ca = await read("ca.crt", /-----BEGIN CERTIFICATE-----/, true);
   return { pair: { cert, key }, ca: ca ?? cert };
-}
-
-async function loadForge(): Promise<typeof forgeModule> {
-  return (await import("node-forge")).default;
-}
-
-async function rsaKey(forge: typeof forgeModule): Promise<forgeModule.pki.rsa.PrivateKey> {
-  const pair = await crypto.subtle.generateKey(
-    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-    true,
-    ["sign", "verify"],
-  ) as CryptoKeyPair;
-  const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey));
-  let bin = "";
-  for (const b of pkcs8) bin += String.fromCharCode(b);
-  const pem = `-----BEGIN PRIVATE KEY-----\n${btoa(bin).match(/.{1,64}/g)!.join("\n")}\n-----END PRIVATE KEY-----\n`;
-  return forge.pki.privateKeyFromPem(pem) as forgeModule.pki.rsa.PrivateKey;
-}
-
-function serial(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  bytes[0] &= 0x7f;
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -1,8 +1,7 @@
 // The protected port's certificate: PEM files watched for rotation, or a self-signed one made at start.
 
-// @ts-types="@types/node-forge"
-import type forgeModule from "node-forge";
 import { type Clock, errorText, SystemClock } from "../../util/mod.ts";
+import { loadForge, makeCertificate, rsaKey, servingExtensions } from "./x509_certificates.ts";
 
 /** A certificate chain and its private key, PEM-encoded: what Deno.serve takes as `cert` and `key`. */
 export interface TlsPair {
@@ -38,54 +37,22 @@ export async function readTlsFiles(certFile: string, keyFile: string): Promise<T
  * year, `serverAuth`, for `localhost`, `127.0.0.1`, `::1` and the given names. Clients verify it only if told to
  * trust it; Prometheus scrapes it with `insecure_skip_verify`, as with kubebuilder's default.
  *
- * The key pair comes from WebCrypto (native, fast); node-forge builds and signs the X.509 structure. node-forge is
- * loaded here, on first use, not with the module: a hub given certificate files (or no protected port) never holds it.
+ * Made by x509_certificates.ts (a WebCrypto key pair, node-forge loaded on first use for the X.509 structure): a hub
+ * given certificate files (or no protected port) never holds node-forge.
  */
 export async function selfSignedTls(hostnames: string[] = []): Promise<TlsPair> {
-  const forge: typeof forgeModule = (await import("node-forge")).default;
-  const pair = await crypto.subtle.generateKey(
-    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-    true,
-    ["sign", "verify"],
-  ) as CryptoKeyPair;
-  const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey));
-  const key = pem("PRIVATE KEY", pkcs8);
-  const privateKey = forge.pki.privateKeyFromPem(key) as forgeModule.pki.rsa.PrivateKey;
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.setRsaPublicKey(privateKey.n, privateKey.e);
-  // A positive 16-byte serial number, hex.
-  const serial = crypto.getRandomValues(new Uint8Array(16));
-  serial[0] &= 0x7f;
-  cert.serialNumber = Array.from(serial, (b) => b.toString(16).padStart(2, "0")).join("");
+  const forge = await loadForge();
+  const { key, pem } = await rsaKey(forge);
   const now = Date.now();
-  cert.validity.notBefore = new Date(now - 5 * 60_000);
-  cert.validity.notAfter = new Date(now + 365 * 24 * 3600_000);
   const subject = [{ name: "commonName", value: "operator-hub" }, { name: "organizationName", value: "operator-hub" }];
-  cert.setSubject(subject);
-  cert.setIssuer(subject);
-  const names = [...new Set(["localhost", ...hostnames])];
-  cert.setExtensions([
-    { name: "basicConstraints", cA: false, critical: true },
-    { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: "extKeyUsage", serverAuth: true },
-    {
-      name: "subjectAltName",
-      altNames: [
-        ...names.map((value) => ({ type: 2, value })),
-        { type: 7, ip: "127.0.0.1" },
-        { type: 7, ip: "::1" },
-      ],
-    },
-  ]);
-  cert.sign(privateKey, forge.md.sha256.create());
-  return { cert: forge.pki.certificateToPem(cert), key };
-}
-
-function pem(label: string, der: Uint8Array): string {
-  let bin = "";
-  for (const b of der) bin += String.fromCharCode(b);
-  const lines = btoa(bin).match(/.{1,64}/g) ?? [];
-  return `-----BEGIN ${label}-----\n${lines.join("\n")}\n-----END ${label}-----\n`;
+  const cert = makeCertificate(forge, {
+    key,
+    subject,
+    notBefore: now - 5 * 60_000,
+    notAfter: now + 365 * 24 * 3600_000,
+    extensions: servingExtensions([...new Set(["localhost", ...hostnames])], ["127.0.0.1", "::1"]),
+  });
+  return { cert: forge.pki.certificateToPem(cert), key: pem };
 }
 
 export interface TlsFileWatchOptions {
