@@ -1,6 +1,6 @@
 // Admission for the hub's HTTP ports: a connection cap and a header-read deadline in front of Deno.serve.
 
-import { acceptEach } from "./accept_each.ts";
+import { acceptCapped } from "./accept_each.ts";
 import { ConnectionSlots, type SlotTable } from "./connection_slots.ts";
 import { KeepAlive, passRest } from "./_keep_alive.ts";
 import { ClientInput, type KeepAliveLimits, oneRequestOnly } from "./request_framing.ts";
@@ -240,16 +240,15 @@ export class ConnectionGate {
   }
 
   #acceptLoop(): Promise<void> {
-    return acceptEach(this.#listener, () => this.#closed || !this.#listening, (conn) => {
-      this.#stats.accepted++;
-      const evict = () => {
-        this.#shed("evicted");
-        closeQuietly(conn);
-      };
-      if (this.#slots.open(conn, evict)) return this.#serve(conn);
-      this.#shed("refused");
-      closeQuietly(conn);
-    }, () => this.#retiring || this.close());
+    return acceptCapped(this.#listener, () => this.#closed || !this.#listening, {
+      slots: this.#slots,
+      admit: (conn) => {
+        this.#stats.accepted++;
+        return { serve: () => this.#serve(conn) };
+      },
+      shed: (reason) => this.#shed(reason),
+      end: () => this.#retiring || this.close(),
+    });
   }
 
   #shed(reason: ShedReason): void {

@@ -1,7 +1,7 @@
 // The public socket of a TLS port (admission, protected): plain TCP piped to the TLS server behind it, keeping the
 // port's connection cap on the TCP sockets, so making room or giving up on a silent client frees its descriptor.
 
-import { acceptEach } from "./accept_each.ts";
+import { acceptCapped } from "./accept_each.ts";
 import { ConnectionSlots, type SlotTable } from "./connection_slots.ts";
 import { closeQuietly, copy } from "./socket_copy.ts";
 
@@ -134,18 +134,23 @@ export class TlsFront {
   }
 
   #accept(): Promise<void> {
-    return acceptEach(this.#listener, () => this.#closed, (conn) => {
-      const pipe: Pipe = { conn };
-      const evict = () => {
-        this.#onShed("evicted");
-        closeQuietly(conn);
-        if (pipe.inner) closeQuietly(pipe.inner);
-      };
-      if (this.#slots.open(conn, evict)) return this.#pipe(pipe);
-      this.refused++;
-      this.#onShed("refused");
-      closeQuietly(conn);
-    }, () => this.close());
+    return acceptCapped(this.#listener, () => this.#closed, {
+      slots: this.#slots,
+      admit: (conn) => {
+        const pipe: Pipe = { conn };
+        return {
+          serve: () => this.#pipe(pipe),
+          evicted: () => {
+            if (pipe.inner) closeQuietly(pipe.inner);
+          },
+        };
+      },
+      shed: (reason) => {
+        if (reason === "refused") this.refused++;
+        this.#onShed(reason);
+      },
+      end: () => this.close(),
+    });
   }
 
   async #pipe(pipe: Pipe): Promise<void> {
