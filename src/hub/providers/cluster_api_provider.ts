@@ -1,18 +1,12 @@
 // The Cluster API provider: one cluster per Cluster API `Cluster` (cluster.x-k8s.io) whose phase is Provisioned, reached
 // through its `<cluster>-kubeconfig` Secret, in some namespaces (or all) of the home cluster.
 
-import {
-  type ClusterAccess,
-  type CredentialPolicy,
-  type EnvSource,
-  KubeClient,
-  KubeconfigParser,
-} from "../../kube/mod.ts";
+import { type KubeClient, KubeconfigParser } from "../../kube/mod.ts";
 import { labelled, objectMeta, Store, type StoredObject, Watcher, type WatchSnapshot } from "../../runtime/mod.ts";
-import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
+import { errorText, type Logger } from "../../util/mod.ts";
 import { decodeSecretValue, kubeconfigOffer } from "./_kubeconfig_offer.ts";
 import type { ClusterOffer, ProviderWatch } from "./cluster_offer.ts";
-import type { ClusterRegistry } from "./registry.ts";
+import { homeClient, type HomeWatchOptions, type KubeconfigSecretOptions } from "./_home_watch.ts";
 
 /** The API group and version read: v1beta2, the storage version of Cluster API v1.11 and later (v1.14.2 here). */
 export const CLUSTER_API_GROUP_VERSION = "cluster.x-k8s.io/v1beta2";
@@ -27,26 +21,10 @@ export const PROVISIONED = "Provisioned";
 /** `--cluster-api '*'`: every namespace. */
 export const CLUSTER_API_ALL_NAMESPACES = "*";
 
-export interface ClusterApiProviderOptions {
-  registry: ClusterRegistry;
-  /** The home cluster (the Cluster API management cluster), which holds the `Cluster` objects and their Secrets. */
-  home: ClusterAccess;
+/** The home cluster is the Cluster API management cluster, which holds the `Cluster` objects and their Secrets. */
+export interface ClusterApiProviderOptions extends HomeWatchOptions, KubeconfigSecretOptions {
   /** Namespaces of the home cluster to read, or `["*"]` for all of them. */
   namespaces: readonly string[];
-  /** What a kubeconfig Secret may hold (it is untrusted). Default: inline credentials, https, no exec plugin. */
-  policy?: CredentialPolicy;
-  /** Where an allowed exec plugin's PATH and HOME come from. Default: none. */
-  env?: EnvSource;
-  /**
-   * Parses the kubeconfigs off the event loop, in a worker with a time limit; whoever passes it starts it. Default: a
-   * KubeconfigParser of this provider's own, started and stopped with it.
-   */
-  parser?: KubeconfigParser;
-  requestTimeoutMs?: number;
-  idleTimeoutMs?: number;
-  http2?: boolean;
-  clock?: Clock;
-  logger: Logger;
 }
 
 /**
@@ -88,16 +66,10 @@ export class ClusterApiProvider {
 
   constructor(options: ClusterApiProviderOptions) {
     this.#o = options;
-    const clock = options.clock ?? new SystemClock();
+    const { client, clock, log } = homeClient(options, "cluster-api", "operator-hub/cluster-api");
+    this.#client = client;
+    this.#log = log;
     this.#parser = options.parser ?? new KubeconfigParser({ clock });
-    this.#log = options.logger.child({ cluster: options.home.name, provider: "cluster-api" });
-    this.#client = new KubeClient(options.home, {
-      clock,
-      requestTimeoutMs: options.requestTimeoutMs,
-      logger: this.#log,
-      userAgent: "operator-hub/cluster-api",
-      http2: options.http2,
-    });
     const all = options.namespaces.includes(CLUSTER_API_ALL_NAMESPACES);
     const namespaces: (string | undefined)[] = all ? [undefined] : [...new Set(options.namespaces)];
     const secrets = labelled(this.#client, CLUSTER_NAME_LABEL);

@@ -1,9 +1,9 @@
 // The ClusterProfile provider: SIG-Multicluster's cluster inventory (multicluster.x-k8s.io/v1alpha1) in the home cluster,
 // one cluster per profile, credentials from KEP-5339's provider file.
 
-import { type ClusterAccess, type CredentialPolicy, KubeClient } from "../../kube/mod.ts";
+import type { CredentialPolicy, KubeClient } from "../../kube/mod.ts";
 import { Store, type StoredObject, Watcher } from "../../runtime/mod.ts";
-import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
+import { type Clock, errorText } from "../../util/mod.ts";
 import {
   CLUSTER_PROFILE_API,
   CONTROL_PLANE_HEALTHY,
@@ -13,15 +13,13 @@ import {
   type ProviderFile,
 } from "./cluster_profile_access.ts";
 import type { ClusterOffer } from "./cluster_offer.ts";
-import type { ClusterRegistry } from "./registry.ts";
+import { homeClient, type HomeWatchOptions } from "./_home_watch.ts";
 
 /** `--cluster-profiles '*'`: every namespace. */
 export const ALL_PROFILE_NAMESPACES = "*";
 
-export interface ClusterProfileProviderOptions {
-  registry: ClusterRegistry;
-  /** The home cluster, which holds the ClusterProfiles. */
-  home: ClusterAccess;
+/** The home cluster holds the ClusterProfiles. */
+export interface ClusterProfileProviderOptions extends HomeWatchOptions {
   /** Namespaces to watch, or [`*`] for all. */
   namespaces: readonly string[];
   file: ProviderFile;
@@ -30,11 +28,6 @@ export interface ClusterProfileProviderOptions {
   /** The hub's PATH and HOME, for the plugins. */
   baseEnv: Record<string, string>;
   execTimeoutMs?: number;
-  requestTimeoutMs?: number;
-  idleTimeoutMs?: number;
-  http2?: boolean;
-  clock?: Clock;
-  logger: Logger;
 }
 
 /** The cluster name of a profile: `<namespace>/<name>` (unique in the home cluster; queue keys split from the right). */
@@ -69,15 +62,9 @@ export class ClusterProfileProvider {
 
   constructor(options: ClusterProfileProviderOptions) {
     this.#o = options;
-    const clock = this.#clock = options.clock ?? new SystemClock();
-    const log = options.logger.child({ cluster: options.home.name, provider: "cluster-profile" });
-    this.#client = new KubeClient(options.home, {
-      clock,
-      requestTimeoutMs: options.requestTimeoutMs,
-      logger: log,
-      userAgent: "operator-hub/cluster-profiles",
-      http2: options.http2,
-    });
+    const { client, clock, log } = homeClient(options, "cluster-profile", "operator-hub/cluster-profiles");
+    this.#client = client;
+    this.#clock = clock;
     const all = options.namespaces.includes(ALL_PROFILE_NAMESPACES);
     const namespaces = all ? [ALL_PROFILE_NAMESPACES] : [...new Set(options.namespaces)];
     for (const ns of namespaces) {

@@ -1,35 +1,26 @@
 // The Secret provider: labelled kubeconfig Secrets in one namespace of the home cluster (multicluster-runtime's convention).
 
 import {
-  type ClusterAccess,
-  type CredentialPolicy,
-  type EnvSource,
-  KubeClient,
+  type KubeClient,
   KubeconfigParser,
   kubeconfigTooLarge,
   MAX_UNTRUSTED_KUBECONFIG_BYTES,
 } from "../../kube/mod.ts";
 import { labelled, objectMeta, Store, type StoredObject, Watcher, type WatchSnapshot } from "../../runtime/mod.ts";
-import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
+import { errorText } from "../../util/mod.ts";
 import { decodeSecretValue, kubeconfigOffer } from "./_kubeconfig_offer.ts";
 import { type NamePrefixes, prefixedName } from "./name_prefixes.ts";
 import type { ClusterOffer } from "./cluster_offer.ts";
-import type { ClusterRegistry } from "./registry.ts";
+import { homeClient, type HomeWatchOptions, type KubeconfigSecretOptions } from "./_home_watch.ts";
 
 /** The label multicluster-runtime's kubeconfig provider selects, with the value `"true"`. */
 export const KUBECONFIG_SECRET_LABEL = "sigs.k8s.io/multicluster-runtime-kubeconfig";
 /** The data key holding the kubeconfig. */
 export const KUBECONFIG_SECRET_KEY = "kubeconfig";
 
-export interface SecretProviderOptions {
-  registry: ClusterRegistry;
-  /** The home cluster, which holds the Secrets. */
-  home: ClusterAccess;
+/** The home cluster holds the Secrets. */
+export interface SecretProviderOptions extends HomeWatchOptions, KubeconfigSecretOptions {
   namespace: string;
-  /** What a Secret's kubeconfig may hold (it is untrusted). Default: inline credentials, https, no exec plugin. */
-  policy?: CredentialPolicy;
-  /** Where an allowed exec plugin's PATH and HOME come from (nothing else of it is passed). Default: none. */
-  env?: EnvSource;
   /**
    * `--clusters`: `all`, or the names selected. A Secret whose cluster name (with the `secret` provider's prefix from
    * `prefixes`) is not selected is never parsed, never held in memory beyond its name, and offers nothing (the
@@ -38,16 +29,6 @@ export interface SecretProviderOptions {
   selection?: "all" | readonly string[];
   /** `--cluster-name-prefix`: the prefix the registry puts before this provider's names. Default: none. */
   prefixes?: NamePrefixes;
-  /**
-   * Parses the kubeconfigs off the event loop; whoever passes it starts it. Default: a KubeconfigParser of this
-   * provider's own, started and stopped with it.
-   */
-  parser?: KubeconfigParser;
-  requestTimeoutMs?: number;
-  idleTimeoutMs?: number;
-  http2?: boolean;
-  clock?: Clock;
-  logger: Logger;
 }
 
 /**
@@ -81,19 +62,12 @@ export class SecretProvider {
 
   constructor(options: SecretProviderOptions) {
     this.#o = options;
-    const clock = options.clock ?? new SystemClock();
+    const { client, clock, log } = homeClient(options, "secret", "operator-hub/cluster-secrets");
+    this.#client = client;
     this.#selected = selects(options.selection ?? "all", options.prefixes ?? {});
     this.#store = new Store((raw) => project(raw, this.#selected));
     this.#ownParser = options.parser === undefined;
     this.#parser = options.parser ?? new KubeconfigParser({ clock });
-    const log = options.logger.child({ cluster: options.home.name, provider: "secret" });
-    this.#client = new KubeClient(options.home, {
-      clock,
-      requestTimeoutMs: options.requestTimeoutMs,
-      logger: log,
-      userAgent: "operator-hub/cluster-secrets",
-      http2: options.http2,
-    });
     this.#watcher = new Watcher({
       path: `/api/v1/namespaces/${encodeURIComponent(options.namespace)}/secrets`,
       namespace: options.namespace,
