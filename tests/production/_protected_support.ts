@@ -2,7 +2,7 @@
 // deno-lint-ignore-file no-explicit-any -- /status JSON is checked by the tests themselves.
 
 import { freePort, HubProcess, type HubProcessOptions } from "../../dev/support/hub_process.ts";
-import { kubectlOk } from "../support/mod.ts";
+import { TestServiceAccount } from "../support/service_account.ts";
 
 /** A hub whose /metrics and /status are on the protected port. */
 export interface ProtectedHub {
@@ -82,70 +82,31 @@ export async function curl(
  * A ServiceAccount in `namespace` of `context`, optionally bound to a ClusterRole granting `get` on the non-resource
  * URLs /metrics and /status (what deploy/'s metrics-reader grants). Its tokens come from the TokenRequest API.
  */
-export class ReaderAccount {
-  readonly context: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly #clusterScoped: string[];
-
-  private constructor(context: string, namespace: string, name: string, clusterScoped: string[]) {
-    this.context = context;
-    this.namespace = namespace;
-    this.name = name;
-    this.#clusterScoped = clusterScoped;
-  }
-
-  static async create(
-    context: string,
-    namespace: string,
-    name: string,
-    options: { metricsReader: boolean },
-  ): Promise<ReaderAccount> {
-    const docs: any[] = [{ apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace } }];
-    const clusterScoped: string[] = [];
-    if (options.metricsReader) {
-      const role = `operator-hub-test-metrics-reader-${namespace}-${name}`;
-      docs.push(
-        {
-          apiVersion: "rbac.authorization.k8s.io/v1",
-          kind: "ClusterRole",
-          metadata: { name: role },
-          rules: [{ nonResourceURLs: ["/metrics", "/status"], verbs: ["get"] }],
-        },
-        {
-          apiVersion: "rbac.authorization.k8s.io/v1",
-          kind: "ClusterRoleBinding",
-          metadata: { name: role },
-          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
-          subjects: [{ kind: "ServiceAccount", name, namespace }],
-        },
-      );
-      clusterScoped.push(`clusterrolebinding/${role}`, `clusterrole/${role}`);
-    }
-    await kubectlOk(context, ["apply", "-f", "-"], {
-      stdin: JSON.stringify({ apiVersion: "v1", kind: "List", items: docs }),
-    });
-    return new ReaderAccount(context, namespace, name, clusterScoped);
-  }
-
-  /** A bound token from the TokenRequest API (`kubectl create token`). */
-  async token(duration = "30m"): Promise<string> {
-    return (await kubectlOk(this.context, [
-      "create",
-      "token",
-      this.name,
-      "-n",
-      this.namespace,
-      `--duration=${duration}`,
-    ]))
-      .trim();
-  }
-
-  async cleanup(): Promise<void> {
-    for (const obj of this.#clusterScoped) {
-      await kubectlOk(this.context, ["delete", obj, "--ignore-not-found"]).catch(() => {});
-    }
-  }
+export async function readerAccount(
+  context: string,
+  namespace: string,
+  name: string,
+  options: { metricsReader: boolean },
+): Promise<TestServiceAccount> {
+  if (!options.metricsReader) return await TestServiceAccount.create(context, namespace, name);
+  const role = `operator-hub-test-metrics-reader-${namespace}-${name}`;
+  const rbac = [
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: role },
+      rules: [{ nonResourceURLs: ["/metrics", "/status"], verbs: ["get"] }],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: role },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+      subjects: [{ kind: "ServiceAccount", name, namespace }],
+    },
+  ];
+  const clusterScoped = [`clusterrolebinding/${role}`, `clusterrole/${role}`];
+  return await TestServiceAccount.create(context, namespace, name, { rbac, clusterScoped });
 }
 
 /**

@@ -6,6 +6,7 @@ import YAML from "yaml";
 import { type ClusterApi, localEndpoint } from "../../dev/support/cluster_api.ts";
 import { apiserverCa, apiserverUrl, kubectl, KubectlError, kubectlOk, type TestNamespace } from "../support/mod.ts";
 import { watchEvents } from "../../dev/support/watch_events.ts";
+import { TestServiceAccount } from "../support/service_account.ts";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
 /** Where the image mounts the kubeconfigs Secret (its WORKDIR is /app) and where Kubernetes mounts the token. */
@@ -119,86 +120,47 @@ export async function deployClusterRoleRules(): Promise<any[]> {
  * A ServiceAccount in a test namespace bound, like deploy/ binds the hub's, to the operator-hub ClusterRole (or to a
  * copy with some rules removed) and, for leader election, to deploy/'s Lease Role recreated in that namespace.
  */
-export class HubIdentity {
-  readonly context: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly #clusterScoped: string[];
-
-  private constructor(context: string, namespace: string, name: string, clusterScoped: string[]) {
-    this.context = context;
-    this.namespace = namespace;
-    this.name = name;
-    this.#clusterScoped = clusterScoped;
-  }
-
-  static async create(
-    context: string,
-    namespace: string,
-    name: string,
-    options: { dropRule?: (rule: any) => boolean; leases?: boolean } = {},
-  ): Promise<HubIdentity> {
-    await applyDeployRbac(context);
-    const bindingName = `operator-hub-test-${namespace}-${name}`;
-    const clusterScoped = [`clusterrolebinding/${bindingName}`];
-    let roleName = "operator-hub";
-    const docs: any[] = [{ apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace } }];
-    if (options.dropRule) {
-      roleName = bindingName;
-      const rules = (await deployClusterRoleRules()).filter((r) => !options.dropRule!(r));
-      docs.push({
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "ClusterRole",
-        metadata: { name: roleName },
-        rules,
-      });
-      clusterScoped.push(`clusterrole/${roleName}`);
-    }
-    docs.push({
+export async function hubIdentity(
+  context: string,
+  namespace: string,
+  name: string,
+  options: { dropRule?: (rule: any) => boolean; leases?: boolean } = {},
+): Promise<TestServiceAccount> {
+  await applyDeployRbac(context);
+  const bindingName = `operator-hub-test-${namespace}-${name}`;
+  const clusterScoped = [`clusterrolebinding/${bindingName}`];
+  let roleName = "operator-hub";
+  const rbac: any[] = [];
+  if (options.dropRule) {
+    roleName = bindingName;
+    const rules = (await deployClusterRoleRules()).filter((r) => !options.dropRule!(r));
+    rbac.push({
       apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name: bindingName },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: roleName },
-      subjects: [{ kind: "ServiceAccount", name, namespace }],
+      kind: "ClusterRole",
+      metadata: { name: roleName },
+      rules,
     });
-    if (options.leases ?? true) {
-      for (const d of readYamlDocs("deploy/leader-election-role.yaml")) {
-        d.metadata.namespace = namespace;
-        d.metadata.name = `${d.metadata.name}-${name}`;
-        if (d.kind === "RoleBinding") {
-          d.roleRef.name = `${d.roleRef.name}-${name}`;
-          d.subjects = [{ kind: "ServiceAccount", name, namespace }];
-        }
-        docs.push(d);
+    clusterScoped.push(`clusterrole/${roleName}`);
+  }
+  rbac.push({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name: bindingName },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: roleName },
+    subjects: [{ kind: "ServiceAccount", name, namespace }],
+  });
+  if (options.leases ?? true) {
+    for (const d of readYamlDocs("deploy/leader-election-role.yaml")) {
+      d.metadata.namespace = namespace;
+      d.metadata.name = `${d.metadata.name}-${name}`;
+      if (d.kind === "RoleBinding") {
+        d.roleRef.name = `${d.roleRef.name}-${name}`;
+        d.subjects = [{ kind: "ServiceAccount", name, namespace }];
       }
+      rbac.push(d);
     }
-    await kubectlOk(context, ["apply", "-f", "-"], { stdin: docs.map((d) => YAML.stringify(d)).join("---\n") });
-    return new HubIdentity(context, namespace, name, clusterScoped);
   }
-
-  /** A bound token from the TokenRequest API (`kubectl create token`). */
-  async token(duration = "10m"): Promise<string> {
-    return (await kubectlOk(this.context, [
-      "create",
-      "token",
-      this.name,
-      "-n",
-      this.namespace,
-      `--duration=${duration}`,
-    ]))
-      .trim();
-  }
-
-  /** Deletes and recreates the ServiceAccount: every token minted before is rejected from now on. */
-  async recreate(): Promise<void> {
-    await kubectlOk(this.context, ["delete", "serviceaccount", this.name, "-n", this.namespace, "--wait=true"]);
-    await kubectlOk(this.context, ["create", "serviceaccount", this.name, "-n", this.namespace]);
-  }
-
-  /** Removes the cluster-scoped objects; namespaced ones go with the test namespace. */
-  async cleanup(): Promise<void> {
-    for (const obj of this.#clusterScoped) await kubectl(this.context, ["delete", obj, "--ignore-not-found"]);
-  }
+  return await TestServiceAccount.create(context, namespace, name, { rbac, clusterScoped, tokenDuration: "10m" });
 }
 
 /** Status code of one request to a cluster with a bearer token (401 for a rejected token). */

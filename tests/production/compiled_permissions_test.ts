@@ -9,7 +9,7 @@ import {
   compilePermissions,
   deployOperatorArgs,
   flagValues,
-  HubIdentity,
+  hubIdentity,
   mapPaths,
   METRICS_CERTS_DIR,
   MOUNT_DIR,
@@ -98,8 +98,8 @@ Deno.test("Under exactly the compile task's permissions the hub logs in in-clust
   requireClusters();
   const ns = await testNamespace("binary", { contexts: ["dev", "staging"] });
   const tmp = await Deno.makeTempDir({ prefix: "operator-hub-binary-" });
-  const dev = await HubIdentity.create("dev", ns.name, "operator-hub");
-  const staging = await HubIdentity.create("staging", ns.name, "operator-hub", { leases: false });
+  const dev = await hubIdentity("dev", ns.name, "operator-hub");
+  const staging = await hubIdentity("staging", ns.name, "operator-hub", { leases: false });
   const apis = { dev: localApi("dev"), staging: localApi("staging") };
   let hub: HubProcess | undefined;
   try {
@@ -171,7 +171,7 @@ Deno.test("Like in the image, the binary's permissions let the hub find the Secr
   requireClusters();
   const ns = await testNamespace("workdir", { contexts: ["staging"] });
   const tmp = await Deno.makeTempDir({ prefix: "operator-hub-workdir-" });
-  const staging = await HubIdentity.create("staging", ns.name, "operator-hub", { leases: false });
+  const staging = await hubIdentity("staging", ns.name, "operator-hub", { leases: false });
   const port = freePort();
   let child: Deno.ChildProcess | undefined;
   try {
@@ -251,7 +251,7 @@ Deno.test("Like in the image, with the Dockerfile's jemalloc preloaded and its M
   assert.match(new TextDecoder().decode(probe.stderr), /<jemalloc>: Invalid conf pair: no_such_option:1/);
   const ns = await testNamespace("jemalloc", { contexts: ["staging"] });
   const tmp = await Deno.makeTempDir({ prefix: "operator-hub-jemalloc-" });
-  const staging = await HubIdentity.create("staging", ns.name, "operator-hub", { leases: false });
+  const staging = await hubIdentity("staging", ns.name, "operator-hub", { leases: false });
   const api = localApi("staging");
   let hub: HubProcess | undefined;
   try {

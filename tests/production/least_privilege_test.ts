@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { localApi, UUID_V4, waitFor } from "../../dev/support/cluster_api.ts";
 import { HubProcess } from "../../dev/support/hub_process.ts";
 import { kubectl, requireClusters, testNamespace } from "../support/mod.ts";
-import { deployOperatorArgs, HubIdentity, remoteKubeconfig } from "./_support.ts";
+import { deployOperatorArgs, hubIdentity, remoteKubeconfig } from "./_support.ts";
+import type { TestServiceAccount } from "../support/service_account.ts";
 import { AccessReviews, type AskedPermission, canIArgs } from "./_apiserver_proxy.ts";
 import { proxyInFrontOf } from "../support/local_proxy.ts";
 import type { InterceptProxy } from "../support/intercept_proxy.ts";
@@ -29,7 +30,7 @@ const VARIANTS: { name: string; drop?: (r: any) => boolean; leases?: boolean }[]
 ];
 
 /** Whether the API server lets `id` do what `p` asks (kubectl auth can-i, impersonating the ServiceAccount). */
-async function allowed(id: HubIdentity, p: AskedPermission): Promise<boolean> {
+async function allowed(id: TestServiceAccount, p: AskedPermission): Promise<boolean> {
   const args = [...canIArgs(p), `--as=system:serviceaccount:${id.namespace}:${id.name}`];
   const r = await kubectl(CONTEXT, ["auth", "can-i", ...args]);
   if (r.code === 0 && r.stdout.trim() === "yes") return true;
@@ -41,7 +42,7 @@ Deno.test("Identities bound only to deploy/'s ClusterRole run the hub green; wit
   requireClusters();
   const ns = await testNamespace("rbac", { contexts: [CONTEXT] });
   const tmp = await Deno.makeTempDir({ prefix: "operator-hub-rbac-" });
-  const identities: HubIdentity[] = [];
+  const identities: TestServiceAccount[] = [];
   const proxies: InterceptProxy[] = [];
   const reviews = VARIANTS.map(() => new AccessReviews());
   const api = localApi(CONTEXT);
@@ -51,7 +52,7 @@ Deno.test("Identities bound only to deploy/'s ClusterRole run the hub green; wit
     // The operators the shipped Deployment runs: deploy/'s ClusterRole is theirs.
     const operators = await deployOperatorArgs();
     for (const v of VARIANTS) {
-      const id = await HubIdentity.create(CONTEXT, ns.name, `hub-${v.name}`, { dropRule: v.drop, leases: v.leases });
+      const id = await hubIdentity(CONTEXT, ns.name, `hub-${v.name}`, { dropRule: v.drop, leases: v.leases });
       identities.push(id);
       // Each view reaches the apiserver through its own proxy, which records the pre-flight's questions.
       const proxy = await proxyInFrontOf(CONTEXT);

@@ -8,7 +8,7 @@ import { adminToken, apiserverMetrics, testNamespace } from "../support/mod.ts";
 import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
 import { tempDir } from "../../dev/support/fault_cluster.ts";
 import { WebhookFlood } from "../../dev/support/webhook_flood.ts";
-import { curl, opensslPair, ReaderAccount, startProtectedHub, waitProbe } from "./_protected_support.ts";
+import { curl, opensslPair, readerAccount, startProtectedHub, waitProbe } from "./_protected_support.ts";
 
 /** A namespace no test creates: the hubs here watch it, so they never touch another file's objects. */
 const IDLE_NAMESPACE = "port-hardening-idle";
@@ -42,7 +42,7 @@ async function pool<T>(count: number, limit: number, job: (i: number) => Promise
 
 Deno.test("A flood of 5,000 junk bearer tokens on the protected port sends the home apiserver only the TokenReviews its rate allows, answers each junk request 401 or 429 with Retry-After, and a reader reviewed before keeps getting 200", async () => {
   const ns = await testNamespace("ports-flood", { contexts: ["prod"] });
-  const reader = await ReaderAccount.create("prod", ns.name, "reader", { metricsReader: true });
+  const reader = await readerAccount("prod", ns.name, "reader", { metricsReader: true });
   const { hub, url } = startProtectedHub({ clusters: ["prod"], secure: false, args: ["--namespace", IDLE_NAMESPACE] });
   try {
     await waitProbe(hub, (s) => s === 200, "ready");

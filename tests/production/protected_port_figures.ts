@@ -11,7 +11,7 @@ import { tempDir } from "../../dev/support/fault_cluster.ts";
 import { HubProcess } from "../../dev/support/hub_process.ts";
 import { apiserverMetrics, requireClusters, testNamespace } from "../support/mod.ts";
 import { metricSum, parseMetrics } from "../support/prometheus_text.ts";
-import { median, opensslPair, ReaderAccount, startProtectedHub, waitProbe } from "./_protected_support.ts";
+import { median, opensslPair, readerAccount, startProtectedHub, waitProbe } from "./_protected_support.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -23,7 +23,7 @@ const MINUTES = Number(values.minutes);
 requireClusters();
 const ns = await testNamespace("figures", { contexts: ["prod"] });
 const dir = await tempDir("figures");
-const reader = await ReaderAccount.create("prod", ns.name, "scraper", { metricsReader: true });
+const reader = await readerAccount("prod", ns.name, "scraper", { metricsReader: true });
 const token = await reader.token("1h");
 const pem = await opensslPair(dir.path, "serving", "figures");
 const plain = HubProcess.start({ clusters: ["prod"], args: ["--namespace", ns.name] });

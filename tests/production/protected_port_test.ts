@@ -12,7 +12,7 @@ import { metricSeries, metricSum, parseMetrics } from "../support/prometheus_tex
 import {
   curl,
   opensslPair,
-  ReaderAccount,
+  readerAccount,
   servedCommonName,
   startProtectedHub,
   waitProbe,
@@ -27,8 +27,8 @@ const IDLE_NAMESPACE = "protected-port-idle";
 Deno.test("The protected port answers 401 without a valid token, 403 to a ServiceAccount without the right, 200 to one bound to get /metrics and /status and to the local admin token, over HTTPS from files; the probes name only states, even with a cluster down and one forbidden", async () => {
   const ns = await testNamespace("protected", { contexts: ["prod"] });
   const dir = await tempDir("protected");
-  const reader = await ReaderAccount.create("prod", ns.name, "reader", { metricsReader: true });
-  const nobody = await ReaderAccount.create("prod", ns.name, "nobody", { metricsReader: false });
+  const reader = await readerAccount("prod", ns.name, "reader", { metricsReader: true });
+  const nobody = await readerAccount("prod", ns.name, "nobody", { metricsReader: false });
   const refused = FaultProxy.start({ targetPort: Number(new URL(apiserverUrl("prod")).port), mode: "refuse" });
   const prod = localEndpoint("prod");
   const readerToken = await reader.token();

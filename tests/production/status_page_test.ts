@@ -12,7 +12,7 @@ import { headlessChromium } from "../support/headless_chromium.ts";
 import { KUBECONFIG_PATH, testNamespace } from "../support/mod.ts";
 import { localApi, localEndpoint } from "../../dev/support/cluster_api.ts";
 import { HubProcess } from "../../dev/support/hub_process.ts";
-import { curl, ReaderAccount, startProtectedHub, waitProbe } from "./_protected_support.ts";
+import { curl, readerAccount, startProtectedHub, waitProbe } from "./_protected_support.ts";
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
@@ -52,7 +52,7 @@ Deno.test("The status page, opened in headless Chromium on the protected port, a
   const ns = await testNamespace("page", { contexts: ["prod", "staging"] });
   const dir = await tempDir("page");
   const edge = await FaultApiserver.start({ name: "edge" });
-  const reader = await ReaderAccount.create("prod", ns.name, "page-reader", { metricsReader: true });
+  const reader = await readerAccount("prod", ns.name, "page-reader", { metricsReader: true });
   const prod = localApi("prod");
   const staging = localApi("staging");
   const edgeApi = edge.api("edge");
