@@ -228,9 +228,7 @@ export class ConnectionGate {
   #closeListener(): void {
     clearTimeout(this.#stopListening);
     this.#listening = false;
-    try {
-      this.#listener.close();
-    } catch { /* already closed */ }
+    closeQuietly(this.#listener);
   }
 
   /** Closes every connection now, handed on or not (the end of a grace period after `close()`). */

@@ -32,8 +32,8 @@ export async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void
   for (let off = 0; off < bytes.length;) off += await conn.write(bytes.subarray(off));
 }
 
-/** Closes `conn`, ignoring that it is already closed. */
-export function closeQuietly(conn: Deno.Conn): void {
+/** Closes `conn` (a connection or a listener), ignoring that it is already closed. */
+export function closeQuietly(conn: { close(): void }): void {
   try {
     conn.close();
   } catch { /* already closed */ }

@@ -122,9 +122,7 @@ export class TlsFront {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    try {
-      this.#listener.close();
-    } catch { /* already closed */ }
+    closeQuietly(this.#listener);
   }
 
   /** Closes the socket and every connection now. */
