@@ -1,6 +1,6 @@
-// The docs' link check: every relative link in README.md and docs/*.md names a file that exists, and every #anchor
-// names a heading of its target page under GitHub's slug rules. Pure: reads files, fetches nothing (http(s) links
-// are not checked), needs no cluster.
+// The docs' link check: every relative link in README.md and docs/ (subfolders too) names a file that exists, and
+// every #anchor names a heading of its target page under GitHub's slug rules. Pure: reads files, fetches nothing
+// (http(s) links are not checked), needs no cluster.
 //
 // Guarantees: links and headings inside fenced code blocks and inline code are ignored, as GitHub renders them as
 // text; an anchor is checked only against Markdown targets (an anchor into a .ts or .yaml file is reported).
@@ -141,20 +141,24 @@ function existsInRepo(path: string): boolean {
   }
 }
 
-/** README.md and every docs/*.md, relative to the repository root. */
+/** README.md and every .md page under docs/ (its subfolders included), relative to the repository root. */
 function pages(): string[] {
-  const docs = [...Deno.readDirSync(new URL("docs/", ROOT))]
-    .filter((e) => e.isFile && e.name.endsWith(".md"))
-    .map((e) => `docs/${e.name}`)
-    .sort();
-  return ["README.md", ...docs];
+  const docs: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of Deno.readDirSync(new URL(`${dir}/`, ROOT))) {
+      if (e.isDirectory) walk(`${dir}/${e.name}`);
+      else if (e.isFile && e.name.endsWith(".md")) docs.push(`${dir}/${e.name}`);
+    }
+  };
+  walk("docs");
+  return ["README.md", ...docs.sort()];
 }
 
 function allLinks(): Link[] {
   return pages().flatMap((page) => linksOf(page, readRepo(page) ?? ""));
 }
 
-Deno.test("every relative link in README.md and docs/*.md names a file that exists", () => {
+Deno.test("every relative link in README.md and docs/ names a file that exists", () => {
   const problems = allLinks()
     .map((l) => ({ ...l, target: l.target.split("#")[0] }))
     .filter((l) => l.target !== "")
@@ -163,7 +167,7 @@ Deno.test("every relative link in README.md and docs/*.md names a file that exis
   assert.deepEqual(problems, []);
 });
 
-Deno.test("every #anchor in README.md and docs/*.md names a heading of its target page", () => {
+Deno.test("every #anchor in README.md and docs/ names a heading of its target page", () => {
   const problems = allLinks()
     .filter((l) => l.target.includes("#") && !/^[a-z][a-z0-9+.-]*:/i.test(l.target))
     .map((l) => problemOf(l, readRepo, existsInRepo))
@@ -171,12 +175,29 @@ Deno.test("every #anchor in README.md and docs/*.md names a heading of its targe
   assert.deepEqual(problems, []);
 });
 
-Deno.test("every page under docs/ is linked from README.md", () => {
+Deno.test("every page directly in docs/ is linked from README.md", () => {
   const linked = new Set(
     linksOf("README.md", readRepo("README.md") ?? "").map((l) => joinPath("", l.target.split("#")[0])),
   );
-  const unlinked = pages().filter((p) => p !== "README.md" && !linked.has(p));
+  const unlinked = pages().filter((p) => /^docs\/[^/]+$/.test(p) && !linked.has(p));
   assert.deepEqual(unlinked, []);
+});
+
+Deno.test("every page in a subfolder of docs/ is reached from README.md by following links", () => {
+  const reached = new Set(["README.md"]);
+  const queue = ["README.md"];
+  while (queue.length > 0) {
+    const page = queue.shift()!;
+    for (const l of linksOf(page, readRepo(page) ?? "")) {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(l.target)) continue;
+      const file = joinPath(dirOf(page), l.target.split("#")[0]);
+      if (file.endsWith(".md") && !reached.has(file)) {
+        reached.add(file);
+        queue.push(file);
+      }
+    }
+  }
+  assert.deepEqual(pages().filter((p) => !reached.has(p)), []);
 });
 
 Deno.test("the link check reports a missing file, a missing heading and an anchor into a non-Markdown file", () => {
