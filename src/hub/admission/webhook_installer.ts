@@ -11,7 +11,7 @@ import {
 } from "../../kube/mod.ts";
 import type { Operator } from "../../runtime/mod.ts";
 import { type Clock, errorText, type Logger, oneLine, redact, SystemClock } from "../../util/mod.ts";
-import type { EngageTarget } from "../providers/mod.ts";
+import { type EngageTarget, onRemoved } from "../providers/mod.ts";
 import {
   CONFIGURATION_TYPES,
   desiredConfigurations,
@@ -316,22 +316,15 @@ export async function removeConfigurations(client: KubeClient, hubName: string, 
  * (its file or Secret gone), after it was disengaged. Never throws: a failure is one warning line.
  */
 export function removingWebhooks(target: EngageTarget, installer: WebhookInstaller, logger: Logger): EngageTarget {
-  return {
-    engage: (name, access, registration) => target.engage(name, access, registration),
-    disengage: (name) => target.disengage(name),
-    hold: (name, problem) => target.hold(name, problem),
-    ...(target.showProviders ? { showProviders: (read) => target.showProviders!(read) } : {}),
-    async removed(name: string, access: ClusterAccess): Promise<void> {
-      await target.removed?.(name, access);
-      try {
-        const n = await installer.remove(name, access, AbortSignal.timeout(15_000));
-        logger.info("webhook configurations removed from a removed cluster", { cluster: name, removed: n });
-      } catch (err) {
-        logger.warn("cannot remove the webhook configurations of a removed cluster", {
-          cluster: name,
-          error: redact(oneLine(errorText(err))),
-        });
-      }
-    },
-  };
+  return onRemoved(target, async (name, access) => {
+    try {
+      const n = await installer.remove(name, access, AbortSignal.timeout(15_000));
+      logger.info("webhook configurations removed from a removed cluster", { cluster: name, removed: n });
+    } catch (err) {
+      logger.warn("cannot remove the webhook configurations of a removed cluster", {
+        cluster: name,
+        error: redact(oneLine(errorText(err))),
+      });
+    }
+  });
 }

@@ -1,10 +1,10 @@
 // `--cleanup-on-remove`: a cluster that leaves the registry loses the hub's finalizers first, so its namespaces can go.
 
-import { type ClusterAccess, KubeClient } from "../../kube/mod.ts";
+import { KubeClient } from "../../kube/mod.ts";
 import type { Operator } from "../../runtime/mod.ts";
 import { errorText, type Logger } from "../../util/mod.ts";
 import { cleanupLine, cleanupTargets, removeFinalizers } from "./finalizer_cleanup.ts";
-import type { EngageTarget } from "../providers/mod.ts";
+import { type EngageTarget, onRemoved } from "../providers/mod.ts";
 
 /** Options of {@linkcode cleaningOnRemove}. */
 export interface CleanupOnRemoveOptions {
@@ -38,34 +38,27 @@ export interface CleanupOnRemoveOptions {
 export function cleaningOnRemove(target: EngageTarget, options: CleanupOnRemoveOptions): EngageTarget {
   const targets = cleanupTargets(options.operators, options.also);
   const log = options.logger;
-  return {
-    engage: (name, access, registration) => target.engage(name, access, registration),
-    disengage: (name) => target.disengage(name),
-    hold: (name, problem) => target.hold(name, problem),
-    ...(target.showProviders ? { showProviders: (read) => target.showProviders!(read) } : {}),
-    async removed(name: string, access: ClusterAccess): Promise<void> {
-      await target.removed?.(name, access);
-      const timeoutMs = options.timeoutMs ?? 15_000;
-      const client = new KubeClient(access, {
-        logger: log.child({ cluster: name }),
-        userAgent: "operator-hub/cleanup",
-        requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
-        http2: options.http2,
+  return onRemoved(target, async (name, access) => {
+    const timeoutMs = options.timeoutMs ?? 15_000;
+    const client = new KubeClient(access, {
+      logger: log.child({ cluster: name }),
+      userAgent: "operator-hub/cleanup",
+      requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+      http2: options.http2,
+    });
+    try {
+      const result = await removeFinalizers(client, targets, {
+        namespaces: options.namespaces,
+        signal: AbortSignal.timeout(timeoutMs),
       });
-      try {
-        const result = await removeFinalizers(client, targets, {
-          namespaces: options.namespaces,
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        const fields = { cluster: name, objects: result.objects, finalizers: result.finalizers };
-        if (result.error) {
-          log.warn("finalizer cleanup of a removed cluster incomplete", { ...fields, error: result.error });
-        } else log.info("finalizers removed from a removed cluster", { ...fields, summary: cleanupLine(result) });
-      } catch (err) {
-        log.warn("finalizer cleanup of a removed cluster failed", { cluster: name, error: errorText(err) });
-      } finally {
-        client.close();
-      }
-    },
-  };
+      const fields = { cluster: name, objects: result.objects, finalizers: result.finalizers };
+      if (result.error) {
+        log.warn("finalizer cleanup of a removed cluster incomplete", { ...fields, error: result.error });
+      } else log.info("finalizers removed from a removed cluster", { ...fields, summary: cleanupLine(result) });
+    } catch (err) {
+      log.warn("finalizer cleanup of a removed cluster failed", { cluster: name, error: errorText(err) });
+    } finally {
+      client.close();
+    }
+  });
 }

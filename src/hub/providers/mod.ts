@@ -1,6 +1,7 @@
 // Public surface of src/hub/providers: the registry, what a provider offers it, and the providers that drive it.
 export * from "./registry.ts";
 export * from "./cluster_offer.ts";
+export * from "./on_removed.ts";
 export * from "./folder_provider.ts";
 export * from "./secret_provider.ts";
 export * from "./swappable_access.ts";
