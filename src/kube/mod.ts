@@ -9,17 +9,8 @@ export {
 } from "./config/kubeconfig.ts";
 export { IN_CLUSTER, inClusterAccess, type InClusterOptions, SERVICE_ACCOUNT_ROOT } from "./config/in_cluster.ts";
 export { type FetchLike, KubeClient, type QueryValue, type WatchEvent, type WatchEventType } from "./client.ts";
-export {
-  DEFAULT_MAX_OBJECT_BYTES,
-  type KubeClientOptions,
-  type KubeRequestOptions,
-  type ListPage,
-  type ListPageOptions,
-  PARTIAL_METADATA_ACCEPT,
-  PARTIAL_METADATA_LIST_ACCEPT,
-  type ResponseInfo,
-  type WatchOptions,
-} from "./client_options.ts";
+// Every option, page and constant of a request (all of client_options.ts).
+export * from "./client_options.ts";
 export {
   ApiError,
   AuthError,
