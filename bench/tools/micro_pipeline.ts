@@ -13,8 +13,8 @@ import {
   type ApiClient,
   Controller,
   KubeResourceClient,
-  objectName,
   type ReconcileTarget,
+  requestOf,
   Store,
   trimObject,
 } from "../../src/runtime/mod.ts";
@@ -67,9 +67,9 @@ async function round(n: number): Promise<{ cpuMs: number; reconciles: number; wa
     clock,
     rateLimiter: defaultControllerRateLimiter({ clock }),
     hooks: VARIANT === "nometrics" ? {} : {
-      added: (key) => m.adds.inc(key.operator, key.cluster),
-      handedOut: (key, waitedMs) => m.queueDuration.observe(waitedMs / 1000, key.operator, key.cluster),
-      retried: (key) => m.retries.inc(key.operator, key.cluster),
+      added: (key) => m.adds.inc(key.operator, key.request.cluster),
+      handedOut: (key, waitedMs) => m.queueDuration.observe(waitedMs / 1000, key.operator, key.request.cluster),
+      retried: (key) => m.retries.inc(key.operator, key.request.cluster),
     },
   });
   let reconciles = 0;
@@ -114,7 +114,7 @@ async function round(n: number): Promise<{ cpuMs: number; reconciles: number; wa
     const key = store.upsert(ev.object);
     const obj = store.get(key);
     if (!operator.needsReconcile || !obj || operator.needsReconcile(obj)) {
-      controller.enqueue(cluster, name, [objectName(key)]);
+      controller.enqueue(name, [requestOf(cluster, key)]);
     }
   };
   const controller = new Controller({

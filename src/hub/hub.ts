@@ -114,8 +114,11 @@ export class Hub {
       onResponse: (name, { method, code }) => this.metrics.requests.inc(name, String(code), method),
       operators: () => [...this.#operators.values()],
       // A standby keeps its caches current but queues nothing; on taking over it queues every key.
-      onChange: (cluster, operator, requests, priority) => {
-        if (this.#leads(cluster)) this.#controller.enqueue(cluster, operator, requests, priority);
+      onChange: (operator, requests, priority) => {
+        const leads = requests.every((r) => this.#leads(r.cluster))
+          ? requests
+          : requests.filter((r) => this.#leads(r.cluster));
+        this.#controller.enqueue(operator, leads, priority);
       },
       lookup: (other) => this.#clusters.get(other)?.cluster,
       clusterNames: () => [...this.#clusters.keys()],

@@ -1,26 +1,46 @@
-// Queue keys: one object of one operator in one cluster, typed; their string encoding is private to src/queue.
+// The request (one object in one cluster) and the queue key (a request for one operator); the key's string id is
+// private to src/queue.
 
 /** A key that cannot be queued: an empty cluster name, or an operator, namespace or name that is not a valid part. */
 export class InvalidKeyError extends Error {
   override name = "InvalidKeyError";
 }
 
-/** One object by namespace and name, as controller-runtime's `types.NamespacedName`. `namespace` is "" for cluster-scoped objects. */
-export interface NamespacedName {
+/**
+ * What to reconcile: one object of the operator's resource in one cluster. The cluster is part of the request, as in
+ * multicluster-runtime's `mcreconcile.Request`. `namespace` is "" for cluster-scoped objects.
+ *
+ * The one request shape from a watch event to `reconcile()`: an informer hands its listeners these, the shared queue
+ * holds them (with the operator, see QueueKey), and the controller passes the queued one to `reconcile()` as it is.
+ * Declared here, in the lowest layer that holds it; runtime/reconciler.ts (the reconciler contract) re-exports it.
+ *
+ * @example
+ * ```ts
+ * import type { Request, ResourceClient } from "../../sdk.ts";
+ * declare const client: ResourceClient; // a reconcile's `scope.client`
+ * const request: Request = { cluster: "prod", namespace: "web", name: "hello" };
+ * const obj = client.cached(request); // a Request is an ObjectRef too
+ * console.log(obj?.metadata.resourceVersion);
+ * ```
+ */
+export interface Request {
+  /** The engaged cluster's name. */
+  readonly cluster: string;
+  /** The object's namespace; "" for cluster-scoped objects. */
   readonly namespace: string;
+  /** The object's name. */
   readonly name: string;
 }
 
 /**
- * What the shared queue holds: the object `request` of `operator` (hence of its resource: each operator reconciles
- * exactly one resource, so two operators of one resource never share a key) in `cluster`.
+ * What the shared queue holds: `request` for `operator` (hence for its resource: each operator reconciles exactly one
+ * resource, so two operators of one resource never share a key).
  *
- * Two keys are the same key when their four parts are equal; the queue compares them by value, never by identity.
+ * Two keys are the same key when their parts are equal; the queue compares them by value, never by identity.
  */
 export interface QueueKey {
-  readonly cluster: string;
   readonly operator: string;
-  readonly request: NamespacedName;
+  readonly request: Request;
 }
 
 /**
@@ -32,7 +52,7 @@ export interface QueueKey {
  * defined). Any of them containing "/", an empty name or operator, or an empty cluster name, throws InvalidKeyError.
  */
 export function keyId(key: QueueKey): string {
-  const { cluster, operator, request: { namespace, name } } = key;
+  const { operator, request: { cluster, namespace, name } } = key;
   if (cluster === "") throw bad("cluster name", cluster);
   if (operator === "" || operator.includes("/")) throw bad("operator name", operator);
   if (namespace.includes("/")) {

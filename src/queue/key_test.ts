@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { InvalidKeyError, keyId, type QueueKey } from "./key.ts";
 
 function key(cluster: string, operator: string, namespace: string, name: string): QueueKey {
-  return { cluster, operator, request: { namespace, name } };
+  return { operator, request: { cluster, namespace, name } };
 }
 
 Deno.test("keyId() is the same for keys with equal parts and different for keys that differ in any part", () => {

@@ -1,5 +1,5 @@
 // Public surface of src/queue: the fair work queue, its typed keys, and rate limiters. Keys are never strings outside.
-export { InvalidKeyError, type NamespacedName, type QueueKey } from "./key.ts";
+export { InvalidKeyError, type QueueKey, type Request } from "./key.ts";
 export {
   BucketLimiter,
   type ControllerRateLimiterOptions,

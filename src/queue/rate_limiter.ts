@@ -246,7 +246,7 @@ export class PerClusterLimiter implements RateLimiter {
   }
 
   when(key: QueueKey): number {
-    const cluster = key.cluster;
+    const cluster = key.request.cluster;
     let limiter = this.#byCluster.get(cluster);
     if (!limiter) {
       limiter = this.#make(cluster);
@@ -255,10 +255,10 @@ export class PerClusterLimiter implements RateLimiter {
     return limiter.when(key);
   }
   forget(key: QueueKey): void {
-    this.#byCluster.get(key.cluster)?.forget(key);
+    this.#byCluster.get(key.request.cluster)?.forget(key);
   }
   retries(key: QueueKey): number {
-    return this.#byCluster.get(key.cluster)?.retries(key) ?? 0;
+    return this.#byCluster.get(key.request.cluster)?.retries(key) ?? 0;
   }
   forgetCluster(cluster: string): void {
     this.#byCluster.get(cluster)?.forgetCluster?.(cluster);

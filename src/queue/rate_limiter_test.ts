@@ -14,7 +14,7 @@ import type { QueueKey } from "./key.ts";
 /** A queue key written as `cluster/operator/namespace/name` (test fixtures only; the queue never parses strings). */
 function k(s: string): QueueKey {
   const [name, namespace, operator, ...cluster] = s.split("/").reverse();
-  return { cluster: cluster.reverse().join("/"), operator, request: { namespace, name } };
+  return { operator, request: { cluster: cluster.reverse().join("/"), namespace, name } };
 }
 
 Deno.test("ItemExponentialLimiter.when() doubles from 5 ms for each failure of the same key", () => {

@@ -7,7 +7,7 @@ import { type Entry, Lane, type QueuePriority } from "./_lane.ts";
 import { keyId, type QueueKey } from "./key.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate_limiter.ts";
 
-export type { NamespacedName, QueueKey } from "./key.ts";
+export type { QueueKey, Request } from "./key.ts";
 export type { QueuePriority } from "./_lane.ts";
 
 /**
@@ -153,7 +153,7 @@ export class FairWorkQueue {
     this.#dirty.set(id, entry);
     this.#hooks.added?.(key);
     if (this.#processing.has(id)) return; // queued again by done()
-    this.#push(this.#state(key.cluster), entry);
+    this.#push(this.#state(key.request.cluster), entry);
   }
 
   /**
@@ -196,7 +196,7 @@ export class FairWorkQueue {
     counted.cluster.processing--;
     const again = this.#dirty.get(id);
     if (this.#shuttingDown || !again) return;
-    this.#push(this.#state(key.cluster), again);
+    this.#push(this.#state(key.request.cluster), again);
   }
 
   /**
@@ -212,7 +212,7 @@ export class FairWorkQueue {
     if (this.#shuttingDown) return;
     const p = priority ?? this.#processing.get(id)?.entry.priority ?? "live";
     if (ms <= 0) return this.add(key, p);
-    this.#state(key.cluster).delayed.schedule(id, key, ms, p);
+    this.#state(key.request.cluster).delayed.schedule(id, key, ms, p);
   }
 
   /**
@@ -222,7 +222,7 @@ export class FairWorkQueue {
   addRateLimited(key: QueueKey, priority?: QueuePriority): void {
     const id = keyId(key);
     if (this.#shuttingDown) return;
-    this.#state(key.cluster).limited.set(id, key);
+    this.#state(key.request.cluster).limited.set(id, key);
     this.#hooks.retried?.(key);
     this.addAfter(key, this.#limiter.when(key), priority);
   }
@@ -230,7 +230,7 @@ export class FairWorkQueue {
   /** Clears the rate limiter's memory of `key`; call it when processing succeeded. */
   forget(key: QueueKey): void {
     this.#limiter.forget(key);
-    this.#clusters.get(key.cluster)?.limited.delete(keyId(key));
+    this.#clusters.get(key.request.cluster)?.limited.delete(keyId(key));
   }
 
   /** How many rate-limited retries `key` had since it was last forgotten. */
@@ -291,7 +291,7 @@ export class FairWorkQueue {
     c.live.clear();
     c.low.clear();
     for (const [id, p] of this.#processing) {
-      if (p.entry.item.cluster === cluster) this.#dirty.delete(id);
+      if (p.entry.item.request.cluster === cluster) this.#dirty.delete(id);
     }
     for (const key of c.limited.values()) this.#limiter.forget(key);
     c.limited.clear();
@@ -330,7 +330,7 @@ export class FairWorkQueue {
   #promote(entry: Queued): void {
     entry.priority = "live";
     if (this.#processing.has(entry.key)) return;
-    const c = this.#state(entry.item.cluster);
+    const c = this.#state(entry.item.request.cluster);
     c.low.left();
     this.#queued--;
     this.#push(c, entry);

@@ -22,12 +22,11 @@ function drain(queue: FairWorkQueue, max = Infinity): QueueKey[] {
 }
 
 const k = (cluster: string, name: string): QueueKey => ({
-  cluster,
   operator: "op",
-  request: { namespace: "ns", name },
+  request: { cluster, namespace: "ns", name },
 });
 /** A key's parts as one string, for sets of keys compared by value. */
-const id = (key: QueueKey) => `${key.cluster} ${key.operator} ${key.request.namespace} ${key.request.name}`;
+const id = (key: QueueKey) => `${key.request.cluster} ${key.operator} ${key.request.namespace} ${key.request.name}`;
 
 Deno.test("FairWorkQueue hands out live keys before low keys queued earlier in the same cluster", () => {
   const { queue } = setup();

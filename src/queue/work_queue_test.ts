@@ -7,12 +7,12 @@ import { FairWorkQueue, type QueueKey, type WorkQueueOptions } from "./work_queu
 /** A queue key written as `cluster/operator/namespace/name` (test fixtures only; the queue never parses strings). */
 function k(s: string): QueueKey {
   const [name, namespace, operator, ...cluster] = s.split("/").reverse();
-  return { cluster: cluster.reverse().join("/"), operator, request: { namespace, name } };
+  return { operator, request: { cluster: cluster.reverse().join("/"), namespace, name } };
 }
 
 /** A key written back as `cluster/operator/namespace/name`, for readable assertions. */
 function s(key: QueueKey | undefined): string {
-  return key ? `${key.cluster}/${key.operator}/${key.request.namespace}/${key.request.name}` : String(key);
+  return key ? `${key.request.cluster}/${key.operator}/${key.request.namespace}/${key.request.name}` : String(key);
 }
 
 function setup(options: WorkQueueOptions = {}) {
@@ -142,7 +142,7 @@ Deno.test("FairWorkQueue.add() throws InvalidKeyError for a key without a cluste
   assert.throws(() => queue.add(k("op/ns/a")), InvalidKeyError);
   assert.throws(() => queue.add(k("/op/ns/a")), InvalidKeyError);
   assert.throws(
-    () => queue.add({ cluster: "prod", operator: "op", request: { namespace: "n/s", name: "a" } }),
+    () => queue.add({ operator: "op", request: { cluster: "prod", namespace: "n/s", name: "a" } }),
     InvalidKeyError,
   );
   assert.deepEqual(queue.len(), 0);
@@ -208,7 +208,7 @@ Deno.test("FairWorkQueue drains 100,000 keys across 3 clusters fairly and in ord
   // While all three have keys, each gets exactly one in every three.
   const count = (keys: QueueKey[]) => {
     const c: Record<string, number> = {};
-    for (const k of keys) c[k.cluster] = (c[k.cluster] ?? 0) + 1;
+    for (const k of keys) c[k.request.cluster] = (c[k.request.cluster] ?? 0) + 1;
     return c;
   };
   assert.deepEqual(count(out.slice(0, 30_000)), { prod: 10_000, staging: 10_000, dev: 10_000 });
@@ -216,7 +216,7 @@ Deno.test("FairWorkQueue drains 100,000 keys across 3 clusters fairly and in ord
   assert.deepEqual(count(out.slice(50_000)), { prod: 50_000 });
   // Per cluster, first in, first out.
   for (const [cluster, size] of Object.entries(sizes)) {
-    const names = out.filter((k) => k.cluster === cluster).map((k) => k.request.name);
+    const names = out.filter((k) => k.request.cluster === cluster).map((k) => k.request.name);
     assert.deepEqual(names, Array.from({ length: size }, (_, i) => `k${i}`));
   }
   assert.deepEqual(queue.len(), 0);
@@ -258,7 +258,7 @@ Deno.test("FairWorkQueue.addAfter() adds keys in due order with one clock timer 
   const out = drain(queue);
   assert.deepEqual(out[0], k("prod/op/ns/k999"));
   assert.deepEqual(
-    out.filter((k) => k.cluster === "prod"),
+    out.filter((k) => k.request.cluster === "prod"),
     Array.from({ length: 1_000 }, (_, i) => k(`prod/op/ns/k${999 - i}`)),
   );
   assert.deepEqual(clock.pending, 0);

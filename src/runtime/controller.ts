@@ -1,6 +1,6 @@
 // The controller loop: workers take fair keys from the shared queue, spend the global budget, and reconcile.
 
-import type { FairWorkQueue, NamespacedName, QueueKey, QueuePriority, TokenBucket } from "../queue/mod.ts";
+import type { FairWorkQueue, QueueKey, QueuePriority, Request, TokenBucket } from "../queue/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
 import type { BackgroundTasks } from "./background_tasks.ts";
 import { type ClusterConnection, type EventSink, type Reconciler, TerminalError } from "./reconciler.ts";
@@ -99,19 +99,13 @@ export class Controller {
   }
 
   /**
-   * Queues objects of one operator in one cluster, at `priority` (default `live`; `low` for objects from a list, a
-   * relist or a resync: see FairWorkQueue).
+   * Queues `requests` (each names its cluster) for `operator`, at `priority` (default `live`; `low` for objects from a
+   * list, a relist or a resync: see FairWorkQueue). The queue keeps each request as it is: the same object reaches
+   * `reconcile()`.
    */
-  enqueue(
-    cluster: string,
-    operator: string,
-    requests: Iterable<NamespacedName>,
-    priority: QueuePriority = "live",
-  ): void {
+  enqueue(operator: string, requests: Iterable<Request>, priority: QueuePriority = "live"): void {
     const { queue } = this.#o;
-    for (const r of requests) {
-      queue.add({ cluster, operator, request: { namespace: r.namespace, name: r.name } }, priority);
-    }
+    for (const request of requests) queue.add({ operator, request }, priority);
   }
 
   get inFlight(): number {
@@ -183,7 +177,8 @@ export class Controller {
 
   async #process(key: QueueKey, stop: AbortSignal): Promise<void> {
     const { queue, logger } = this.#o;
-    const { cluster, operator, request: { namespace, name } } = key;
+    const { operator, request } = key;
+    const { cluster, namespace, name } = request;
     const target = this.#o.target(cluster, operator);
     if (!target) {
       queue.forget(key);
@@ -213,7 +208,7 @@ export class Controller {
       });
       const signal = abort.signal;
       const result = await Promise.race([
-        target.reconciler.reconcile({ cluster, namespace, name }, {
+        target.reconciler.reconcile(request, {
           client: target.client.withSignal(signal),
           events: target.events,
           cluster: (other) => target.cluster(other, signal),

@@ -5,7 +5,7 @@ import { silentLogger, VirtualClock } from "../util/mod.ts";
 import { Controller, type ReconcileOutcome } from "./controller.ts";
 import { type Reconciler, type Request, TerminalError } from "./reconciler.ts";
 import { KubeResourceClient } from "./resource_client.ts";
-import { objectName, Store, trimObject } from "./store.ts";
+import { requestOf, Store, trimObject } from "./store.ts";
 
 const target = (reconcile: Reconciler["reconcile"]) => {
   const events = { record: () => Promise.resolve() };
@@ -50,13 +50,13 @@ Deno.test("Controller retries a failing reconcile with growing backoff and forge
     calls.push(t.clock.now());
     return calls.length < 4 ? Promise.reject(new Error("transient")) : Promise.resolve();
   });
-  t.controller.enqueue("a", "op", ["ns/x"].map(objectName));
+  t.controller.enqueue("op", ["ns/x"].map((k) => requestOf("a", k)));
   await t.clock.advance(1000);
   assert.equal(calls.length, 4);
   // 5 ms, 10 ms, 20 ms between attempts (client-go's per-item exponential backoff).
   assert.deepEqual(calls.slice(1).map((c, i) => c - calls[i]), [5, 10, 20]);
   assert.equal(
-    t.queue.numRequeues({ cluster: "a", operator: "op", request: { namespace: "ns", name: "x" } }),
+    t.queue.numRequeues({ operator: "op", request: { cluster: "a", namespace: "ns", name: "x" } }),
     0,
     "forgotten after success",
   );
@@ -71,7 +71,7 @@ Deno.test("Controller does not retry a TerminalError", async () => {
     calls++;
     return Promise.reject(new TerminalError("cannot be fixed by retrying"));
   });
-  t.controller.enqueue("a", "op", ["ns/x"].map(objectName));
+  t.controller.enqueue("op", ["ns/x"].map((k) => requestOf("a", k)));
   await t.clock.advance(10_000);
   assert.equal(calls, 1);
   assert.deepEqual(t.outcomes, [["a", "terminal"]]);
@@ -89,9 +89,9 @@ Deno.test("Controller abandons a reconcile that hangs past the timeout, retries 
     }
     return Promise.resolve();
   }, { concurrency: 1, timeoutMs: 1000 });
-  t.controller.enqueue("a", "op", ["ns/stuck"].map(objectName));
+  t.controller.enqueue("op", ["ns/stuck"].map((k) => requestOf("a", k)));
   await t.clock.advance(10);
-  t.controller.enqueue("b", "op", ["ns/other"].map(objectName));
+  t.controller.enqueue("op", ["ns/other"].map((k) => requestOf("b", k)));
   await t.clock.advance(1100);
   // With one worker, "other" could only run because the hung reconcile was abandoned at 1000 ms.
   assert.ok(seen.includes("other@1000"), seen.join(", "));
@@ -112,9 +112,9 @@ Deno.test("Controller never reconciles the same key twice at once, and reruns it
     await t.clock.sleep(100);
     running--;
   }, { concurrency: 4 });
-  t.controller.enqueue("a", "op", ["ns/x"].map(objectName));
+  t.controller.enqueue("op", ["ns/x"].map((k) => requestOf("a", k)));
   await t.clock.advance(10);
-  for (let i = 0; i < 5; i++) t.controller.enqueue("a", "op", ["ns/x"].map(objectName));
+  for (let i = 0; i < 5; i++) t.controller.enqueue("op", ["ns/x"].map((k) => requestOf("a", k)));
   await t.clock.advance(500);
   assert.equal(maxRunning, 1);
   assert.equal(runs, 2, "one run, plus one for the adds made while it ran");
@@ -129,19 +129,19 @@ Deno.test("Controller skips keys of a cluster that was disengaged", async () => 
     return Promise.resolve();
   });
   // Positive control: the same key in the same cluster is reconciled while the cluster is engaged.
-  t.controller.enqueue("b", "op", ["ns/x"].map(objectName));
+  t.controller.enqueue("op", ["ns/x"].map((k) => requestOf("b", k)));
   await t.clock.advance(100);
   assert.deepEqual(calls, ["b/ns/x"], "an engaged cluster's key is reconciled");
   assert.deepEqual(t.outcomes, [["b", "success"]]);
   t.clusters.delete("b");
-  t.controller.enqueue("b", "op", ["ns/x"].map(objectName));
+  t.controller.enqueue("op", ["ns/x"].map((k) => requestOf("b", k)));
   // The other cluster still reconciles in the same window, so the workers were running while b's key was skipped.
-  t.controller.enqueue("a", "op", ["ns/x"].map(objectName));
+  t.controller.enqueue("op", ["ns/x"].map((k) => requestOf("a", k)));
   await t.clock.advance(100);
   assert.deepEqual(calls, ["b/ns/x", "a/ns/x"], "b's key is skipped once b is disengaged; a's is reconciled");
   assert.deepEqual(t.outcomes, [["b", "success"], ["a", "success"]]);
   assert.equal(
-    t.queue.numRequeues({ cluster: "b", operator: "op", request: { namespace: "ns", name: "x" } }),
+    t.queue.numRequeues({ operator: "op", request: { cluster: "b", namespace: "ns", name: "x" } }),
     0,
     "a skipped key is forgotten, not retried",
   );
@@ -155,7 +155,7 @@ Deno.test("Controller.start() lets an in-flight reconcile finish on shutdown, wi
     await t.clock.sleep(200);
     finished = true;
   });
-  t.controller.enqueue("a", "op", ["ns/x"].map(objectName));
+  t.controller.enqueue("op", ["ns/x"].map((k) => requestOf("a", k)));
   await t.clock.advance(10);
   t.stop.abort();
   let settled = false;
@@ -175,7 +175,7 @@ Deno.test("Controller.setConcurrency() starts more workers at once and, lowered,
     most = Math.max(most, ++running);
     return new Promise<void>((resolve) => waiting.push(() => (running--, resolve())));
   }, { concurrency: 2, timeoutMs: 1_000_000 });
-  t.controller.enqueue("a", "op", ["ns/1", "ns/2", "ns/3", "ns/4", "ns/5", "ns/6"].map(objectName));
+  t.controller.enqueue("op", ["ns/1", "ns/2", "ns/3", "ns/4", "ns/5", "ns/6"].map((k) => requestOf("a", k)));
   await t.clock.advance(1);
   assert.equal(running, 2);
   t.controller.setConcurrency(4);
@@ -198,7 +198,7 @@ Deno.test("Controller.setConcurrency() starts more workers at once and, lowered,
   await t.clock.advance(1);
   t.controller.setConcurrency(1);
   await t.clock.advance(1);
-  t.controller.enqueue("b", "op", ["ns/7", "ns/8", "ns/9"].map(objectName));
+  t.controller.enqueue("op", ["ns/7", "ns/8", "ns/9"].map((k) => requestOf("b", k)));
   await t.clock.advance(1);
   assert.equal(running, 1);
   for (let i = 0; i < 3; i++) {
@@ -222,11 +222,11 @@ Deno.test("Controller reconciles live keys before listed ones, and a listed key'
       throw new Error("transient");
     }
   }, { concurrency: 1 });
-  t.controller.enqueue("a", "op", ["ns/l0", "ns/l1", "ns/l2"].map(objectName), "low");
-  t.controller.enqueue("b", "op", ["ns/l0"].map(objectName), "low");
-  t.controller.enqueue("b", "op", ["ns/live"].map(objectName));
+  t.controller.enqueue("op", ["ns/l0", "ns/l1", "ns/l2"].map((k) => requestOf("a", k)), "low");
+  t.controller.enqueue("op", ["ns/l0"].map((k) => requestOf("b", k)), "low");
+  t.controller.enqueue("op", ["ns/live"].map((k) => requestOf("b", k)));
   await t.clock.advance(22);
-  t.controller.enqueue("a", "op", ["ns/live"].map(objectName));
+  t.controller.enqueue("op", ["ns/live"].map((k) => requestOf("a", k)));
   await t.clock.advance(1000);
   assert.deepEqual(order, [
     "a/l0@0", // taken at once: nothing else was queued yet; fails, its retry is due at 15 ms, at low priority

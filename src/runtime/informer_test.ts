@@ -1,7 +1,7 @@
 // Unit tests for the informer's fan-out, replay and lifecycle, on virtual time with a scripted list/watch client.
 import assert from "node:assert/strict";
 import type { WatchEvent } from "../kube/mod.ts";
-import type { QueuePriority } from "../queue/mod.ts";
+import type { QueuePriority, Request } from "../queue/mod.ts";
 import { VirtualClock } from "../util/mod.ts";
 import { Informer } from "./informer.ts";
 import { trimObject } from "./store.ts";
@@ -46,21 +46,29 @@ async function settle(): Promise<void> {
 function setup(items: unknown[], events: WatchEvent[] = []) {
   const clock = new VirtualClock(1_000_000);
   const client = new ScriptedClient(items, events);
-  const informer = new Informer(trimObject);
   let made = 0;
-  const start = (signal: AbortSignal) =>
-    informer.start((store, onChange) => {
+  const informer = new Informer({
+    cluster: "prod",
+    projection: trimObject,
+    watches: (store, onChange) => {
       made++;
       return [new Watcher({ path: "/apis/g/v1/things", client, store, onChange, clock })];
-    }, signal);
+    },
+  });
+  const start = (signal: AbortSignal) => informer.start(signal);
   return { informer, client, start, made: () => made };
 }
 
-Deno.test("Informer tells every listener every change, in the order added, once the store holds it", async () => {
+/** A request as `cluster:namespace/name`, for comparing what listeners were told. */
+const text = (r: Request) => `${r.cluster}:${r.namespace}/${r.name}`;
+
+Deno.test("Informer tells every listener every change as requests of its cluster, in the order added, once the store holds it", async () => {
   const { informer, client, start } = setup([obj("a", "1")], [{ type: "ADDED", object: obj("b", "11") }]);
   const seen: string[] = [];
-  const listener = (name: string) => (keys: string[], priority: QueuePriority) => {
-    for (const key of keys) seen.push(`${name} ${key}@${priority} ${informer.store.get(key) ? "cached" : "missing"}`);
+  const told: (readonly Request[])[] = [];
+  const listener = (name: string) => (requests: readonly Request[], priority: QueuePriority) => {
+    told.push(requests);
+    for (const r of requests) seen.push(`${name} ${text(r)}@${priority} ${informer.cached(r) ? "cached" : "missing"}`);
   };
   informer.addListener(listener("first"));
   informer.addListener(listener("second"));
@@ -70,11 +78,12 @@ Deno.test("Informer tells every listener every change, in the order added, once 
   client.releaseEvents();
   await settle();
   assert.deepEqual(seen, [
-    "first ns/a@low cached",
-    "second ns/a@low cached",
-    "first ns/b@live cached",
-    "second ns/b@live cached",
+    "first prod:ns/a@low cached",
+    "second prod:ns/a@low cached",
+    "first prod:ns/b@live cached",
+    "second prod:ns/b@live cached",
   ]);
+  assert.equal(told[0], told[1], "one array of requests per change, shared by the listeners");
   abort.abort();
   await informer.stopped;
 });
@@ -89,29 +98,31 @@ Deno.test("Informer.addListener() with replay first tells what is cached; withou
   await settle();
   const replayed: string[] = [];
   const quiet: string[] = [];
-  informer.addListener((keys, priority) => replayed.push(...keys.map((k) => `${k}@${priority}`)), "low");
-  informer.addListener((keys, priority) => quiet.push(...keys.map((k) => `${k}@${priority}`)));
-  assert.deepEqual(replayed, ["ns/a@low", "ns/b@low"]);
+  informer.addListener((requests, priority) => replayed.push(...requests.map((r) => `${text(r)}@${priority}`)), "low");
+  informer.addListener((requests, priority) => quiet.push(...requests.map((r) => `${text(r)}@${priority}`)));
+  assert.deepEqual(replayed, ["prod:ns/a@low", "prod:ns/b@low"]);
   assert.deepEqual(quiet, []);
   client.releaseEvents();
   await settle();
-  assert.deepEqual(replayed, ["ns/a@low", "ns/b@low", "ns/a@live"]);
-  assert.deepEqual(quiet, ["ns/a@live"]);
+  assert.deepEqual(replayed, ["prod:ns/a@low", "prod:ns/b@low", "prod:ns/a@live"]);
+  assert.deepEqual(quiet, ["prod:ns/a@live"]);
   abort.abort();
   await informer.stopped;
 });
 
-Deno.test("Informer starts its watches once and settles stopped only after they stopped", async () => {
+Deno.test("Informer builds its watches at once, starts them once and settles stopped only after they stopped", async () => {
   const { informer, client, start, made } = setup([obj("a", "1")]);
   client.releaseEvents();
   let stopped = false;
   await informer.stopped; // never started: settles at once
   assert.equal(informer.started, false);
-  assert.equal(informer.watchers.length, 0);
+  assert.equal(informer.watchers.length, 1, "built before start, so health can read it");
+  assert.equal(informer.watchers[0].snapshot().phase, "connecting");
+  assert.equal(client.lists, 0, "nothing listed before start");
   const abort = new AbortController();
   start(abort.signal);
   start(abort.signal);
-  assert.equal(made(), 1, "the second start builds no watches");
+  assert.equal(made(), 1, "start builds no watches");
   assert.equal(informer.started, true);
   assert.equal(informer.watchers.length, 1);
   informer.stopped.then(() => stopped = true);
@@ -128,20 +139,22 @@ Deno.test("Informer.stop() stops the watches and empties the store; start then b
   const { informer, client, start, made } = setup([obj("a", "1")]);
   client.releaseEvents();
   const seen: string[] = [];
-  informer.addListener((keys, priority) => seen.push(...keys.map((k) => `${k}@${priority}`)));
+  informer.addListener((requests, priority) => seen.push(...requests.map((r) => `${text(r)}@${priority}`)));
   const abort = new AbortController();
   start(abort.signal);
   await settle();
-  assert.deepEqual([informer.store.size, seen], [1, ["ns/a@low"]]);
+  assert.deepEqual([informer.store.size, seen], [1, ["prod:ns/a@low"]]);
+  const before = informer.watchers[0];
   await informer.stop();
-  assert.deepEqual([informer.started, informer.watchers.length, informer.store.size], [false, 0, 0]);
+  assert.deepEqual([informer.started, informer.watchers.length, informer.store.size], [false, 1, 0]);
+  assert.notEqual(informer.watchers[0], before, "built afresh");
   assert.equal(abort.signal.aborted, false, "stop aborts only the informer's own watches");
   start(abort.signal);
   await settle();
   assert.equal(made(), 2);
   assert.equal(client.lists, 2);
-  assert.deepEqual([informer.store.size, seen], [1, ["ns/a@low", "ns/a@low"]], "listeners stay");
+  assert.deepEqual([informer.store.size, seen], [1, ["prod:ns/a@low", "prod:ns/a@low"]], "listeners stay");
   abort.abort();
   await informer.stopped;
-  await new Informer(trimObject).stop(); // never started: settles at once
+  await new Informer({ cluster: "prod", watches: () => [] }).stop(); // never started: settles at once
 });

@@ -5,28 +5,13 @@ import type { BackgroundTasks } from "./background_tasks.ts";
 import type { ResourceClient } from "./resource_client.ts";
 import type { ResourceType } from "../kube/mod.ts";
 import type { StoredObject } from "./store.ts";
+import type { Request } from "../queue/mod.ts";
 
 /**
- * What to reconcile: one object of the operator's resource in one cluster. The cluster is part of
- * the request, as in multicluster-runtime. `namespace` is "" for cluster-scoped objects.
- *
- * @example
- * ```ts
- * import type { Request, ResourceClient } from "../../sdk.ts";
- * declare const client: ResourceClient; // a reconcile's `scope.client`
- * const request: Request = { cluster: "prod", namespace: "web", name: "hello" };
- * const obj = client.cached(request); // a Request is an ObjectRef too
- * console.log(obj?.metadata.resourceVersion);
- * ```
+ * What to reconcile: `{cluster, namespace, name}`, the one request shape from a watch event to `reconcile()`. Declared
+ * in src/queue (the lowest layer that holds it: the shared queue keeps requests), re-exported here with the contract.
  */
-export interface Request {
-  /** The engaged cluster's name. */
-  cluster: string;
-  /** The object's namespace; "" for cluster-scoped objects. */
-  namespace: string;
-  /** The object's name. */
-  name: string;
-}
+export type { Request } from "../queue/mod.ts";
 
 /** The request-independent subset of the kube client the runtime builds on; every call spends the cluster's API budget. */
 export interface ApiClient {

@@ -9,7 +9,7 @@ import {
   resourcePath,
   type ResourceType,
 } from "../kube/mod.ts";
-import type { ApiClient, EventSink } from "./reconciler.ts";
+import type { ApiClient, EventSink, Request } from "./reconciler.ts";
 import { TerminalError } from "./reconciler.ts";
 import { objectKey, type Projection, type Store, type StoredObject } from "./store.ts";
 
@@ -34,7 +34,8 @@ import { objectKey, type Projection, type Store, type StoredObject } from "./sto
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "patchStatus" | "delete" | "apply";
 
 /**
- * Names one object: `namespace` is omitted (or "") for cluster-scoped resources. A Request fits.
+ * Names one object to a client call: a Request without its cluster (the client is the cluster's), `namespace` omitted
+ * (or "") for cluster-scoped resources. A Request fits.
  *
  * @example
  * ```ts
@@ -45,12 +46,7 @@ export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "p
  * await client.delete({ name: "old-namespace" }); // cluster-scoped: no namespace
  * ```
  */
-export interface ObjectRef {
-  /** The object's namespace. */
-  namespace?: string;
-  /** The object's name. */
-  name: string;
-}
+export type ObjectRef = Pick<Request, "name"> & Partial<Pick<Request, "namespace">>;
 
 /**
  * Selects objects for `list`.

@@ -1,5 +1,7 @@
 // Per-cluster cache of the watched objects, trimmed to what reconcilers need.
 
+import type { Request } from "../queue/mod.ts";
+
 /**
  * The metadata every stored object keeps.
  *
@@ -142,12 +144,14 @@ export function objectKey(meta: { namespace?: string; name: string }): string {
 }
 
 /**
- * The namespace and name a store key names: the inverse of `objectKey` (namespace "" for a cluster-scoped object).
- * The one place a store key is read back, so what the cache reports changed reaches the queue typed.
+ * The request for the object under store key `key` in `cluster`: the inverse of `objectKey` (namespace "" for a
+ * cluster-scoped object). The one place a store key is read back: what the cache reports changed leaves it as a Request.
  */
-export function objectName(key: string): { namespace: string; name: string } {
+export function requestOf(cluster: string, key: string): Request {
   const slash = key.indexOf("/");
-  return slash < 0 ? { namespace: "", name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+  return slash < 0
+    ? { cluster, namespace: "", name: key }
+    : { cluster, namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
 /**

@@ -175,7 +175,7 @@ Deno.test("defineHandlers() wires daemons, indexes and timers to the cluster's b
       background: tasks,
       reconcileId: "r",
     }) as unknown as ReconcileScope;
-  op.cacheObserver!.changed("prod", "ns/a", object);
+  op.cacheObserver!.changed({ cluster: "prod", namespace: "ns", name: "a" }, object);
   assert.equal(op.needsReconcile!(object), true, "its daemon and timers are due");
   await op.reconciler.reconcile(request, scope(new AbortController().signal));
   assert.deepEqual(seen, [["a"]], "the timer read the index");
@@ -188,7 +188,7 @@ Deno.test("defineHandlers() wires daemons, indexes and timers to the cluster's b
   op.cacheObserver!.forget("prod");
   assert.equal(op.needsReconcile!(object), true, "both are due again when this replica reconciles the cluster again");
   tasks.open();
-  op.cacheObserver!.changed("prod", "ns/a", object);
+  op.cacheObserver!.changed({ cluster: "prod", namespace: "ns", name: "a" }, object);
   await op.reconciler.reconcile(request, scope(new AbortController().signal));
   assert.equal(daemonRuns, 2);
   assert.deepEqual(seen, [["a"], ["a"]], "the timer fired again at once");

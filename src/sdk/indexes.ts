@@ -1,6 +1,6 @@
 // In-memory indexes over an operator's objects in every engaged cluster (Kopf's `@kopf.index`), for its handlers.
 
-import type { CacheObserver, StoredObject } from "../runtime/mod.ts";
+import type { CacheObserver, Request, StoredObject } from "../runtime/mod.ts";
 import { OperatorDefinitionError } from "./define_operator.ts";
 
 /**
@@ -97,7 +97,7 @@ export interface Index<V = unknown> {
 export type Indexes = Readonly<Record<string, Index>>;
 
 /** An object's identity across clusters: cluster and `namespace/name`, joined by a character neither can hold. */
-const objectId = (cluster: string, key: string) => `${cluster}\u0000${key}`;
+const objectId = ({ cluster, namespace, name }: Request) => `${cluster}\u0000${namespace}/${name}`;
 
 /** One index's content: key → (object id → entry), and what each object put in it. */
 class IndexStore implements Index {
@@ -147,7 +147,7 @@ class IndexStore implements Index {
 /**
  * The indexes of one operator, maintained from its caches in every engaged cluster (a CacheObserver the hub calls).
  *
- * Guarantees: after `changed(cluster, key, obj)` returns, every index holds exactly what its function returned for
+ * Guarantees: after `changed(request, obj)` returns, every index holds exactly what its function returned for
  * `obj` (nothing of the object's earlier version); a gone object (`undefined`) and every object of a forgotten
  * cluster leave every index; an index function that throws leaves the object out of that index and the error is
  * thrown after the other indexes were updated (the hub logs it). Across clusters: the index holds what the caches of
@@ -178,8 +178,9 @@ export class ObjectIndexes<T extends StoredObject = StoredObject> implements Cac
     return this.#fns.length > 0;
   }
 
-  changed(cluster: string, key: string, object: StoredObject | undefined): void {
-    const id = objectId(cluster, key);
+  changed(request: Request, object: StoredObject | undefined): void {
+    const { cluster, namespace, name: objectName } = request;
+    const id = objectId(request);
     let failure: unknown;
     let held = false;
     for (const [name, fn] of this.#fns) {
@@ -190,13 +191,14 @@ export class ObjectIndexes<T extends StoredObject = StoredObject> implements Cac
       try {
         entries = fn(object as T, { cluster });
       } catch (err) {
-        failure ??= new Error(`index ${name} failed on ${key} in cluster ${cluster}: ${(err as Error)?.message}`, {
+        const what = `${namespace ? `${namespace}/` : ""}${objectName}`;
+        failure ??= new Error(`index ${name} failed on ${what} in cluster ${cluster}: ${(err as Error)?.message}`, {
           cause: err,
         });
         continue;
       }
       if (!entries || typeof entries !== "object") continue;
-      store.put(id, entries, { cluster, namespace: object.metadata.namespace ?? "", name: object.metadata.name });
+      store.put(id, entries, { cluster, namespace, name: objectName });
       held ||= store.byObject.has(id);
     }
     let ids = this.#clusters.get(cluster);

@@ -15,30 +15,30 @@ const byOwner = (o: StoredObject) => {
 
 Deno.test("An index holds every object's value under its key, across clusters, and follows a changed key", () => {
   const idx = new ObjectIndexes({ byOwner });
-  idx.changed("prod", "ns/a", obj("a", "team-1"));
-  idx.changed("dev", "ns/b", obj("b", "team-1"));
-  idx.changed("dev", "ns/c", obj("c", "team-2"));
-  idx.changed("dev", "ns/d", obj("d"));
+  idx.changed({ cluster: "prod", namespace: "ns", name: "a" }, obj("a", "team-1"));
+  idx.changed({ cluster: "dev", namespace: "ns", name: "b" }, obj("b", "team-1"));
+  idx.changed({ cluster: "dev", namespace: "ns", name: "c" }, obj("c", "team-2"));
+  idx.changed({ cluster: "dev", namespace: "ns", name: "d" }, obj("d"));
   const view = idx.view.byOwner;
   assert.deepEqual(view.get("team-1").sort(), ["a", "b"]);
   assert.deepEqual(view.entries("team-2"), [{ cluster: "dev", namespace: "ns", name: "c", value: "c" }]);
   assert.deepEqual(view.keys().sort(), ["team-1", "team-2"]);
   assert.equal(view.size, 2);
   // b moves to team-2: its old entry goes.
-  idx.changed("dev", "ns/b", obj("b", "team-2"));
+  idx.changed({ cluster: "dev", namespace: "ns", name: "b" }, obj("b", "team-2"));
   assert.deepEqual(view.get("team-1"), ["a"]);
   assert.deepEqual(view.get("team-2").sort(), ["b", "c"]);
   // The same name in another cluster is another object.
-  idx.changed("dev", "ns/a", obj("a", "team-1"));
+  idx.changed({ cluster: "dev", namespace: "ns", name: "a" }, obj("a", "team-1"));
   assert.deepEqual(view.entries("team-1").map((e) => e.cluster).sort(), ["dev", "prod"]);
 });
 
 Deno.test("A gone object and a forgotten cluster leave every index; other clusters keep theirs", () => {
   const idx = new ObjectIndexes({ byOwner, all: (o) => ({ all: o.metadata.name }) });
-  idx.changed("prod", "ns/a", obj("a", "t"));
-  idx.changed("dev", "ns/b", obj("b", "t"));
-  idx.changed("dev", "ns/c", obj("c", "t"));
-  idx.changed("dev", "ns/c", undefined);
+  idx.changed({ cluster: "prod", namespace: "ns", name: "a" }, obj("a", "t"));
+  idx.changed({ cluster: "dev", namespace: "ns", name: "b" }, obj("b", "t"));
+  idx.changed({ cluster: "dev", namespace: "ns", name: "c" }, obj("c", "t"));
+  idx.changed({ cluster: "dev", namespace: "ns", name: "c" }, undefined);
   assert.deepEqual(idx.view.byOwner.get("t").sort(), ["a", "b"]);
   idx.forget("dev");
   assert.deepEqual(idx.view.byOwner.get("t"), ["a"]);
@@ -58,9 +58,9 @@ Deno.test("An index function that throws leaves that object out of that index on
       return { ok: o.metadata.name };
     },
   });
-  idx.changed("prod", "ns/good", obj("good", "t"));
+  idx.changed({ cluster: "prod", namespace: "ns", name: "good" }, obj("good", "t"));
   assert.throws(
-    () => idx.changed("prod", "ns/bad", obj("bad", "t")),
+    () => idx.changed({ cluster: "prod", namespace: "ns", name: "bad" }, obj("bad", "t")),
     /index picky failed on ns\/bad in cluster prod: no owner/,
   );
   assert.deepEqual(idx.view.byOwner.get("t").sort(), ["bad", "good"]);

@@ -21,8 +21,6 @@ function snap(over: Partial<WatchSnapshot> = {}): WatchSnapshot {
 
 /** An informer whose watchers report `snaps`; `objects` objects in its store. Counts snapshot() calls. */
 function informer(snaps: WatchSnapshot[], objects = 0): Informer & { reads: () => number } {
-  const inf = new Informer(trimObject);
-  for (let i = 0; i < objects; i++) inf.store.upsert({ metadata: { namespace: "ns", name: `o${i}` } });
   let reads = 0;
   const watchers = snaps.map((s) =>
     ({
@@ -33,7 +31,9 @@ function informer(snaps: WatchSnapshot[], objects = 0): Informer & { reads: () =
       start: () => Promise.resolve(),
     }) as unknown as Watcher
   );
-  inf.start(() => watchers, new AbortController().signal);
+  const inf = new Informer({ cluster: "prod", projection: trimObject, watches: () => watchers });
+  for (let i = 0; i < objects; i++) inf.store.upsert({ metadata: { namespace: "ns", name: `o${i}` } });
+  inf.start(new AbortController().signal);
   return Object.assign(inf, { reads: () => reads });
 }
 

@@ -27,7 +27,7 @@ function slot(resource: ResourceType, name = "uuid"): Slot {
   return {
     operator,
     owns: true,
-    informer: new Informer(trimObject),
+    informer: new Informer({ cluster: "prod", projection: trimObject, watches: () => [] }),
     others: [],
     info: { statusSubresource: false },
     target: {} as Slot["target"],

@@ -1,16 +1,18 @@
 // The watches of one cluster: one per namespace watched, and an operator's other watched resources mapped to requests.
 
 import { type KubeClient, resourcePath, type ResourceType } from "../../kube/mod.ts";
-import type { NamespacedName, QueuePriority } from "../../queue/mod.ts";
+import type { QueuePriority } from "../../queue/mod.ts";
 import {
+  Informer,
   type ListWatchClient,
   metadataOnlyClient,
   metadataProjection,
+  objectKey,
   objectMeta,
   type Operator,
   type Projection,
   type Request,
-  Store,
+  type Store,
   type StoredObject,
   trimObject,
   type WatchedResource,
@@ -104,19 +106,17 @@ export function watchOtherResources(
       runs.push(set.stopped);
       continue;
     }
-    const store = new Store(watchProjection(w));
-    const map = requestMapper(w, store, op.name, ctx, options.cached);
     const scoped = w.namespaces ? { ...ctx, namespaces: w.namespaces } : ctx;
-    const started = scopedWatchers(
-      w.type,
-      store,
-      (keys, priority) => options.queue(map(keys), priority),
-      scoped,
-      w.labelSelector,
-      w.metadataOnly,
-    );
-    watchers.push(...started);
-    runs.push(...started.map((watcher) => watcher.start(signal)));
+    const informer = new Informer({
+      cluster: ctx.cluster,
+      projection: watchProjection(w),
+      watches: (store, onChange) => scopedWatchers(w.type, store, onChange, scoped, w.labelSelector, w.metadataOnly),
+    });
+    const map = requestMapper(w, informer, op.name, ctx, options.cached);
+    informer.addListener((requests, priority) => options.queue(map(requests), priority));
+    watchers.push(...informer.watchers);
+    informer.start(signal);
+    runs.push(informer.stopped);
   }
   const refresh = () => {
     for (const set of perObject) set.refresh();
@@ -134,7 +134,7 @@ class PerObjectWatches {
   readonly #options: OtherWatchesOptions;
   readonly #signal: AbortSignal;
   readonly #watchers: Watcher[];
-  readonly #running = new Map<string, { watcher: Watcher; stop: AbortController }>();
+  readonly #running = new Map<string, { watcher: Watcher; informer: Informer }>();
   /** Every watch run not settled yet, those already stopped by `refresh` included. */
   readonly #runs = new Set<Promise<void>>();
 
@@ -170,61 +170,65 @@ class PerObjectWatches {
     }
     for (const [key, entry] of this.#running) {
       if (wanted.has(key)) continue;
-      entry.stop.abort();
+      // Stopped, its store emptied and dropped with the informer.
+      entry.informer.stop();
       this.#running.delete(key);
       this.#watchers.splice(this.#watchers.indexOf(entry.watcher), 1);
     }
     for (const [key, ref] of wanted) {
       if (this.#running.has(key)) continue;
-      const store = new Store(watchProjection(this.#w));
-      const map = requestMapper(this.#w, store, this.#operator, this.#ctx, this.#options.cached);
       const { group, version, plural } = this.#w.type;
       const selector = `fieldSelector=${encodeURIComponent(`metadata.name=${ref.name}`)}` +
         (this.#w.labelSelector ? `&labelSelector=${encodeURIComponent(this.#w.labelSelector)}` : "");
-      const watcher = new Watcher({
-        path: `${resourcePath({ group, version, plural, namespace: ref.namespace })}?${selector}`,
-        namespace: ref.namespace,
-        client: watchClient(this.#ctx.client, this.#w.metadataOnly),
-        store,
-        onChange: (keys, priority) => this.#options.queue(map(keys), priority),
-        clock: this.#ctx.clock,
-        logger: this.#ctx.log.child({ resource: plural, namespace: ref.namespace, name: ref.name }),
-        idleTimeoutMs: this.#ctx.idleTimeoutMs,
-        pageSize: this.#ctx.pageSize,
+      const informer = new Informer({
+        cluster: this.#ctx.cluster,
+        projection: watchProjection(this.#w),
+        watches: (store, onChange) => [
+          new Watcher({
+            path: `${resourcePath({ group, version, plural, namespace: ref.namespace })}?${selector}`,
+            namespace: ref.namespace,
+            client: watchClient(this.#ctx.client, this.#w.metadataOnly),
+            store,
+            onChange,
+            clock: this.#ctx.clock,
+            logger: this.#ctx.log.child({ resource: plural, namespace: ref.namespace, name: ref.name }),
+            idleTimeoutMs: this.#ctx.idleTimeoutMs,
+            pageSize: this.#ctx.pageSize,
+          }),
+        ],
       });
-      const stop = new AbortController();
-      const onAbort = () => stop.abort();
-      this.#signal.addEventListener("abort", onAbort, { once: true });
-      const run: Promise<void> = watcher.start(stop.signal).finally(() => {
-        this.#signal.removeEventListener("abort", onAbort);
-        this.#runs.delete(run);
-      });
+      const map = requestMapper(this.#w, informer, this.#operator, this.#ctx, this.#options.cached);
+      informer.addListener((requests, priority) => this.#options.queue(map(requests), priority));
+      const watcher = informer.watchers[0];
+      informer.start(this.#signal);
+      const run: Promise<void> = informer.stopped.finally(() => this.#runs.delete(run));
       this.#runs.add(run);
-      this.#running.set(key, { watcher, stop });
+      this.#running.set(key, { watcher, informer });
       this.#watchers.push(watcher);
     }
   }
 }
 
 /**
- * Maps changed keys of a watched resource's `store` to the operator's requests.
+ * Maps changed objects of a watched resource (told by its informer) to the operator's requests.
  *
- * Guarantees: the requests a key mapped to before are returned again with what it maps to now (so an object that
+ * Guarantees: the requests an object mapped to before are returned again with what it maps to now (so an object that
  * stopped naming a target still gets that target reconciled once, and a deleted object its last targets); a map
  * function that throws is logged and counts as mapping to nothing.
  */
 export function requestMapper(
   w: WatchedResource,
-  store: Store,
+  informer: Pick<Informer, "cached">,
   operator: string,
   ctx: Pick<WatchContext, "cluster" | "log">,
   cached: (cluster: string) => StoredObject[],
-): (keys: string[]) => Request[] {
+): (changed: readonly Request[]) => Request[] {
   const last = new Map<string, Request[]>();
-  return (keys) => {
+  return (changed) => {
     const requests: Request[] = [];
-    for (const key of keys) {
-      const obj = store.get(key);
+    for (const r of changed) {
+      const obj = informer.cached(r);
+      const key = objectKey(r);
       const before = last.get(key) ?? [];
       let now: Request[] = [];
       try {
@@ -238,20 +242,6 @@ export function requestMapper(
     }
     return requests;
   };
-}
-
-/**
- * Requests grouped by cluster, in the order first seen, each as its namespace and name (typed all the way to the
- * queue, which drops a repeat of a key already queued).
- */
-export function requestsByCluster(requests: readonly Request[]): Map<string, NamespacedName[]> {
-  const byCluster = new Map<string, NamespacedName[]>();
-  for (const r of requests) {
-    let named = byCluster.get(r.cluster);
-    if (!named) byCluster.set(r.cluster, named = []);
-    named.push({ namespace: r.namespace, name: r.name });
-  }
-  return byCluster;
 }
 
 /** What the store of watched resource `w` keeps: its projection of the PartialObjectMetadata when metadata-only. */

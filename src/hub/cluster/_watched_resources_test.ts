@@ -3,12 +3,11 @@ import assert from "node:assert/strict";
 import { waitFor } from "../../../dev/support/cluster_api.ts";
 import { inLocalNamespace } from "../../../dev/support/local_client.ts";
 import type { KubeClient, ResourceType } from "../../kube/mod.ts";
-import { type Operator, type Request, Store, type StoredObject } from "../../runtime/mod.ts";
+import { objectKey, type Operator, type Request, Store, type StoredObject } from "../../runtime/mod.ts";
 import { Logger, silentLogger, SystemClock } from "../../util/mod.ts";
 import {
   metadataOnly,
   requestMapper,
-  requestsByCluster,
   scopedWatchers,
   type WatchContext,
   watchOtherResources,
@@ -38,6 +37,11 @@ const obj = (name: string, labels: Record<string, string> = {}): Record<string, 
   metadata: { namespace: "ns", name, resourceVersion: "1", labels },
 });
 
+/** What an informer over `store` answers for a request. */
+const over = (store: Store) => ({ cached: (r: Request) => store.get(objectKey(r)) });
+/** The ConfigMap the requestMapper tests change. */
+const CM: Request[] = [{ cluster: "prod", namespace: "ns", name: "cm" }];
+
 Deno.test("requestMapper() returns what a key maps to now plus what it mapped to before, so an old target is reconciled once more", () => {
   const store = new Store(metadataOnly);
   const w = {
@@ -46,14 +50,14 @@ Deno.test("requestMapper() returns what a key maps to now plus what it mapped to
       { cluster, namespace: "ns", name: o.metadata.labels?.target ?? "none" },
     ],
   };
-  const map = requestMapper(w, store, "op", { cluster: "prod", log: silentLogger() }, () => []);
+  const map = requestMapper(w, over(store), "op", { cluster: "prod", log: silentLogger() }, () => []);
   store.upsert(obj("cm", { target: "a" }));
-  assert.deepEqual(map(["ns/cm"]), [{ cluster: "prod", namespace: "ns", name: "a" }]);
+  assert.deepEqual(map(CM), [{ cluster: "prod", namespace: "ns", name: "a" }]);
   store.upsert(obj("cm", { target: "b" }));
-  assert.deepEqual(map(["ns/cm"]).map((r) => r.name), ["a", "b"]);
+  assert.deepEqual(map(CM).map((r) => r.name), ["a", "b"]);
   store.delete(obj("cm"));
-  assert.deepEqual(map(["ns/cm"]).map((r) => r.name), ["b"], "a deleted object's last targets");
-  assert.deepEqual(map(["ns/cm"]), [], "and nothing after that");
+  assert.deepEqual(map(CM).map((r) => r.name), ["b"], "a deleted object's last targets");
+  assert.deepEqual(map(CM), [], "and nothing after that");
 });
 
 Deno.test("requestMapper() logs a map function that throws and counts it as mapping to nothing", () => {
@@ -68,27 +72,15 @@ Deno.test("requestMapper() logs a map function that throws and counts it as mapp
     },
   };
   const cached = (c: string) => c === "dev" ? [{ metadata: { name: "u1" } } as StoredObject] : [];
-  const map = requestMapper(w, store, "op", { cluster: "prod", log }, cached);
+  const map = requestMapper(w, over(store), "op", { cluster: "prod", log }, cached);
   store.upsert(obj("cm"));
-  assert.deepEqual(map(["ns/cm"]), [{ cluster: "dev", namespace: "ns", name: "u1" }]);
+  assert.deepEqual(map(CM), [{ cluster: "dev", namespace: "ns", name: "u1" }]);
   store.upsert(obj("cm", { broken: "yes" }));
-  assert.deepEqual(map(["ns/cm"]), [{ cluster: "dev", namespace: "ns", name: "u1" }], "only the earlier target");
+  assert.deepEqual(map(CM), [{ cluster: "dev", namespace: "ns", name: "u1" }], "only the earlier target");
   assert.equal(lines.length, 1);
   assert.match(lines[0], /watch map function failed/);
   assert.match(lines[0], /"operator":"op"/);
   assert.match(lines[0], /"key":"ns\/cm"/);
-});
-
-Deno.test("requestsByCluster() groups requests by cluster as namespace and name, in the order first seen", () => {
-  const grouped = requestsByCluster([
-    { cluster: "prod", namespace: "ns", name: "a" },
-    { cluster: "dev", namespace: "", name: "global" },
-    { cluster: "prod", namespace: "other", name: "b" },
-  ]);
-  assert.deepEqual([...grouped], [
-    ["prod", [{ namespace: "ns", name: "a" }, { namespace: "other", name: "b" }]],
-    ["dev", [{ namespace: "", name: "global" }]],
-  ]);
 });
 
 Deno.test("metadataOnly() keeps labels and annotations, which map functions read, and drops the rest of the metadata", () => {

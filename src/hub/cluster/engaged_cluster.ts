@@ -22,8 +22,8 @@ import type { ClusterHealth } from "../health/cluster_health.ts";
 import { FirstRulesReview } from "./_first_rules.ts";
 import { preflight, type PreflightContext } from "./_preflight.ts";
 import { reach, type ReachContext } from "./_reach.ts";
-import { cacheListener, type SlotWiring, wireSlot } from "./_slot_wiring.ts";
-import { requestsByCluster, scopedWatchers, type WatchContext, watchOtherResources } from "./_watched_resources.ts";
+import { type WatchContext, watchOtherResources } from "./_watched_resources.ts";
+import { joinWatch, type SlotWiring, wireSlot } from "./watch_to_queue.ts";
 import type { EngagedClusterOptions } from "./engaged_cluster_options.ts";
 
 /**
@@ -114,9 +114,9 @@ export class EngagedCluster {
     return this.#slots.get(operator)?.target;
   }
 
-  /** Every cached key of every operator that passed pre-flight, filtered by its pre-check, handed to `onChange` (low). */
+  /** Every cached object of every operator that passed pre-flight, filtered by its pre-check, handed to `onChange` (low). */
   requeueAll(): void {
-    for (const slot of this.#slots.values()) if (!slot.preflight) slot.changed([...slot.informer.store.keys()], "low");
+    for (const slot of this.#slots.values()) if (!slot.preflight) slot.changed(slot.informer.requests(), "low");
   }
 
   /** This cluster as `operator`'s reconciles see it from another cluster: clients for what it declared. */
@@ -200,14 +200,12 @@ export class EngagedCluster {
       }),
     );
     const wiring: SlotWiring = {
-      cluster: this.name,
+      watch: this.#watchContext(),
       informers: this.#informers,
       clients: this.#clients,
-      onChange: (cluster, operator, requests, priority) => this.#o.onChange(cluster, operator, requests, priority),
+      onChange: (operator, requests, priority) => this.#o.onChange(operator, requests, priority),
       lookup: (cluster) => this.#o.lookup(cluster),
       clusters: () => this.#o.clusterNames?.() ?? [this.name],
-      clock: this.#clock,
-      log: this.#log,
     };
     for (const op of this.#o.operators) {
       const { slot, tasks } = wireSlot(op, wiring);
@@ -248,28 +246,16 @@ export class EngagedCluster {
       this.#watchOthers(slot, signal);
       return;
     }
-    const informer = slot.informer;
-    // The observer first: an index is current before the reconcile the same change queues.
-    const observe = cacheListener(slot, this.name, this.#log);
-    if (observe) informer.addListener(observe, "low");
-    slot.preflight = null;
-    // Joining a watch that already runs: everything cached so far is new to this operator.
-    informer.addListener(slot.changed, informer.started ? "low" : undefined);
-    this.#startWatch(slot, signal);
+    // Its cache observer, then its queue, join its resource's watch (watch_to_queue.ts), which starts if it did not.
+    joinWatch(slot, this.#log, signal);
     this.#watchOthers(slot, signal);
-  }
-
-  /** Starts the watch of the operator's resource (shared by its informer's operators) until `signal` aborts. */
-  #startWatch(slot: Slot, signal: AbortSignal): void {
-    const type = slot.operator.resource;
-    slot.informer.start((store, onChange) => scopedWatchers(type, store, onChange, this.#watchContext()), signal);
   }
 
   /** The operator's first pre-flight attempt began: its resource's list starts now, unless its watch already runs. */
   #watchEarly(slot: Slot, signal: AbortSignal): void {
     if (!slot.owns || slot.informer.started || signal.aborted) return;
     this.#early.add(slot.informer);
-    this.#startWatch(slot, signal);
+    slot.informer.start(signal);
   }
 
   /** An attempt failed before any operator of `informer` passed: its early watch stops and its cache is emptied. */
@@ -290,8 +276,14 @@ export class EngagedCluster {
     }
   }
 
+  /** Queues requests an operator's code made (`onEngage`, a watch's `map`): copied, so later changes of them are not. */
   #queueRequests(operator: string, requests: readonly Request[], priority: QueuePriority): void {
-    for (const [cluster, named] of requestsByCluster(requests)) this.#o.onChange(cluster, operator, named, priority);
+    if (!requests.length) return;
+    this.#o.onChange(
+      operator,
+      requests.map(({ cluster, namespace, name }) => ({ cluster, namespace, name })),
+      priority,
+    );
   }
 
   /** The operator's other watched resources: each change is mapped to its own objects, queued in their cluster. */

@@ -1,7 +1,7 @@
 // What an EngagedCluster is built with: its operators and namespaces, the hub's queue, gate and budget, its limits.
 
 import type { FetchLike, PermissionCheck } from "../../kube/mod.ts";
-import type { NamespacedName, QueuePriority, TokenBucket } from "../../queue/mod.ts";
+import type { QueuePriority, Request, TokenBucket } from "../../queue/mod.ts";
 import type { EventLevel, Operator } from "../../runtime/mod.ts";
 import type { Clock, LogBurst, Logger, Semaphore } from "../../util/mod.ts";
 import type { EngagedCluster } from "./engaged_cluster.ts";
@@ -17,10 +17,11 @@ export interface EngagedClusterOptions {
   /** Permissions checked in every operator's pre-flight besides its own (e.g. the leader-election Lease's). */
   extraPermissions?: readonly PermissionCheck[];
   /**
-   * Called with objects of one operator in one cluster that changed and need a reconcile: at `live` priority for watch
-   * events, at `low` for what a list, a relist or a resync found (see FairWorkQueue).
+   * Called with objects of one operator that changed and need a reconcile (each request names its cluster: this one's,
+   * or another's an operator's `watches` or `onEngage` mapped to): at `live` priority for watch events, at `low` for
+   * what a list, a relist or a resync found (see FairWorkQueue).
    */
-  onChange(cluster: string, operator: string, requests: readonly NamespacedName[], priority: QueuePriority): void;
+  onChange(operator: string, requests: readonly Request[], priority: QueuePriority): void;
   /** Another engaged cluster, for reconcilers that reach across clusters. */
   lookup(cluster: string): EngagedCluster | undefined;
   /** The names of every engaged cluster, for a reconcile's `clusters()`. */

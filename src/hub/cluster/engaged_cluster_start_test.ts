@@ -71,8 +71,7 @@ async function engage(ns: string, w: Wire) {
   const cluster = new EngagedCluster("prod", access, {
     operators: [maps],
     namespaces: [ns],
-    onChange: (_cluster, _operator, items: readonly unknown[], priority) =>
-      changes.push({ keys: items.map(keyOf), priority }),
+    onChange: (_operator, items: readonly unknown[], priority) => changes.push({ keys: items.map(keyOf), priority }),
     lookup: () => undefined,
     apiBudget: new TokenBucket(1_000, 1_000),
     fetch: w.fetch,

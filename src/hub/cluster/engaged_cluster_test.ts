@@ -43,7 +43,7 @@ async function engage(ns: string, operators: Operator[]): Promise<Run> {
     operators,
     namespaces: [ns],
     // Written back as `namespace/name`, for readable assertions.
-    onChange: (_cluster, operator, requests, priority) =>
+    onChange: (operator, requests, priority) =>
       changes.push({ operator, keys: requests.map((r) => `${r.namespace}/${r.name}`), priority }),
     lookup: () => undefined,
     apiBudget: new TokenBucket(1_000, 1_000),

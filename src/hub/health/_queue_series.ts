@@ -58,7 +58,7 @@ export class QueueSeries {
 
   /** The labels and depth of a queue key's cluster and operator; two Map lookups on the hot path. */
   #seriesOf(key: QueueKey): Series {
-    const { cluster, operator } = key;
+    const { operator, request: { cluster } } = key;
     let byOperator = this.#series.get(cluster);
     if (!byOperator) this.#series.set(cluster, byOperator = new Map());
     let s = byOperator.get(operator);

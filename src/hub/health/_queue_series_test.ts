@@ -7,7 +7,7 @@ import type { QueueKey } from "../../queue/mod.ts";
 /** A queue key written as `cluster/operator/namespace/name` (test fixtures only). */
 function k(s: string): QueueKey {
   const [name, namespace, operator, ...cluster] = s.split("/").reverse();
-  return { cluster: cluster.reverse().join("/"), operator, request: { namespace, name } };
+  return { operator, request: { cluster: cluster.reverse().join("/"), namespace, name } };
 }
 
 function setup() {
