@@ -4,3 +4,4 @@ export * from "./backoff.ts";
 export * from "./logger.ts";
 export * from "./log_burst.ts";
 export * from "./semaphore.ts";
+export * from "./bytes.ts";

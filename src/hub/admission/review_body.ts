@@ -1,6 +1,6 @@
 // Reading one admission request body from a stranger: a size cap, a deadline, and the port's shared byte budget.
 
-import { type Clock, SystemClock } from "../../util/mod.ts";
+import { type Clock, concatBytes, SystemClock } from "../../util/mod.ts";
 import { MAX_REVIEW_BYTES, ReviewInputError } from "./admission_review.ts";
 import type { BodyBudget } from "./body_budget.ts";
 
@@ -71,11 +71,5 @@ export async function readReviewBody(req: Request, limits: ReviewBodyLimits = {}
     reader.releaseLock();
   }
   if (refusal) throw refusal;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return concatBytes(chunks);
 }

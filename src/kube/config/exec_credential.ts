@@ -2,7 +2,7 @@
 // KUBERNETES_EXEC_INFO with the cluster's info, an exact environment, a time limit, and a refresh before expiry.
 
 import { basename } from "node:path";
-import { type Clock, SystemClock } from "../../util/mod.ts";
+import { type Clock, concatBytes, SystemClock } from "../../util/mod.ts";
 import type { ClusterAccess, ClusterAuth } from "./cluster_access.ts";
 import { EXEC_PLUGIN_TIMEOUT_MS } from "./_kubeconfig_access.ts";
 import { AuthError } from "../errors.ts";
@@ -242,13 +242,7 @@ async function readCapped(stream: ReadableStream<Uint8Array>, max: number, tooMu
     }
     chunks.push(chunk);
   }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.length;
-  }
-  return all;
+  return concatBytes(chunks);
 }
 
 function record(v: unknown): Record<string, unknown> | undefined {

@@ -17,7 +17,6 @@
 
 import {
   type Abortable,
-  concat,
   Connection,
   enc,
   Http1Error,
@@ -28,6 +27,7 @@ import {
   raced,
 } from "./_http1_connection.ts";
 import { type ConnectionOwner, type Framing, Http1Response } from "./_http1_response.ts";
+import { concatBytes } from "../../util/mod.ts";
 
 export type { Abortable } from "./_http1_connection.ts";
 export { Http1Error } from "./_http1_connection.ts";
@@ -107,7 +107,7 @@ export class Http1Pool implements ConnectionOwner {
     else if (method === "POST" || method === "PUT" || method === "PATCH") head += "Content-Length: 0\r\n";
     head += "\r\n";
     const headBytes = enc.encode(head);
-    const bytes = body ? concat([headBytes, body]) : headBytes;
+    const bytes = body ? concatBytes([headBytes, body]) : headBytes;
     for (let attempt = 0;; attempt++) {
       // A retry never takes another pooled connection: it was probably closed along with the first.
       const c = await this.#checkout(abort, attempt === 0);

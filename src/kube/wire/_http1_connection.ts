@@ -112,15 +112,3 @@ export function indexOfBlankLine(b: Uint8Array, from: number, to: number): numbe
   }
   return -1;
 }
-
-export function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
-}

@@ -3,7 +3,6 @@
 
 import {
   type Abortable,
-  concat,
   type Connection,
   Http1Error,
   indexOfCrlf,
@@ -11,6 +10,7 @@ import {
   latin1,
 } from "./_http1_connection.ts";
 import { BodyLimitError, type ByteScratch, GrowingBytes } from "./_body_limit.ts";
+import { concatBytes } from "../../util/mod.ts";
 
 /** A chunked body's trailer section is refused past this size (the response head has the same cap). */
 const MAX_TRAILER_BYTES = 64 * 1024;
@@ -243,7 +243,7 @@ export class Http1Response {
           }
           // Yielded before the connection is released, so views of its buffer are still valid.
           if (out === "view") yield* parts;
-          else if (parts.length) yield concat(parts);
+          else if (parts.length) yield concatBytes(parts);
           this.#finish(true);
           return;
         }
@@ -251,7 +251,7 @@ export class Http1Response {
         inChunk = size;
       }
       if (out === "view") yield* parts; // views stay valid until the next fill()
-      else if (parts.length) yield parts.length === 1 ? parts[0] : concat(parts);
+      else if (parts.length) yield parts.length === 1 ? parts[0] : concatBytes(parts);
       if (!(await this.#fill())) throw new Http1Error("the connection closed mid-body");
     }
   }
