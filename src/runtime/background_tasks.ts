@@ -1,57 +1,8 @@
-// Long-running work attached to objects of one operator in one cluster (what daemons run on), stopped with it.
+// Long-running work attached to objects of one operator in one cluster (what daemons run on), stopped with it: TaskSet,
+// the runtime's BackgroundTasks (the interface is in reconciler.ts, beside the scope a reconcile reaches it from).
 
 import { type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
-import type { ReconcileScope } from "./reconciler.ts";
-
-/**
- * What a background task runs: `scope.signal` aborts when it must stop; settling ends the task.
- *
- * @example
- * ```ts
- * import type { BackgroundRun } from "./background_tasks.ts";
- * const idle: BackgroundRun = (scope) =>
- *   new Promise((resolve) => scope.signal.addEventListener("abort", () => resolve(), { once: true }));
- * console.log(typeof idle); // "function"
- * ```
- */
-export type BackgroundRun = (scope: ReconcileScope) => Promise<void>;
-
-/**
- * Background tasks of one operator's objects in one cluster, reached from a reconcile as `scope.background`: a
- * reconcile starts one per object (a daemon), and the runtime stops them all when this replica stops reconciling in
- * the cluster (its disengagement, a shard handoff, a pause, lost leadership, the hub's stop).
- *
- * Guarantees:
- * - at most one task per key runs in this replica (a task stopped but still running past its grace period keeps its
- *   key until it settles);
- * - `start` refuses (returns false) once the tasks were stopped for the cluster, so a reconcile still running when
- *   reconciling stopped starts nothing;
- * - a task's scope is its own: its signal aborts on `stop(key)` or when reconciling in the cluster stops, and its
- *   client's calls are aborted with it (and fail once the cluster is disengaged: its client is closed).
- *
- * @example A reconcile that keeps one task per object (what `defineHandlers` daemons do)
- * ```ts
- * import { defineOperator } from "../sdk/define_operator.ts";
- * export const keeper = defineOperator({
- *   name: "keeper",
- *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Probe", plural: "probes" },
- *   async reconcile(request, { client, background }) {
- *     const key = `${request.namespace}/${request.name}`;
- *     if (!client.cached(request)) return await background?.stop(key);
- *     background?.start(key, (task) => task.signal.aborted ? Promise.resolve() : new Promise((r) =>
- *       task.signal.addEventListener("abort", () => r(), { once: true })));
- *   },
- * });
- * ```
- */
-export interface BackgroundTasks {
-  /** Whether a task runs under `key` now. */
-  has(key: string): boolean;
-  /** Starts `run` under `key` unless one runs or the tasks were stopped; `graceMs` overrides the default grace. */
-  start(key: string, run: BackgroundRun, options?: { graceMs?: number }): boolean;
-  /** Aborts the task under `key`; settles once it ended, or its grace period passed (logged), or at once if none. */
-  stop(key: string): Promise<void>;
-}
+import type { BackgroundRun, BackgroundTasks, ReconcileScope } from "./reconciler.ts";
 
 /** What a TaskSet needs: a scope per task (bound to its signal), a clock and a logger. */
 export interface TaskSetOptions {

@@ -2,8 +2,13 @@
 
 import type { FairWorkQueue, QueueKey, QueuePriority, Request, TokenBucket } from "../queue/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../util/mod.ts";
-import type { BackgroundTasks } from "./background_tasks.ts";
-import { type ClusterConnection, type EventSink, type Reconciler, TerminalError } from "./reconciler.ts";
+import {
+  type BackgroundTasks,
+  type ClusterConnection,
+  type EventSink,
+  type Reconciler,
+  TerminalError,
+} from "./reconciler.ts";
 import type { KubeResourceClient } from "./resource_client.ts";
 
 export type ReconcileOutcome = "success" | "error" | "requeue_after" | "terminal";

@@ -1,7 +1,7 @@
 // The reconciler contract: one level-based method that reads current state, never the event that woke it.
 
 import type { Logger } from "../util/mod.ts";
-import type { BackgroundTasks } from "./background_tasks.ts";
+import type { EventSink } from "./api_client.ts";
 import type { ResourceClient } from "./resource_client.ts";
 import type { ResourceType } from "../kube/mod.ts";
 import type { StoredObject } from "./store.ts";
@@ -13,54 +13,11 @@ import type { Request } from "../queue/mod.ts";
  */
 export type { Request } from "../queue/mod.ts";
 
-/** The request-independent subset of the kube client the runtime builds on; every call spends the cluster's API budget. */
-export interface ApiClient {
-  request<T>(method: string, path: string, options?: {
-    query?: Record<string, string | number | boolean | undefined>;
-    body?: unknown;
-    contentType?: string;
-    signal?: AbortSignal;
-    /** Skip reading a 2xx body as JSON (the call resolves to undefined): a write whose answer is not needed. */
-    discardBody?: boolean;
-  }): Promise<T>;
-}
+/** How the runtime calls a cluster's API and posts Events there (declared in api_client.ts, below resource_client.ts). */
+export type { ApiClient, EventSink, EventSubject } from "./api_client.ts";
 
-/**
- * An object an event is about: its identity (apiVersion and kind come from the resource).
- *
- * @example
- * ```ts
- * import type { EventSink, EventSubject } from "../../sdk.ts";
- * declare const events: EventSink; // a reconcile's `scope.events`
- * const subject: EventSubject = { metadata: { name: "hello", namespace: "web", uid: "4f1c" } };
- * await events.record(subject, "Warning", "InvalidSpec", "spec.size must be positive, got -1");
- * ```
- */
-export interface EventSubject {
-  /** The object's identity; `uid` ties the event to this incarnation of it. */
-  metadata: { name: string; namespace?: string; uid?: string };
-}
-
-/**
- * Posts Kubernetes Events about objects of the operator's resource. Never throws.
- *
- * @example
- * ```ts
- * import type { EventSink } from "../../sdk.ts";
- * // A sink that keeps what it was told, for a unit test of a reconcile.
- * const recorded: string[] = [];
- * const events: EventSink = {
- *   record(object, type, reason, message) {
- *     recorded.push(`${type} ${reason} ${object.metadata.name}: ${message}`);
- *     return Promise.resolve();
- *   },
- * };
- * ```
- */
-export interface EventSink {
-  /** Posts (or, for a repeat, counts) an event; events below the hub's `--event-level` are dropped. */
-  record(object: EventSubject, type: "Normal" | "Warning", reason: string, message: string): Promise<void>;
-}
+/** The error retrying cannot fix (declared in terminal_error.ts, below resource_client.ts). */
+export { TerminalError } from "./terminal_error.ts";
 
 /**
  * Another engaged cluster, for operators that reach across clusters (e.g. copying an object from a home cluster).
@@ -162,16 +119,51 @@ export interface Reconciler<T extends StoredObject = StoredObject> {
 }
 
 /**
- * An error that retrying cannot fix: the controller logs it and does not retry the request.
+ * What a background task runs: `scope.signal` aborts when it must stop; settling ends the task.
  *
  * @example
  * ```ts
- * import { TerminalError } from "./reconciler.ts";
- * const err = new TerminalError("spec.size must be positive, got -1");
- * console.log(err.name); // "TerminalError"
+ * import type { BackgroundRun } from "./reconciler.ts";
+ * const idle: BackgroundRun = (scope) =>
+ *   new Promise((resolve) => scope.signal.addEventListener("abort", () => resolve(), { once: true }));
+ * console.log(typeof idle); // "function"
  * ```
  */
-export class TerminalError extends Error {
-  /** Always "TerminalError". */
-  override name = "TerminalError";
+export type BackgroundRun = (scope: ReconcileScope) => Promise<void>;
+
+/**
+ * Background tasks of one operator's objects in one cluster, reached from a reconcile as `scope.background`: a
+ * reconcile starts one per object (a daemon), and the runtime stops them all when this replica stops reconciling in
+ * the cluster (its disengagement, a shard handoff, a pause, lost leadership, the hub's stop).
+ *
+ * Guarantees:
+ * - at most one task per key runs in this replica (a task stopped but still running past its grace period keeps its
+ *   key until it settles);
+ * - `start` refuses (returns false) once the tasks were stopped for the cluster, so a reconcile still running when
+ *   reconciling stopped starts nothing;
+ * - a task's scope is its own: its signal aborts on `stop(key)` or when reconciling in the cluster stops, and its
+ *   client's calls are aborted with it (and fail once the cluster is disengaged: its client is closed).
+ *
+ * @example A reconcile that keeps one task per object (what `defineHandlers` daemons do)
+ * ```ts
+ * import { defineOperator } from "../sdk/define_operator.ts";
+ * export const keeper = defineOperator({
+ *   name: "keeper",
+ *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Probe", plural: "probes" },
+ *   async reconcile(request, { client, background }) {
+ *     const key = `${request.namespace}/${request.name}`;
+ *     if (!client.cached(request)) return await background?.stop(key);
+ *     background?.start(key, (task) => task.signal.aborted ? Promise.resolve() : new Promise((r) =>
+ *       task.signal.addEventListener("abort", () => r(), { once: true })));
+ *   },
+ * });
+ * ```
+ */
+export interface BackgroundTasks {
+  /** Whether a task runs under `key` now. */
+  has(key: string): boolean;
+  /** Starts `run` under `key` unless one runs or the tasks were stopped; `graceMs` overrides the default grace. */
+  start(key: string, run: BackgroundRun, options?: { graceMs?: number }): boolean;
+  /** Aborts the task under `key`; settles once it ended, or its grace period passed (logged), or at once if none. */
+  stop(key: string): Promise<void>;
 }

@@ -9,8 +9,9 @@ import {
   resourcePath,
   type ResourceType,
 } from "../kube/mod.ts";
-import type { ApiClient, EventSink, Request } from "./reconciler.ts";
-import { TerminalError } from "./reconciler.ts";
+import type { ApiClient, EventSink } from "./api_client.ts";
+import type { Request } from "../queue/mod.ts";
+import { TerminalError } from "./terminal_error.ts";
 import { objectKey, type Projection, type Store, type StoredObject } from "./store.ts";
 
 /**
