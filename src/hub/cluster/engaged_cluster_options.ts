@@ -2,9 +2,16 @@
 
 import type { FetchLike, PermissionCheck } from "../../kube/mod.ts";
 import type { QueuePriority, Request, TokenBucket } from "../../queue/mod.ts";
-import type { EventLevel, Operator } from "../../runtime/mod.ts";
+import type { ClusterConnection, EventLevel, Operator, StoredObject } from "../../runtime/mod.ts";
 import type { Clock, LogBurst, Logger, Semaphore } from "../../util/mod.ts";
-import type { EngagedCluster } from "./engaged_cluster.ts";
+
+/** What one engaged cluster offers the others (an EngagedCluster fits): reaching across, and its cached objects. */
+export interface PeerCluster {
+  /** This cluster as `operator`'s reconciles see it from another cluster, bound to `signal` (undefined: not hosted). */
+  connection(operator: string, signal: AbortSignal): ClusterConnection | undefined;
+  /** `operator`'s cached objects of its own resource in this cluster ([] for an operator it does not host). */
+  cachedObjects(operator: string): StoredObject[];
+}
 
 /** How an EngagedCluster is built (the Hub builds every one). */
 export interface EngagedClusterOptions {
@@ -23,7 +30,7 @@ export interface EngagedClusterOptions {
    */
   onChange(operator: string, requests: readonly Request[], priority: QueuePriority): void;
   /** Another engaged cluster, for reconcilers that reach across clusters. */
-  lookup(cluster: string): EngagedCluster | undefined;
+  lookup(cluster: string): PeerCluster | undefined;
   /** The names of every engaged cluster, for a reconcile's `clusters()`. */
   clusterNames?(): string[];
   /**
