@@ -2,8 +2,8 @@
 
 import type { StoredObject } from "../runtime/mod.ts";
 import { trimObject } from "../runtime/mod.ts";
-import { OperatorDefinitionError } from "./define_operator.ts";
-import type { HandlerFn, Handlers, TimerSpec } from "./handlers.ts";
+import { OperatorDefinitionError } from "./operator_definition_error.ts";
+import type { HandlerFn, Handlers, TimerSpec } from "./handler_definition.ts";
 
 /** A handler with its id settled. */
 export interface Resolved<T extends StoredObject> {

@@ -11,7 +11,7 @@ import type {
   StoredObject,
 } from "../runtime/mod.ts";
 import { type Logger, silentLogger } from "../util/mod.ts";
-import { OperatorDefinitionError } from "./define_operator.ts";
+import { OperatorDefinitionError } from "./operator_definition_error.ts";
 import { jsonPatch } from "./json_patch.ts";
 
 /**

@@ -3,8 +3,8 @@
 
 import type { BackgroundTasks, ReconcileScope, Request, StoredObject } from "../runtime/mod.ts";
 import { type Clock, errorText, SystemClock } from "../util/mod.ts";
-import { OperatorDefinitionError } from "./define_operator.ts";
-import type { HandlerContext } from "./handlers.ts";
+import { OperatorDefinitionError } from "./operator_definition_error.ts";
+import type { HandlerContext } from "./handler_context.ts";
 
 /**
  * What a daemon gets: a handler's context whose `signal` is the daemon's own, and `sleep`.

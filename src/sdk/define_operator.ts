@@ -14,6 +14,9 @@ import type {
   Verb,
   WatchedResource,
 } from "../runtime/mod.ts";
+import { OperatorDefinitionError } from "./operator_definition_error.ts";
+
+export { OperatorDefinitionError };
 
 /**
  * Everything an operator declares; see {@link defineOperator}.
@@ -151,29 +154,6 @@ export interface OperatorDefinition<T extends StoredObject = StoredObject> {
    * a retry with backoff (a TerminalError: no retry); `{ requeueAfterMs }` looks again later.
    */
   reconcile(request: Request, scope: ReconcileScope<T>): Promise<ReconcileResult>;
-}
-
-/**
- * An operator definition that cannot work: the message names the field and the value seen.
- *
- * @example
- * ```ts
- * import { defineOperator, OperatorDefinitionError } from "../../sdk.ts";
- *
- * try {
- *   defineOperator({
- *     name: "My_Operator",
- *     resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Website", plural: "websites" },
- *     reconcile: async () => {},
- *   });
- * } catch (err) {
- *   if (err instanceof OperatorDefinitionError) console.error(err.message); // invalid operator name "My_Operator": ...
- * }
- * ```
- */
-export class OperatorDefinitionError extends TypeError {
-  /** Always "OperatorDefinitionError". */
-  override name = "OperatorDefinitionError";
 }
 
 const VERBS: readonly Verb[] = ["get", "list", "watch", "create", "update", "patch", "patchStatus", "delete", "apply"];
