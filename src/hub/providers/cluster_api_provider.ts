@@ -2,7 +2,15 @@
 // through its `<cluster>-kubeconfig` Secret, in some namespaces (or all) of the home cluster.
 
 import { type KubeClient, KubeconfigParser } from "../../kube/mod.ts";
-import { labelled, objectMeta, Store, type StoredObject, Watcher, type WatchSnapshot } from "../../runtime/mod.ts";
+import {
+  Informer,
+  labelled,
+  objectKey,
+  objectMeta,
+  type StoredObject,
+  Watcher,
+  type WatchSnapshot,
+} from "../../runtime/mod.ts";
 import { errorText, type Logger } from "../../util/mod.ts";
 import { decodeSecretValue, kubeconfigOffer } from "./_kubeconfig_offer.ts";
 import type { ClusterOffer, ProviderWatch } from "./cluster_offer.ts";
@@ -55,9 +63,12 @@ export interface ClusterApiProviderOptions extends HomeWatchOptions, KubeconfigS
  */
 export class ClusterApiProvider {
   readonly #o: ClusterApiProviderOptions;
-  readonly #clusters = new Store(projectCluster);
-  readonly #secrets = new Store(projectSecret);
+  /** The `Cluster` objects, one watch per namespace (or one for all). */
+  readonly #clusters: Informer;
+  /** The Secrets labelled with a cluster's name, one watch per namespace (or one for all). */
+  readonly #secrets: Informer;
   readonly #client: KubeClient;
+  /** Every watch: Clusters, then Secrets, per namespace. */
   readonly #watchers: Watcher[] = [];
   /** `NS/NAME` → the state last offered or withdrawn (skips repeats: Cluster API rewrites status often). */
   readonly #digests = new Map<string, string>();
@@ -73,32 +84,47 @@ export class ClusterApiProvider {
     const all = options.namespaces.includes(CLUSTER_API_ALL_NAMESPACES);
     const namespaces: (string | undefined)[] = all ? [undefined] : [...new Set(options.namespaces)];
     const secrets = labelled(this.#client, CLUSTER_NAME_LABEL);
-    for (const ns of namespaces) {
-      const within = ns === undefined ? "" : `/namespaces/${encodeURIComponent(ns)}`;
-      this.#watchers.push(
-        new Watcher({
-          path: `/apis/${CLUSTER_API_GROUP_VERSION}${within}/clusters`,
-          namespace: ns,
-          client: this.#client,
-          store: this.#clusters,
-          onChange: (keys) => this.#changedAll(keys),
-          clock,
-          logger: this.#log.child({ watch: "clusters" }),
-          idleTimeoutMs: options.idleTimeoutMs,
-        }),
-        new Watcher({
-          path: `/api/v1${within}/secrets`,
-          namespace: ns,
-          client: secrets,
-          store: this.#secrets,
-          // A kubeconfig Secret `NAME-kubeconfig` changes what `NS/NAME` offers; other labelled Secrets change nothing.
-          onChange: (keys) => this.#changedAll(keys.flatMap((k) => clusterOfSecretKey(k) ?? [])),
-          clock,
-          logger: this.#log.child({ watch: "secrets" }),
-          idleTimeoutMs: options.idleTimeoutMs,
-        }),
-      );
-    }
+    const within = (ns: string | undefined) => ns === undefined ? "" : `/namespaces/${encodeURIComponent(ns)}`;
+    this.#clusters = new Informer({
+      cluster: options.home.name,
+      projection: projectCluster,
+      watches: (store, onChange) =>
+        namespaces.map((ns) =>
+          new Watcher({
+            path: `/apis/${CLUSTER_API_GROUP_VERSION}${within(ns)}/clusters`,
+            namespace: ns,
+            client: this.#client,
+            store,
+            onChange,
+            clock,
+            logger: this.#log.child({ watch: "clusters" }),
+            idleTimeoutMs: options.idleTimeoutMs,
+          })
+        ),
+    });
+    this.#secrets = new Informer({
+      cluster: options.home.name,
+      projection: projectSecret,
+      watches: (store, onChange) =>
+        namespaces.map((ns) =>
+          new Watcher({
+            path: `/api/v1${within(ns)}/secrets`,
+            namespace: ns,
+            client: secrets,
+            store,
+            onChange,
+            clock,
+            logger: this.#log.child({ watch: "secrets" }),
+            idleTimeoutMs: options.idleTimeoutMs,
+          })
+        ),
+    });
+    this.#clusters.addListener((requests) => this.#changedAll(requests.map(objectKey)));
+    // A kubeconfig Secret `NAME-kubeconfig` changes what `NS/NAME` offers; other labelled Secrets change nothing.
+    this.#secrets.addListener((requests) =>
+      this.#changedAll(requests.flatMap((r) => clusterOfSecretKey(objectKey(r)) ?? []))
+    );
+    namespaces.forEach((_, i) => this.#watchers.push(this.#clusters.watchers[i], this.#secrets.watchers[i]));
     const watches = namespaces.map((ns) => `${options.home.name}:${ns ?? CLUSTER_API_ALL_NAMESPACES}`);
     options.registry.attach("cluster-api", () => this.#watch(watches));
   }
@@ -112,7 +138,9 @@ export class ClusterApiProvider {
   async start(signal: AbortSignal): Promise<void> {
     const parsing = this.#o.parser ? undefined : this.#parser.start(signal);
     try {
-      await Promise.all(this.#watchers.map((w) => w.start(signal)));
+      this.#clusters.start(signal);
+      this.#secrets.start(signal);
+      await Promise.all([this.#clusters.stopped, this.#secrets.stopped]);
     } finally {
       this.#client.close();
       await parsing;
@@ -145,9 +173,9 @@ export class ClusterApiProvider {
     const registry = this.#o.registry;
     const slash = key.indexOf("/");
     const [ns, name] = [key.slice(0, slash), key.slice(slash + 1)];
-    const cluster = this.#clusters.get(key);
+    const cluster = this.#clusters.store.get(key);
     const secretName = `${name}${KUBECONFIG_SECRET_SUFFIX}`;
-    const secret = this.#secrets.get(`${ns}/${secretName}`);
+    const secret = this.#secrets.store.get(`${ns}/${secretName}`);
     const home = this.#o.home.name;
     const waiting = (digest: string, why: string | undefined) => {
       if (this.#digests.get(key) === digest) return;

@@ -2,7 +2,7 @@
 // one cluster per profile, credentials from KEP-5339's provider file.
 
 import type { CredentialPolicy, KubeClient } from "../../kube/mod.ts";
-import { Store, type StoredObject, Watcher } from "../../runtime/mod.ts";
+import { Informer, objectKey, type Store, type StoredObject, Watcher } from "../../runtime/mod.ts";
 import { type Clock, errorText } from "../../util/mod.ts";
 import {
   CLUSTER_PROFILE_API,
@@ -54,8 +54,10 @@ export function profileClusterName(namespace: string, name: string): string {
 export class ClusterProfileProvider {
   readonly #o: ClusterProfileProviderOptions;
   readonly #client: KubeClient;
+  /** One per namespace watched (or one for all). */
+  readonly #informers: Informer[] = [];
+  /** Their watches, for the `providers` section. */
   readonly #watchers: Watcher[] = [];
-  readonly #stores = new Map<string, Store>();
   /** store key → resourceVersion last offered. */
   readonly #versions = new Map<string, string>();
   readonly #clock: Clock;
@@ -68,33 +70,39 @@ export class ClusterProfileProvider {
     const all = options.namespaces.includes(ALL_PROFILE_NAMESPACES);
     const namespaces = all ? [ALL_PROFILE_NAMESPACES] : [...new Set(options.namespaces)];
     for (const ns of namespaces) {
-      const store = new Store(project);
-      this.#stores.set(ns, store);
-      this.#watchers.push(
-        new Watcher({
-          path: ns === ALL_PROFILE_NAMESPACES
-            ? `/apis/${CLUSTER_PROFILE_API}/clusterprofiles`
-            : `/apis/${CLUSTER_PROFILE_API}/namespaces/${encodeURIComponent(ns)}/clusterprofiles`,
-          namespace: ns === ALL_PROFILE_NAMESPACES ? undefined : ns,
-          client: this.#client,
-          store,
-          onChange: (keys) => {
-            for (const key of keys) {
-              this.#changed(store, key).catch((err) => {
-                log.error("cannot read a ClusterProfile", { clusterProfile: key, error: errorText(err) });
-                options.registry.unusable(
-                  "cluster-profile",
-                  key,
-                  `cannot read ClusterProfile ${key}: ${errorText(err)}`,
-                );
-              });
-            }
-          },
-          clock,
-          logger: log,
-          idleTimeoutMs: options.idleTimeoutMs,
-        }),
-      );
+      const informer = new Informer({
+        cluster: options.home.name,
+        projection: project,
+        watches: (store, onChange) => [
+          new Watcher({
+            path: ns === ALL_PROFILE_NAMESPACES
+              ? `/apis/${CLUSTER_PROFILE_API}/clusterprofiles`
+              : `/apis/${CLUSTER_PROFILE_API}/namespaces/${encodeURIComponent(ns)}/clusterprofiles`,
+            namespace: ns === ALL_PROFILE_NAMESPACES ? undefined : ns,
+            client: this.#client,
+            store,
+            onChange,
+            clock,
+            logger: log,
+            idleTimeoutMs: options.idleTimeoutMs,
+          }),
+        ],
+      });
+      informer.addListener((requests) => {
+        for (const request of requests) {
+          const key = objectKey(request);
+          this.#changed(informer.store, key).catch((err) => {
+            log.error("cannot read a ClusterProfile", { clusterProfile: key, error: errorText(err) });
+            options.registry.unusable(
+              "cluster-profile",
+              key,
+              `cannot read ClusterProfile ${key}: ${errorText(err)}`,
+            );
+          });
+        }
+      });
+      this.#informers.push(informer);
+      this.#watchers.push(...informer.watchers);
     }
     const watches = namespaces.map((ns) => `${options.home.name}:${ns}`);
     options.registry.attach("cluster-profile", () => {
@@ -112,7 +120,8 @@ export class ClusterProfileProvider {
   /** Lists and watches until `signal` aborts; closes its client before settling. */
   async start(signal: AbortSignal): Promise<void> {
     try {
-      await Promise.all(this.#watchers.map((w) => w.start(signal)));
+      for (const informer of this.#informers) informer.start(signal);
+      await Promise.all(this.#informers.map((i) => i.stopped));
     } finally {
       this.#client.close();
     }

@@ -6,7 +6,15 @@ import {
   kubeconfigTooLarge,
   MAX_UNTRUSTED_KUBECONFIG_BYTES,
 } from "../../kube/mod.ts";
-import { labelled, objectMeta, Store, type StoredObject, Watcher, type WatchSnapshot } from "../../runtime/mod.ts";
+import {
+  Informer,
+  labelled,
+  objectKey,
+  objectMeta,
+  type StoredObject,
+  Watcher,
+  type WatchSnapshot,
+} from "../../runtime/mod.ts";
 import { errorText } from "../../util/mod.ts";
 import { decodeSecretValue, kubeconfigOffer } from "./_kubeconfig_offer.ts";
 import { type NamePrefixes, prefixedName } from "./name_prefixes.ts";
@@ -51,7 +59,7 @@ export interface SecretProviderOptions extends HomeWatchOptions, KubeconfigSecre
  */
 export class SecretProvider {
   readonly #o: SecretProviderOptions;
-  readonly #store: Store;
+  readonly #informer: Informer;
   readonly #client: KubeClient;
   readonly #parser: KubeconfigParser;
   /** Whether this provider made `#parser` (and so starts it). */
@@ -65,25 +73,33 @@ export class SecretProvider {
     const { client, clock, log } = homeClient(options, "secret", "operator-hub/cluster-secrets");
     this.#client = client;
     this.#selected = selects(options.selection ?? "all", options.prefixes ?? {});
-    this.#store = new Store((raw) => project(raw, this.#selected));
     this.#ownParser = options.parser === undefined;
     this.#parser = options.parser ?? new KubeconfigParser({ clock });
-    this.#watcher = new Watcher({
-      path: `/api/v1/namespaces/${encodeURIComponent(options.namespace)}/secrets`,
-      namespace: options.namespace,
-      client: labelled(this.#client, `${KUBECONFIG_SECRET_LABEL}=true`),
-      store: this.#store,
-      onChange: (keys) => {
-        for (const key of keys) {
-          this.#changed(key).catch((err) => {
-            log.error("cannot read a cluster Secret", { secret: key, error: errorText(err) });
-            this.#o.registry.unusable("secret", key, `cannot read Secret ${key}: ${errorText(err)}`);
-          });
-        }
-      },
-      clock,
-      logger: log,
-      idleTimeoutMs: options.idleTimeoutMs,
+    this.#informer = new Informer({
+      cluster: options.home.name,
+      projection: (raw) => project(raw, this.#selected),
+      watches: (store, onChange) => [
+        new Watcher({
+          path: `/api/v1/namespaces/${encodeURIComponent(options.namespace)}/secrets`,
+          namespace: options.namespace,
+          client: labelled(this.#client, `${KUBECONFIG_SECRET_LABEL}=true`),
+          store,
+          onChange,
+          clock,
+          logger: log,
+          idleTimeoutMs: options.idleTimeoutMs,
+        }),
+      ],
+    });
+    this.#watcher = this.#informer.watchers[0];
+    this.#informer.addListener((requests) => {
+      for (const request of requests) {
+        const key = objectKey(request);
+        this.#changed(key).catch((err) => {
+          log.error("cannot read a cluster Secret", { secret: key, error: errorText(err) });
+          this.#o.registry.unusable("secret", key, `cannot read Secret ${key}: ${errorText(err)}`);
+        });
+      }
     });
     const watches = [`${options.home.name}:${options.namespace}`];
     options.registry.attach("secret", () => {
@@ -101,7 +117,8 @@ export class SecretProvider {
   async start(signal: AbortSignal): Promise<void> {
     const parsing = this.#ownParser ? this.#parser.start(signal) : undefined;
     try {
-      await this.#watcher.start(signal);
+      this.#informer.start(signal);
+      await this.#informer.stopped;
     } finally {
       this.#client.close();
       await parsing;
@@ -109,7 +126,7 @@ export class SecretProvider {
   }
 
   async #changed(key: string): Promise<void> {
-    const obj = this.#store.get(key);
+    const obj = this.#informer.store.get(key);
     const name = key.slice(key.indexOf("/") + 1);
     const source = `${this.#o.namespace}/${name}`;
     this.#o.registry.unusable("secret", key, undefined);

@@ -1,12 +1,14 @@
 // The watch on one shard group's Leases in the home cluster, feeding what it sees into the replica's ShardTable.
 
 import type { KubeClient } from "../../kube/mod.ts";
-import { labelled, Store, type StoredObject, Watcher } from "../../runtime/mod.ts";
+import { Informer, labelled, objectKey, type Request, type StoredObject, Watcher } from "../../runtime/mod.ts";
 import type { Clock, Logger } from "../../util/mod.ts";
 import type { LeaseClient, LeaseObject } from "../leadership/leases.ts";
 import { GROUP_LABEL, ROLE_LABEL, type ShardTable, WEIGHT_ANNOTATION } from "./shard_table.ts";
 
 export interface LeaseWatchOptions {
+  /** The home cluster's name (the cluster of the requests its informer tells). */
+  cluster: string;
   client: KubeClient;
   leases: LeaseClient;
   namespace: string;
@@ -26,41 +28,49 @@ export interface LeaseWatchOptions {
  */
 export class LeaseWatch {
   readonly #o: LeaseWatchOptions;
-  readonly #store = new Store(projectLease);
-  readonly #watcher: Watcher;
+  readonly #informer: Informer;
   /** The last version of every Lease in the store, so a deletion still knows its role and holder. */
   readonly #last = new Map<string, LeaseObject>();
 
   constructor(options: LeaseWatchOptions) {
     this.#o = options;
-    this.#watcher = new Watcher({
-      path: options.leases.collection,
-      namespace: options.namespace,
-      client: labelled(options.client, `${GROUP_LABEL}=${options.group}`),
-      store: this.#store,
-      onChange: (keys) => this.#changed(keys),
-      // Synced once listed, even when the group has no Lease yet (a first replica's own peer Lease comes later).
-      onSynced: () => {
-        options.table.synced();
-        options.onChange();
-      },
-      clock: options.clock,
-      logger: options.logger,
-      // Bookmarks arrive about once a minute; a silent Lease watch delays takeovers, so reopen it sooner.
-      idleTimeoutMs: 75_000,
+    this.#informer = new Informer({
+      cluster: options.cluster,
+      projection: projectLease,
+      watches: (store, onChange) => [
+        new Watcher({
+          path: options.leases.collection,
+          namespace: options.namespace,
+          client: labelled(options.client, `${GROUP_LABEL}=${options.group}`),
+          store,
+          onChange,
+          // Synced once listed, even when the group has no Lease yet (a first replica's own peer Lease comes later).
+          onSynced: () => {
+            options.table.synced();
+            options.onChange();
+          },
+          clock: options.clock,
+          logger: options.logger,
+          // Bookmarks arrive about once a minute; a silent Lease watch delays takeovers, so reopen it sooner.
+          idleTimeoutMs: 75_000,
+        }),
+      ],
     });
+    this.#informer.addListener((requests) => this.#changed(requests));
   }
 
   /** Runs the watch until `signal` aborts. */
   start(signal: AbortSignal): Promise<void> {
-    return this.#watcher.start(signal);
+    this.#informer.start(signal);
+    return this.#informer.stopped;
   }
 
   /** Every peer Lease seen (live or not) with its weight, `self` included, sorted by identity. */
   peersSeen(self: { identity: string; weight: number }): { identity: string; weight: number }[] {
     const seen = new Map<string, number>();
-    for (const key of this.#store.keys()) {
-      const l = this.#store.get(key) as unknown as LeaseObject;
+    const store = this.#informer.store;
+    for (const key of store.keys()) {
+      const l = store.get(key) as unknown as LeaseObject;
       if (l.metadata.labels?.[ROLE_LABEL] !== "peer" || !l.spec?.holderIdentity) continue;
       seen.set(l.spec.holderIdentity, Number(l.metadata.annotations?.[WEIGHT_ANNOTATION] ?? "1") || 1);
     }
@@ -68,10 +78,11 @@ export class LeaseWatch {
     return [...seen].sort(([a], [b]) => a.localeCompare(b)).map(([identity, weight]) => ({ identity, weight }));
   }
 
-  #changed(keys: string[]): void {
+  #changed(requests: readonly Request[]): void {
     const table = this.#o.table;
-    for (const key of keys) {
-      const l = this.#store.get(key) as unknown as LeaseObject | undefined;
+    for (const request of requests) {
+      const key = objectKey(request);
+      const l = this.#informer.store.get(key) as unknown as LeaseObject | undefined;
       if (!l) {
         const gone = this.#last.get(key);
         if (gone) table.forget(gone);

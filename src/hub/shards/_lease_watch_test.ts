@@ -43,6 +43,7 @@ function watching(
     const table = new ShardTable("me", 2, SHARD_TIMING_DEFAULTS, clock);
     const fences: string[] = [];
     const watch = new LeaseWatch({
+      cluster: "prod",
       client,
       leases,
       namespace: ns,

@@ -128,6 +128,7 @@ export class ShardCoordinator implements EngageTarget {
     });
     this.#fences = new Fences({ ...common, leases: this.#leases, group: options.group, identity: options.identity });
     this.#watch = new LeaseWatch({
+      cluster: options.home.name,
       client: this.#client,
       leases: this.#leases,
       namespace: options.namespace,
