@@ -17,7 +17,7 @@ import type { EngageTarget } from "../hub/providers/mod.ts";
 import { type ClusterAccess, ConfigError, IN_CLUSTER, type PermissionCheck } from "../kube/mod.ts";
 import type { Operator } from "../runtime/mod.ts";
 import { errorText, type Logger } from "../util/mod.ts";
-import type { WebhookFlags } from "./webhook_flags.ts";
+import type { WebhookFlags } from "./flags/hub_flags.ts";
 
 export { installerPermissions };
 

@@ -1,9 +1,9 @@
 // `operator-hub cleanup`: removes the hub's finalizers from every object of every selected cluster (an uninstall).
 
 import { type ClusterAccess, ConfigError, KubeClient } from "../kube/mod.ts";
-import { FlagError, parseFlags } from "./flags.ts";
 import { removeConfigurations } from "../hub/admission/mod.ts";
-import { DNS_LABEL } from "./flag_values.ts";
+import { DNS_LABEL, FlagError } from "./flags/flag_values.ts";
+import { parseFlags } from "./flags/parse_flags.ts";
 import { cleanupLine, type CleanupResult, cleanupTargets, removeFinalizers } from "../hub/mod.ts";
 import {
   type ClusterRegistry,

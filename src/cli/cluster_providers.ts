@@ -1,10 +1,10 @@
 // The providers that read the home cluster (labelled Secrets, Cluster API Clusters, ClusterProfiles), built from the
 // flags in one place so main.ts stays short. Each provider's module is imported only when its flag asks for it.
 
-import { clusterProfileProvider } from "./cluster_profile_flags.ts";
-import type { HubFlags } from "./flags.ts";
+import type { ClusterProfileFlags, HubFlags } from "./flags/hub_flags.ts";
+import type { ClusterProfileProvider } from "../hub/providers/cluster_profile_provider.ts";
 import type { ClusterRegistry } from "../hub/providers/registry.ts";
-import type { ClusterAccess, KubeconfigParser } from "../kube/mod.ts";
+import { type ClusterAccess, ConfigError, type CredentialPolicy, type KubeconfigParser } from "../kube/mod.ts";
 import { readEnv } from "./permissions.ts";
 import type { Logger } from "../util/mod.ts";
 import { loadFeature } from "./feature_import.ts";
@@ -78,4 +78,64 @@ export async function homeClusterProviders(o: HomeProvidersOptions): Promise<Sta
     out.push(await clusterProfileProvider({ ...common, flags: flags.clusterProfiles, env: readEnv }));
   }
   return out;
+}
+
+/** What the ClusterProfile provider is built from. */
+export interface ClusterProfileWiring {
+  flags: ClusterProfileFlags;
+  registry: ClusterRegistry;
+  home: ClusterAccess;
+  policy: CredentialPolicy;
+  /** The hub's environment (PATH and HOME of it reach the plugins). */
+  env: (key: string) => string | undefined;
+  requestTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  http2?: boolean;
+  logger: Logger;
+}
+
+/**
+ * The provider for the flags, its modules loaded now; a provider file that cannot be read or used throws ConfigError
+ * (exit 2).
+ */
+export async function clusterProfileProvider(w: ClusterProfileWiring): Promise<ClusterProfileProvider> {
+  const { parseProviderFile, ProviderFileError } = await loadFeature(
+    "--cluster-profiles",
+    () => import("../hub/providers/cluster_profile_access.ts"),
+  );
+  const { ClusterProfileProvider } = await loadFeature(
+    "--cluster-profiles",
+    () => import("../hub/providers/cluster_profile_provider.ts"),
+  );
+  const path = w.flags.providerFile;
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch (err) {
+    throw new ConfigError(`cannot read --clusterprofile-provider-file ${path}: ${(err as Error).name}`);
+  }
+  let file;
+  try {
+    file = parseProviderFile(text, path, w.env("PATH") ?? "");
+  } catch (err) {
+    if (err instanceof ProviderFileError) throw new ConfigError(err.message);
+    throw err;
+  }
+  const baseEnv: Record<string, string> = {};
+  for (const k of ["PATH", "HOME"]) {
+    const v = w.env(k);
+    if (v !== undefined) baseEnv[k] = v;
+  }
+  return new ClusterProfileProvider({
+    registry: w.registry,
+    home: w.home,
+    namespaces: w.flags.namespaces,
+    file,
+    policy: w.policy,
+    baseEnv,
+    requestTimeoutMs: w.requestTimeoutMs,
+    idleTimeoutMs: w.idleTimeoutMs,
+    http2: w.http2,
+    logger: w.logger,
+  });
 }

@@ -5,7 +5,7 @@ import type { HubLeaderElection } from "../hub/mod.ts";
 import { loadRegisteredClusters, type RegisteredClusters } from "../hub/providers/registered_clusters.ts";
 import { type ClusterAccess, ConfigError, IN_CLUSTER } from "../kube/mod.ts";
 import type { Logger } from "../util/mod.ts";
-import type { HubFlags, MetricsServingFlags } from "./flags.ts";
+import type { HubFlags, MetricsServingFlags } from "./flags/hub_flags.ts";
 import { granted, hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
 import { UsageError } from "./usage_error.ts";
 

@@ -14,7 +14,7 @@ import type { Admission } from "./admission_setup.ts";
 import type { ClusterSelection } from "./cluster_selection.ts";
 import { homeClusterProviders, type StartsProvider } from "./cluster_providers.ts";
 import { markingCommandLine } from "./command_line_clusters.ts";
-import type { HubFlags } from "./flags.ts";
+import type { HubFlags } from "./flags/hub_flags.ts";
 import { loadFeature } from "./feature_import.ts";
 import { hostname } from "./permissions.ts";
 import { UsageError } from "./usage_error.ts";

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { BUILT_IN_OPERATORS } from "../operators/mod.ts";
 import { Logger, silentLogger } from "../util/mod.ts";
 import { selectClusters } from "./cluster_selection.ts";
-import { parseFlags } from "./flags.ts";
+import { parseFlags } from "./flags/parse_flags.ts";
 import { assembleHub, homeProviders, shardCoordinator } from "./hub_assembly.ts";
 import { UsageError } from "./usage_error.ts";
 import { kubeconfigFile } from "../../dev/support/kubeconfig_file.ts";

@@ -2,7 +2,10 @@
 
 // First import: npm packages evaluated after it see only the environment variables --allow-env grants.
 import "./_npm_env.ts";
-import { FlagError, helpText, type HubFlags, parseFlags } from "./flags.ts";
+import { FlagError } from "./flags/flag_values.ts";
+import { helpText } from "./flags/help_text.ts";
+import type { HubFlags } from "./flags/hub_flags.ts";
+import { parseFlags } from "./flags/parse_flags.ts";
 import { type ClusterSelection, selectClusters } from "./cluster_selection.ts";
 import { loadFeature } from "./feature_import.ts";
 import { assembleHub, connectRegistry, homeProviders, shardCoordinator } from "./hub_assembly.ts";

@@ -12,7 +12,7 @@ import type { Operator } from "../runtime/mod.ts";
 import { errorText, type Logger } from "../util/mod.ts";
 import type { Admission } from "./admission_setup.ts";
 import { loadFeature } from "./feature_import.ts";
-import type { HubFlags, MetricsServingFlags } from "./flags.ts";
+import type { HubFlags, MetricsServingFlags } from "./flags/hub_flags.ts";
 import { granted } from "./permissions.ts";
 import { UsageError } from "./usage_error.ts";
 

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { freePort } from "../../dev/support/hub_process.ts";
 import { Logger, silentLogger } from "../util/mod.ts";
 import { selectClusters } from "./cluster_selection.ts";
-import { parseFlags } from "./flags.ts";
+import { parseFlags } from "./flags/parse_flags.ts";
 import { assembleHub } from "./hub_assembly.ts";
 import { startServers } from "./servers.ts";
 import { UsageError } from "./usage_error.ts";
