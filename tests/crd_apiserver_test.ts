@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { kubectl, kubectlOk, testNamespace } from "../dev/support/mod.ts";
-import { crdMain } from "../src/cli/crd_cli.ts";
+import { crdMain } from "../src/cli/commands/crd.ts";
 
 const CONTEXT = "prod";
 const ROOT = new URL("../", import.meta.url);

@@ -51,9 +51,10 @@ Deno.test("With an unrestricted --allow-env, process.env is left whole (exec plu
 });
 
 Deno.test("Both entry points import _npm_env.ts before anything else, so no npm package sees process.env first", async () => {
-  for (const entry of ["main.ts", "cluster_cli.ts"]) {
-    const text = await Deno.readTextFile(new URL(`./${entry}`, import.meta.url));
+  const entries = { "./main.ts": "./_npm_env.ts", "./commands/cluster_register.ts": "../_npm_env.ts" };
+  for (const [entry, npmEnv] of Object.entries(entries)) {
+    const text = await Deno.readTextFile(new URL(entry, import.meta.url));
     const firstImport = text.split("\n").find((l) => l.startsWith("import "));
-    assert.equal(firstImport, 'import "./_npm_env.ts";', entry);
+    assert.equal(firstImport, `import "${npmEnv}";`, entry);
   }
 });

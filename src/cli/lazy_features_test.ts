@@ -8,7 +8,11 @@ const SRC = new URL("../", import.meta.url).href;
 
 /** Each flag's modules: none may load at start; each must stay reachable for `deno compile`. */
 const FEATURES: Record<string, string[]> = {
-  "--webhook-bind-address": ["cli/admission_setup.ts", "hub/admission/mod.ts", "hub/admission/webhook_server.ts"],
+  "--webhook-bind-address": [
+    "cli/startup/admission_setup.ts",
+    "hub/admission/mod.ts",
+    "hub/admission/webhook_server.ts",
+  ],
   "--cluster-secrets": ["hub/providers/secret_provider.ts"],
   "--cluster-api": ["hub/providers/cluster_api_provider.ts"],
   "--cluster-profiles": ["hub/providers/cluster_profile_provider.ts", "hub/providers/cluster_profile_access.ts"],
@@ -19,8 +23,8 @@ const FEATURES: Record<string, string[]> = {
   ],
   "--shard": ["hub/shards/shard_coordinator.ts"],
   "--cleanup-on-remove": ["hub/cluster/cleanup_on_remove.ts", "hub/cluster/finalizer_cleanup.ts"],
-  "cleanup": ["cli/cleanup_cli.ts"],
-  "init": ["cli/init_cli.ts", "cli/_init_templates.ts"],
+  "cleanup": ["cli/commands/cleanup.ts"],
+  "init": ["cli/commands/init.ts", "cli/commands/_init_templates.ts"],
   "(barrels)": ["hub/mod.ts", "hub/http/mod.ts", "hub/providers/mod.ts", "hub/shards/mod.ts"],
 };
 

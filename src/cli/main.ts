@@ -1,4 +1,6 @@
 // Entry point: the only place that reads flags, the environment and signals; builds and runs the Hub.
+// Beside it: flags/ (the flag table that parsing and --help read), startup/ (the steps below: clusters, the Hub, its
+// providers and servers) and commands/ (the other subcommands: cleanup, init, crd, cluster:add/remove).
 
 // First import: npm packages evaluated after it see only the environment variables --allow-env grants.
 import "./_npm_env.ts";
@@ -6,17 +8,17 @@ import { FlagError } from "./flags/flag_values.ts";
 import { helpText } from "./flags/help_text.ts";
 import type { HubFlags } from "./flags/hub_flags.ts";
 import { parseFlags } from "./flags/parse_flags.ts";
-import { type ClusterSelection, selectClusters } from "./cluster_selection.ts";
+import { type ClusterSelection, selectClusters } from "./startup/cluster_selection.ts";
 import { loadFeature } from "./feature_import.ts";
-import { assembleHub, connectRegistry, homeProviders, shardCoordinator } from "./hub_assembly.ts";
-import { startServers } from "./servers.ts";
+import { assembleHub, connectRegistry, homeProviders, shardCoordinator } from "./startup/hub_assembly.ts";
+import { startServers } from "./startup/servers.ts";
 import { ShutdownSignals } from "./shutdown_signals.ts";
 import { printUsageError, UsageError } from "./usage_error.ts";
 import type { Hub } from "../hub/mod.ts";
 import { loadOperatorFiles, type Operator, OperatorFileError } from "../sdk/mod.ts";
 import { Logger } from "../util/mod.ts";
 
-export { homeCluster } from "./cluster_selection.ts";
+export { homeCluster } from "./startup/cluster_selection.ts";
 
 /**
  * The hub's version, as `--version` prints it.
@@ -67,15 +69,15 @@ export interface MainOptions {
  */
 export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
   if (argv[0] === "cleanup") {
-    const { cleanupMain } = await loadFeature("cleanup", () => import("./cleanup_cli.ts"));
+    const { cleanupMain } = await loadFeature("cleanup", () => import("./commands/cleanup.ts"));
     return await cleanupMain(argv.slice(1));
   }
   if (argv[0] === "init") {
-    const { initMain } = await loadFeature("init", () => import("./init_cli.ts"));
+    const { initMain } = await loadFeature("init", () => import("./commands/init.ts"));
     return await initMain(argv.slice(1));
   }
   if (argv[0] === "crd") {
-    const { crdMain } = await loadFeature("crd", () => import("./crd_cli.ts"));
+    const { crdMain } = await loadFeature("crd", () => import("./commands/crd.ts"));
     return await crdMain(argv.slice(1));
   }
   try {

@@ -17,7 +17,7 @@ import { uuidOperator } from "./uuid/mod.ts";
  * ```
  */
 export interface BuiltInContext {
-  /** The home cluster's name (see `homeCluster()` in src/cli/cluster_selection.ts). */
+  /** The home cluster's name (see `homeCluster()` in src/cli/startup/cluster_selection.ts). */
   homeCluster: string;
   /** `--mirror-orphan-on-unreachable-after`, in ms. */
   mirrorOrphanOnUnreachableAfterMs?: number;

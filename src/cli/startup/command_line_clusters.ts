@@ -1,9 +1,9 @@
 // Which registered clusters the command line defines (trusted): marked on each registration the registry hands on.
 
 import { resolve } from "node:path";
-import type { ClusterRegistration, RegistrationProblem } from "../hub/mod.ts";
-import type { EngageTarget } from "../hub/providers/mod.ts";
-import type { ClusterAccess } from "../kube/mod.ts";
+import type { ClusterRegistration, RegistrationProblem } from "../../hub/mod.ts";
+import type { EngageTarget } from "../../hub/providers/mod.ts";
+import type { ClusterAccess } from "../../kube/mod.ts";
 
 /**
  * `target` with `commandLine` set on every registration and held problem passed to it (ClusterRegistration.commandLine:

@@ -1,19 +1,19 @@
 // Entry point of `deno task cluster:add` and `deno task cluster:remove`: reads flags and kubeconfigs, then registers.
 
-import "./_npm_env.ts";
+import "../_npm_env.ts";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { type ClusterAccess, ConfigError, loadContexts } from "../kube/mod.ts";
-import { readEnv } from "./permissions.ts";
+import { type ClusterAccess, ConfigError, loadContexts } from "../../kube/mod.ts";
+import { readEnv } from "../permissions.ts";
 import {
   addCluster,
   RegistrationError,
   type RegistrationTarget,
   removeCluster,
-} from "../registration/cluster_registration.ts";
-import { errorText } from "../util/mod.ts";
+} from "../../registration/cluster_registration.ts";
+import { errorText } from "../../util/mod.ts";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
+const ROOT = new URL("../../..", import.meta.url).pathname;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 const HELP = `Registers a cluster with the hub, or unregisters it.

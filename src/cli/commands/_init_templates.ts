@@ -1,6 +1,6 @@
 // The files `operator-hub init` writes: a project of one operator, its resource, a test on the kit and deploy manifests.
 
-/** What the templates are filled with (every name already checked by init_cli.ts). */
+/** What the templates are filled with (every name already checked by init.ts). */
 export interface InitNames {
   /** The project's name (a DNS label, from DIR's base name): the Deployment, ServiceAccount and namespace. */
   project: string;

@@ -1,13 +1,13 @@
 // main()'s cluster step: the registered clusters the flags select, the home cluster, and the leader-election Lease.
 
 import { dirname, resolve } from "node:path";
-import type { HubLeaderElection } from "../hub/mod.ts";
-import { loadRegisteredClusters, type RegisteredClusters } from "../hub/providers/registered_clusters.ts";
-import { type ClusterAccess, ConfigError, IN_CLUSTER } from "../kube/mod.ts";
-import type { Logger } from "../util/mod.ts";
-import type { HubFlags, MetricsServingFlags } from "./flags/hub_flags.ts";
-import { granted, hostname, netHost, PermissionError, readEnv, requireNet } from "./permissions.ts";
-import { UsageError } from "./usage_error.ts";
+import type { HubLeaderElection } from "../../hub/mod.ts";
+import { loadRegisteredClusters, type RegisteredClusters } from "../../hub/providers/registered_clusters.ts";
+import { type ClusterAccess, ConfigError, IN_CLUSTER } from "../../kube/mod.ts";
+import type { Logger } from "../../util/mod.ts";
+import type { HubFlags, MetricsServingFlags } from "../flags/hub_flags.ts";
+import { granted, hostname, netHost, PermissionError, readEnv, requireNet } from "../permissions.ts";
+import { UsageError } from "../usage_error.ts";
 
 /** What the hub runs on, as the flags chose it. */
 export interface ClusterSelection {
@@ -75,7 +75,7 @@ export async function selectClusters(flags: HubFlags, logger: Logger): Promise<C
  *
  * @example
  * ```ts
- * import { type ClusterAccess, homeCluster } from "../../cli.ts";
+ * import { type ClusterAccess, homeCluster } from "../../../cli.ts";
  *
  * declare const selected: ClusterAccess[]; // e.g. prod, staging, dev, in the command line's order
  * console.log(homeCluster(undefined, selected).name); // prod

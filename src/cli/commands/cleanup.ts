@@ -1,20 +1,20 @@
 // `operator-hub cleanup`: removes the hub's finalizers from every object of every selected cluster (an uninstall).
 
-import { type ClusterAccess, ConfigError, KubeClient } from "../kube/mod.ts";
-import { removeConfigurations } from "../hub/admission/mod.ts";
-import { DNS_LABEL, FlagError } from "./flags/flag_values.ts";
-import { parseFlags } from "./flags/parse_flags.ts";
-import { cleanupLine, type CleanupResult, cleanupTargets, removeFinalizers } from "../hub/mod.ts";
+import { type ClusterAccess, ConfigError, KubeClient } from "../../kube/mod.ts";
+import { removeConfigurations } from "../../hub/admission/mod.ts";
+import { DNS_LABEL, FlagError } from "../flags/flag_values.ts";
+import { parseFlags } from "../flags/parse_flags.ts";
+import { cleanupLine, type CleanupResult, cleanupTargets, removeFinalizers } from "../../hub/mod.ts";
 import {
   type ClusterRegistry,
   type EngageTarget,
   loadRegisteredClusters,
   SecretProvider,
-} from "../hub/providers/mod.ts";
-import { BUILT_IN_OPERATORS } from "../operators/mod.ts";
-import { readEnv } from "./permissions.ts";
-import { FINALIZER, loadOperatorFiles, type Operator, OperatorFileError } from "../sdk/mod.ts";
-import { errorText, Logger } from "../util/mod.ts";
+} from "../../hub/providers/mod.ts";
+import { BUILT_IN_OPERATORS } from "../../operators/mod.ts";
+import { readEnv } from "../permissions.ts";
+import { FINALIZER, loadOperatorFiles, type Operator, OperatorFileError } from "../../sdk/mod.ts";
+import { errorText, Logger } from "../../util/mod.ts";
 
 const HELP = `Removes the hub's finalizers from every object of every selected cluster, so that nothing hangs on a
 hub that is gone (run it after stopping the hub, before uninstalling it; the Helm chart's pre-delete hook does).

@@ -2,12 +2,12 @@
 // cluster is contacted (kubeconfig files only: nothing here opens a connection).
 
 import assert from "node:assert/strict";
-import { type ClusterAccess, ConfigError, IN_CLUSTER } from "../kube/mod.ts";
-import { silentLogger } from "../util/mod.ts";
+import { type ClusterAccess, ConfigError, IN_CLUSTER } from "../../kube/mod.ts";
+import { silentLogger } from "../../util/mod.ts";
 import { homeCluster, selectClusters } from "./cluster_selection.ts";
-import { parseFlags } from "./flags/parse_flags.ts";
-import { UsageError } from "./usage_error.ts";
-import { kubeconfigFile } from "../../dev/support/kubeconfig_file.ts";
+import { parseFlags } from "../flags/parse_flags.ts";
+import { UsageError } from "../usage_error.ts";
+import { kubeconfigFile } from "../../../dev/support/kubeconfig_file.ts";
 
 function access(name: string): ClusterAccess {
   return {

@@ -2,22 +2,22 @@
 // chain the registry engages clusters through (shards, --cleanup-on-remove, admission). Modules of src/hub, not its
 // barrel: sharding, admission and the home-cluster providers are imported only when their flags ask for them.
 
-import { Hub } from "../hub/hub.ts";
-import type { EngageTarget } from "../hub/providers/registry.ts";
-import type { ShardCoordinator } from "../hub/shards/shard_coordinator.ts";
-import { ALL_CONTEXTS, type ClusterAccess, ConfigError } from "../kube/mod.ts";
-import { BUILT_IN_OPERATORS, DEFAULT_OPERATORS } from "../operators/mod.ts";
-import type { Operator } from "../runtime/mod.ts";
-import { FINALIZER } from "../sdk/mod.ts";
-import { errorText, type Logger } from "../util/mod.ts";
+import { Hub } from "../../hub/hub.ts";
+import type { EngageTarget } from "../../hub/providers/registry.ts";
+import type { ShardCoordinator } from "../../hub/shards/shard_coordinator.ts";
+import { ALL_CONTEXTS, type ClusterAccess, ConfigError } from "../../kube/mod.ts";
+import { BUILT_IN_OPERATORS, DEFAULT_OPERATORS } from "../../operators/mod.ts";
+import type { Operator } from "../../runtime/mod.ts";
+import { FINALIZER } from "../../sdk/mod.ts";
+import { errorText, type Logger } from "../../util/mod.ts";
 import type { Admission } from "./admission_setup.ts";
 import type { ClusterSelection } from "./cluster_selection.ts";
 import { homeClusterProviders, type StartsProvider } from "./cluster_providers.ts";
 import { markingCommandLine } from "./command_line_clusters.ts";
-import type { HubFlags } from "./flags/hub_flags.ts";
-import { loadFeature } from "./feature_import.ts";
-import { hostname } from "./permissions.ts";
-import { UsageError } from "./usage_error.ts";
+import type { HubFlags } from "../flags/hub_flags.ts";
+import { loadFeature } from "../feature_import.ts";
+import { hostname } from "../permissions.ts";
+import { UsageError } from "../usage_error.ts";
 
 /** The operators a hub hosts besides the built-in ones `--operators` selects. */
 export interface ExtraOperators {
@@ -137,7 +137,7 @@ export async function shardCoordinator(
   logger: Logger,
 ): Promise<ShardCoordinator | undefined> {
   if (!flags.shard.enabled || !home) return undefined;
-  const { ShardCoordinator } = await loadFeature("--shard", () => import("../hub/shards/shard_coordinator.ts"));
+  const { ShardCoordinator } = await loadFeature("--shard", () => import("../../hub/shards/shard_coordinator.ts"));
   const f = flags.shard;
   const suffix = crypto.getRandomValues(new Uint8Array(3)).reduce((s, b) => s + b.toString(16).padStart(2, "0"), "");
   const shards = new ShardCoordinator({
@@ -187,7 +187,8 @@ export async function connectRegistry(
 ): Promise<void> {
   const { hub, shards, admission, extra } = chain;
   const cleaningOnRemove = flags.cleanupOnRemove
-    ? (await loadFeature("--cleanup-on-remove", () => import("../hub/cluster/cleanup_on_remove.ts"))).cleaningOnRemove
+    ? (await loadFeature("--cleanup-on-remove", () => import("../../hub/cluster/cleanup_on_remove.ts")))
+      .cleaningOnRemove
     : undefined;
   const target: EngageTarget = cleaningOnRemove
     ? cleaningOnRemove(shards ?? hub, {

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { parse, parseAllDocuments } from "yaml";
-import { crdMain } from "./crd_cli.ts";
-import { main } from "./main.ts";
-import { SDK_STATUS_FIELD } from "../resources/crd_document.ts";
-import { STATE_FIELD } from "../sdk/handler_state.ts";
+import { crdMain } from "./crd.ts";
+import { main } from "../main.ts";
+import { SDK_STATUS_FIELD } from "../../resources/crd_document.ts";
+import { STATE_FIELD } from "../../sdk/handler_state.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
+const ROOT = new URL("../../../", import.meta.url).pathname;
 
 /** Runs `crdMain` from the repository root; its stdout text, exit code and stderr lines. */
 async function run(args: string[]): Promise<{ code: number; out: string; err: string[] }> {
@@ -23,9 +23,9 @@ async function run(args: string[]): Promise<{ code: number; out: string; err: st
 
 /** A module in a temporary folder (removed on dispose), importing the repository's entry points by absolute URL. */
 async function moduleFile(text: string): Promise<{ path: string } & AsyncDisposable> {
-  const dir = await Deno.makeTempDir({ prefix: "crd_cli_test_" });
+  const dir = await Deno.makeTempDir({ prefix: "crd_test_" });
   const path = `${dir}/m.ts`;
-  await Deno.writeTextFile(path, text.replaceAll("ROOT/", new URL("../../", import.meta.url).href));
+  await Deno.writeTextFile(path, text.replaceAll("ROOT/", new URL("../../../", import.meta.url).href));
   return { path, [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }) };
 }
 

@@ -1,8 +1,8 @@
 // Unit tests of which registrations the command line defines, as marked on their way to the Hub.
 import assert from "node:assert/strict";
-import type { ClusterRegistration, RegistrationProblem } from "../hub/mod.ts";
-import type { EngageTarget } from "../hub/providers/mod.ts";
-import type { ClusterAccess } from "../kube/mod.ts";
+import type { ClusterRegistration, RegistrationProblem } from "../../hub/mod.ts";
+import type { EngageTarget } from "../../hub/providers/mod.ts";
+import type { ClusterAccess } from "../../kube/mod.ts";
 import { markingCommandLine } from "./command_line_clusters.ts";
 
 function access(name: string, source: string): ClusterAccess {

@@ -2,10 +2,10 @@
 // and of its duration parser. Registrations against real clusters are tested in tests/providers/cluster_cli_test.ts.
 
 import assert from "node:assert/strict";
-import { withTempDir } from "../../dev/support/local_client.ts";
-import { parseDuration } from "./cluster_cli.ts";
+import { withTempDir } from "../../../dev/support/local_client.ts";
+import { parseDuration } from "./cluster_register.ts";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
+const ROOT = new URL("../../..", import.meta.url).pathname;
 
 /** The permission flags of the `cluster:add` task in deno.json. */
 function taskPermissions(): string[] {
@@ -15,7 +15,7 @@ function taskPermissions(): string[] {
 
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", ...taskPermissions(), `${ROOT}src/cli/cluster_cli.ts`, ...args],
+    args: ["run", "--no-prompt", ...taskPermissions(), `${ROOT}src/cli/commands/cluster_register.ts`, ...args],
     cwd: ROOT,
     env: { NO_COLOR: "1" },
     stdin: "null",

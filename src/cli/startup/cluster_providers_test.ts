@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { clusterProfileProvider, homeClusterProviders } from "./cluster_providers.ts";
-import { parseFlags } from "./flags/parse_flags.ts";
-import { ClusterProfileProvider, ClusterRegistry, SecretProvider } from "../hub/providers/mod.ts";
-import { ConfigError, STRICT_CREDENTIAL_POLICY } from "../kube/mod.ts";
-import { silentLogger } from "../util/mod.ts";
+import { parseFlags } from "../flags/parse_flags.ts";
+import { ClusterProfileProvider, ClusterRegistry, SecretProvider } from "../../hub/providers/mod.ts";
+import { ConfigError, STRICT_CREDENTIAL_POLICY } from "../../kube/mod.ts";
+import { silentLogger } from "../../util/mod.ts";
 
 Deno.test("homeClusterProviders builds one provider per home-cluster flag given, and none without a home cluster", async () => {
   const dir = await Deno.makeTempDir();

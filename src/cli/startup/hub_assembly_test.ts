@@ -1,13 +1,13 @@
 // Tests of main()'s build steps on a hub that is built but never started (no cluster is contacted).
 
 import assert from "node:assert/strict";
-import { BUILT_IN_OPERATORS } from "../operators/mod.ts";
-import { Logger, silentLogger } from "../util/mod.ts";
+import { BUILT_IN_OPERATORS } from "../../operators/mod.ts";
+import { Logger, silentLogger } from "../../util/mod.ts";
 import { selectClusters } from "./cluster_selection.ts";
-import { parseFlags } from "./flags/parse_flags.ts";
+import { parseFlags } from "../flags/parse_flags.ts";
 import { assembleHub, homeProviders, shardCoordinator } from "./hub_assembly.ts";
-import { UsageError } from "./usage_error.ts";
-import { kubeconfigFile } from "../../dev/support/kubeconfig_file.ts";
+import { UsageError } from "../usage_error.ts";
+import { kubeconfigFile } from "../../../dev/support/kubeconfig_file.ts";
 
 const kubeconfig = (contexts: string[]) => kubeconfigFile(contexts, "hub-assembly-");
 

@@ -1,13 +1,13 @@
 // The providers that read the home cluster (labelled Secrets, Cluster API Clusters, ClusterProfiles), built from the
 // flags in one place so main.ts stays short. Each provider's module is imported only when its flag asks for it.
 
-import type { ClusterProfileFlags, HubFlags } from "./flags/hub_flags.ts";
-import type { ClusterProfileProvider } from "../hub/providers/cluster_profile_provider.ts";
-import type { ClusterRegistry } from "../hub/providers/registry.ts";
-import { type ClusterAccess, ConfigError, type CredentialPolicy, type KubeconfigParser } from "../kube/mod.ts";
-import { readEnv } from "./permissions.ts";
-import type { Logger } from "../util/mod.ts";
-import { loadFeature } from "./feature_import.ts";
+import type { ClusterProfileFlags, HubFlags } from "../flags/hub_flags.ts";
+import type { ClusterProfileProvider } from "../../hub/providers/cluster_profile_provider.ts";
+import type { ClusterRegistry } from "../../hub/providers/registry.ts";
+import { type ClusterAccess, ConfigError, type CredentialPolicy, type KubeconfigParser } from "../../kube/mod.ts";
+import { readEnv } from "../permissions.ts";
+import type { Logger } from "../../util/mod.ts";
+import { loadFeature } from "../feature_import.ts";
 
 /** Something that lists and watches until the signal aborts. */
 export interface StartsProvider {
@@ -51,7 +51,7 @@ export async function homeClusterProviders(o: HomeProvidersOptions): Promise<Sta
   if (flags.clusterSecrets !== undefined) {
     const { SecretProvider } = await loadFeature(
       "--cluster-secrets",
-      () => import("../hub/providers/secret_provider.ts"),
+      () => import("../../hub/providers/secret_provider.ts"),
     );
     // The selection and the prefix let it leave unselected Secrets unparsed (`--clusters a,b`, not `all`).
     out.push(
@@ -68,7 +68,7 @@ export async function homeClusterProviders(o: HomeProvidersOptions): Promise<Sta
   if (flags.clusterProviders.clusterApi !== undefined) {
     const { ClusterApiProvider } = await loadFeature(
       "--cluster-api",
-      () => import("../hub/providers/cluster_api_provider.ts"),
+      () => import("../../hub/providers/cluster_api_provider.ts"),
     );
     out.push(
       new ClusterApiProvider({ ...common, ...shared, namespaces: flags.clusterProviders.clusterApi, env: readEnv }),
@@ -101,11 +101,11 @@ export interface ClusterProfileWiring {
 export async function clusterProfileProvider(w: ClusterProfileWiring): Promise<ClusterProfileProvider> {
   const { parseProviderFile, ProviderFileError } = await loadFeature(
     "--cluster-profiles",
-    () => import("../hub/providers/cluster_profile_access.ts"),
+    () => import("../../hub/providers/cluster_profile_access.ts"),
   );
   const { ClusterProfileProvider } = await loadFeature(
     "--cluster-profiles",
-    () => import("../hub/providers/cluster_profile_provider.ts"),
+    () => import("../../hub/providers/cluster_profile_provider.ts"),
   );
   const path = w.flags.providerFile;
   let text: string;

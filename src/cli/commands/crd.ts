@@ -3,9 +3,9 @@
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { stringify } from "yaml";
-import { type CrdDocument, crdOf, isResource, type Resource, ResourceDefinitionError } from "../resources/mod.ts";
-import { errorText, oneLine } from "../util/mod.ts";
-import { printUsageError } from "./usage_error.ts";
+import { type CrdDocument, crdOf, isResource, type Resource, ResourceDefinitionError } from "../../resources/mod.ts";
+import { errorText, oneLine } from "../../util/mod.ts";
+import { printUsageError } from "../usage_error.ts";
 
 const HELP = `Prints the CustomResourceDefinition (apiextensions.k8s.io/v1) of every resource the files define, as
 YAML documents separated by "---", for \`kubectl apply -f -\` or a file to check in.

@@ -3,7 +3,7 @@
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type InitNames, projectFiles } from "./_init_templates.ts";
-import { printUsageError } from "./usage_error.ts";
+import { printUsageError } from "../usage_error.ts";
 
 const HELP = `Writes a new operator project into DIR (created; it must not exist or be empty).
 
@@ -206,6 +206,6 @@ async function listDir(dir: string): Promise<string[] | "not-a-dir"> {
 
 /** The checkout this module runs from (its deno.json's folder), when it is a local file. */
 function localCheckout(): string | undefined {
-  const url = new URL("../../", import.meta.url);
+  const url = new URL("../../../", import.meta.url);
   return url.protocol === "file:" ? fileURLToPath(url).replace(/\/$/, "") : undefined;
 }

@@ -1,13 +1,13 @@
 // Tests of main()'s serving step over real HTTP on loopback, on a hub built but never started (no cluster contacted).
 
 import assert from "node:assert/strict";
-import { freePort } from "../../dev/support/hub_process.ts";
-import { Logger, silentLogger } from "../util/mod.ts";
+import { freePort } from "../../../dev/support/hub_process.ts";
+import { Logger, silentLogger } from "../../util/mod.ts";
 import { selectClusters } from "./cluster_selection.ts";
-import { parseFlags } from "./flags/parse_flags.ts";
+import { parseFlags } from "../flags/parse_flags.ts";
 import { assembleHub } from "./hub_assembly.ts";
 import { startServers } from "./servers.ts";
-import { UsageError } from "./usage_error.ts";
+import { UsageError } from "../usage_error.ts";
 
 /** A hub on one made-up cluster, from the flags `extra` adds; a fresh kubeconfig file removed by the caller. */
 async function hubWith(extra: string[]) {

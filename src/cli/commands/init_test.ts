@@ -1,7 +1,7 @@
 // Unit tests for `operator-hub init`: what it writes, and the folders, groups and kinds it refuses.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { initMain, parseInitArgs, pluralOf } from "./init_cli.ts";
+import { initMain, parseInitArgs, pluralOf } from "./init.ts";
 import { HUB_JSR, TYPEBOX } from "./_init_templates.ts";
 
 /** Runs initMain with stderr captured; answers the exit code, the printed lines and the error lines. */
@@ -138,7 +138,7 @@ Deno.test("parseInitArgs() takes --flag value and --flag=value; pluralOf() makes
 });
 
 Deno.test("the typebox import init writes is the one the hub pins in its deno.json", async () => {
-  const hub = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
+  const hub = JSON.parse(await Deno.readTextFile(new URL("../../../deno.json", import.meta.url)));
   assert.equal(TYPEBOX, hub.imports.typebox);
 });
 
@@ -168,7 +168,7 @@ Deno.test("the project init writes is deno fmt and deno lint clean, a long kind 
 Deno.test("init without --allow-write refuses in one line, exit 2, naming the flag", async () => {
   const cwd = await Deno.makeTempDir({ prefix: "init-unit-" });
   try {
-    const main = new URL("./main.ts", import.meta.url).pathname;
+    const main = new URL("../main.ts", import.meta.url).pathname;
     const out = await new Deno.Command(Deno.execPath(), {
       args: [
         "run",

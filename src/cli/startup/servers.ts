@@ -2,19 +2,19 @@
 // port (--webhook-bind-address), with the reconcile history behind the status page's sparklines. The protected port's
 // and the admission port's modules are imported only when their flags ask for them.
 
-import type { Hub } from "../hub/hub.ts";
-import { serveHealth } from "../hub/http/http_server.ts";
-import type * as TlsMaterial from "../hub/http/tls_material.ts";
-import type { TlsPair } from "../hub/http/tls_material.ts";
-import { ReconcileHistory, reconcileTotals } from "../hub/health/reconcile_history.ts";
-import { type ClusterAccess, ConfigError, KubeClient } from "../kube/mod.ts";
-import type { Operator } from "../runtime/mod.ts";
-import { errorText, type Logger } from "../util/mod.ts";
+import type { Hub } from "../../hub/hub.ts";
+import { serveHealth } from "../../hub/http/http_server.ts";
+import type * as TlsMaterial from "../../hub/http/tls_material.ts";
+import type { TlsPair } from "../../hub/http/tls_material.ts";
+import { ReconcileHistory, reconcileTotals } from "../../hub/health/reconcile_history.ts";
+import { type ClusterAccess, ConfigError, KubeClient } from "../../kube/mod.ts";
+import type { Operator } from "../../runtime/mod.ts";
+import { errorText, type Logger } from "../../util/mod.ts";
 import type { Admission } from "./admission_setup.ts";
-import { loadFeature } from "./feature_import.ts";
-import type { HubFlags, MetricsServingFlags } from "./flags/hub_flags.ts";
-import { granted } from "./permissions.ts";
-import { UsageError } from "./usage_error.ts";
+import { loadFeature } from "../feature_import.ts";
+import type { HubFlags, MetricsServingFlags } from "../flags/hub_flags.ts";
+import { granted } from "../permissions.ts";
+import { UsageError } from "../usage_error.ts";
 
 /** The hub's ports, serving. */
 export interface Servers {
@@ -75,9 +75,9 @@ export async function startServers(flags: HubFlags, hub: Hub, o: ServersOptions)
   if (flags.metricsServing && o.home) {
     const m = flags.metricsServing;
     const [{ serveProtected }, { RequestAuthorizer }, tlsMaterial] = await Promise.all([
-      loadFeature("--metrics-bind-address", () => import("../hub/http/protected_server.ts")),
-      loadFeature("--metrics-bind-address", () => import("../hub/http/request_auth.ts")),
-      loadFeature("--metrics-bind-address", () => import("../hub/http/tls_material.ts")),
+      loadFeature("--metrics-bind-address", () => import("../../hub/http/protected_server.ts")),
+      loadFeature("--metrics-bind-address", () => import("../../hub/http/request_auth.ts")),
+      loadFeature("--metrics-bind-address", () => import("../../hub/http/tls_material.ts")),
     ]);
     const reviewHome = o.home;
     reviewClient = new KubeClient(reviewHome, {

@@ -11,13 +11,13 @@ import {
   WebhookInstaller,
   WebhookServer,
   WebhookServerError,
-} from "../hub/admission/mod.ts";
-import type { Hub } from "../hub/mod.ts";
-import type { EngageTarget } from "../hub/providers/mod.ts";
-import { type ClusterAccess, ConfigError, IN_CLUSTER, type PermissionCheck } from "../kube/mod.ts";
-import type { Operator } from "../runtime/mod.ts";
-import { errorText, type Logger } from "../util/mod.ts";
-import type { WebhookFlags } from "./flags/hub_flags.ts";
+} from "../../hub/admission/mod.ts";
+import type { Hub } from "../../hub/mod.ts";
+import type { EngageTarget } from "../../hub/providers/mod.ts";
+import { type ClusterAccess, ConfigError, IN_CLUSTER, type PermissionCheck } from "../../kube/mod.ts";
+import type { Operator } from "../../runtime/mod.ts";
+import { errorText, type Logger } from "../../util/mod.ts";
+import type { WebhookFlags } from "../flags/hub_flags.ts";
 
 export { installerPermissions };
 
