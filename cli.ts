@@ -40,41 +40,11 @@ import { main as run } from "./src/cli/main.ts";
 
 export { homeCluster, main, type MainOptions, VERSION } from "./src/cli/main.ts";
 
-// The operator contract `main` takes (documented at the package root) and the cluster access `homeCluster` picks from
-// (documented in "./kube"), re-exported as types only.
-export type {
-  AdmissionLabelSelector,
-  AdmissionOperation,
-  AdmissionRequest,
-  AdmissionUserInfo,
-  AdmissionVerdict,
-  AdmissionWebhook,
-  BackgroundRun,
-  BackgroundTasks,
-  CacheObserver,
-  ClusterConnection,
-  EventSink,
-  EventSubject,
-  JsonPatchOperation,
-  ListOptions,
-  NewObject,
-  ObjectMeta,
-  ObjectRef,
-  Operator,
-  PatchType,
-  Projection,
-  Reconciler,
-  ReconcileResult,
-  ReconcileScope,
-  Request,
-  ResourceClient,
-  ResourceUse,
-  StoredObject,
-  Verb,
-  WatchedResource,
-} from "./src/sdk/mod.ts";
-export type { ClusterAccess, ClusterAuth, ResourceType } from "./src/kube/mod.ts";
-export type { LogFields, Logger, LogLevel } from "./src/util/mod.ts";
+// The two types an embedder names beside main() and homeCluster(), re-exported as types only: the operators it passes
+// and the cluster access homeCluster() picks from. What they reference is documented where it is declared: the
+// operator contract at the package root and "./sdk", cluster access in "./kube".
+export type { Operator } from "./src/sdk/mod.ts";
+export type { ClusterAccess } from "./src/kube/mod.ts";
 
 // Run as a program (`deno run -A jsr:@operator-hub/hub/cli init DIR ...`), it is the hub's command line itself.
 if (import.meta.main) Deno.exit(await run(Deno.args));
