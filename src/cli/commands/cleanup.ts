@@ -13,6 +13,7 @@ import {
 } from "../../hub/providers/mod.ts";
 import { BUILT_IN_OPERATORS } from "../../operators/mod.ts";
 import { readEnv } from "../permissions.ts";
+import { commandLineSources } from "../startup/cluster_selection.ts";
 import { FINALIZER, loadOperatorFiles, type Operator, OperatorFileError } from "../../sdk/mod.ts";
 import { errorText, Logger } from "../../util/mod.ts";
 
@@ -69,17 +70,7 @@ export async function cleanupMain(argv: string[], print: (line: string) => void 
   const stop = new AbortController();
   let found: { served: Map<string, ClusterAccess>; held: Map<string, string> };
   try {
-    const registered = await loadRegisteredClusters({
-      clusters: flags.clusters,
-      kubeconfigs: flags.kubeconfigs,
-      clusterDir: flags.clusterDir,
-      clusterSecrets: flags.clusterSecrets,
-      env: readEnv,
-      cwd: Deno.cwd(),
-      inCluster: { root: flags.serviceAccountRoot, env: readEnv },
-      policy: flags.credentialPolicy,
-      logger,
-    });
+    const registered = await loadRegisteredClusters({ ...commandLineSources(flags), logger });
     const home = flags.clusterSecrets !== undefined
       ? registered.selected.find((a) => a.name === flags.homeCluster) ?? registered.selected[0]
       : undefined;

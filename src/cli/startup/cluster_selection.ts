@@ -32,17 +32,10 @@ export interface ClusterSelection {
 export async function selectClusters(flags: HubFlags, logger: Logger): Promise<ClusterSelection> {
   try {
     const registered = await loadRegisteredClusters({
-      clusters: flags.clusters,
-      kubeconfigs: flags.kubeconfigs,
-      clusterDir: flags.clusterDir,
-      clusterSecrets: flags.clusterSecrets,
+      ...commandLineSources(flags),
       clusterApi: flags.clusterProviders.clusterApi,
       clusterProfiles: flags.clusterProfiles?.namespaces,
       prefixes: flags.clusterProviders.namePrefixes,
-      env: readEnv,
-      cwd: Deno.cwd(),
-      policy: flags.credentialPolicy,
-      inCluster: { root: flags.serviceAccountRoot, env: readEnv },
       logger,
     });
     const selected = registered.selected;
@@ -67,6 +60,24 @@ export async function selectClusters(flags: HubFlags, logger: Logger): Promise<C
     if (err instanceof ConfigError || err instanceof PermissionError) throw new UsageError(err.message, { cause: err });
     throw err;
   }
+}
+
+/**
+ * What loadRegisteredClusters() reads from the command line (the selection, the kubeconfig files, the folder, the
+ * Secrets' namespace, in-cluster's credentials and the trust policy), with the process's environment and directory.
+ * The hub's start and `cleanup` both register clusters from these.
+ */
+export function commandLineSources(flags: HubFlags) {
+  return {
+    clusters: flags.clusters,
+    kubeconfigs: flags.kubeconfigs,
+    clusterDir: flags.clusterDir,
+    clusterSecrets: flags.clusterSecrets,
+    env: readEnv,
+    cwd: Deno.cwd(),
+    inCluster: { root: flags.serviceAccountRoot, env: readEnv },
+    policy: flags.credentialPolicy,
+  };
 }
 
 /**
