@@ -1,7 +1,14 @@
 // One row of the hub's flag table (flag_table.ts): what a flag is called, takes, defaults to and does, and how its
-// value is checked. The parser (parse_flags.ts) and --help (help_text.ts) both read these rows. Pure.
+// value is checked; and the builders of rows (bool, text, list, seconds, limit). The parser (parse_flags.ts) and
+// --help (help_text.ts) both read these rows. Pure.
 
-import type { HubLimits } from "../../hub/hub_limits.ts";
+import {
+  CONCURRENCY_PER_CLUSTER,
+  DEFAULT_LIMITS,
+  type HubLimits,
+  MAX_SCALED_CONCURRENCY,
+} from "../../hub/hub_limits.ts";
+import { bounded, FlagError, parseByteSize, positiveSeconds } from "./flag_values.ts";
 
 /**
  * One flag.
@@ -61,4 +68,47 @@ export function list<T = string[]>(
   row: Row & { read?: (raw: string[] | undefined, name: string) => T },
 ): Flag<T> {
   return { ...row, kind: "list", read: row.read ?? ((raw: string[] | undefined) => (raw ?? []) as T) };
+}
+
+/** Defaults --help explains rather than gives as one number: those that scale with the clusters, and why. */
+const SCALED_DEFAULTS: Partial<Record<keyof HubLimits, string>> = {
+  concurrency: `16, or ${CONCURRENCY_PER_CLUSTER} per cluster engaged beyond four, at most ${MAX_SCALED_CONCURRENCY}`,
+  qps: "500 per cluster engaged: it bounds the hub's own work, not an API server's",
+  burst: "1000 per cluster engaged",
+  clusterQps: "200: this limit protects each API server",
+  maxObjectBytes: "4Mi, twice the JSON of the largest object etcd stores",
+};
+
+/** A limit flag: a positive number (× 1000 for seconds), unset unless given, since the hub scales some defaults. */
+export function limit(
+  key: keyof HubLimits,
+  unit: "N" | "WHOLE" | "SECONDS" | "SIZE",
+  help: string,
+): Flag<number | undefined> {
+  const scale = unit === "SECONDS" ? 1000 : 1;
+  return text({
+    arg: unit === "WHOLE" ? "N" : unit,
+    help,
+    defaultText: SCALED_DEFAULTS[key] ?? String(DEFAULT_LIMITS[key] / scale),
+    signed: true,
+    limit: key,
+    read: (raw, name) => {
+      if (raw === undefined) return undefined;
+      if (unit === "SIZE") {
+        const size = parseByteSize(raw);
+        if (size !== undefined) return size;
+        throw new FlagError(
+          `invalid --${name} "${raw}": must be a positive whole number of bytes, optionally with Ki, Mi or Gi (e.g. 4Mi)`,
+        );
+      }
+      const whole = unit === "WHOLE";
+      const ok = (n: number) => n > 0 && (!whole || Number.isInteger(n));
+      return bounded(ok, `must be a positive ${whole ? "whole " : ""}number`, scale)(raw, name);
+    },
+  });
+}
+
+/** A flag of positive seconds with a default, read in milliseconds. */
+export function seconds(dflt: string, help: string, needs?: Flag<unknown>["needs"]): Flag<number> {
+  return text({ arg: "SECONDS", help, default: dflt, needs, read: (raw, name) => positiveSeconds(raw!, name) });
 }

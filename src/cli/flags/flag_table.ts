@@ -1,66 +1,14 @@
 // The hub's flags, each declared once: name, value, default, --help text and section, and the check of its value.
 // The parser (parse_flags.ts) and --help (help_text.ts) both read this table; the checks across flags are parseFlags()'s.
 
-import {
-  CONCURRENCY_PER_CLUSTER,
-  DEFAULT_LIMITS,
-  type HubLimits,
-  MAX_SCALED_CONCURRENCY,
-} from "../../hub/hub_limits.ts";
 // name_prefixes.ts, not the providers' barrel: the Cluster API provider is loaded only with --cluster-api.
 import { NamePrefixError, parseNamePrefixes, PREFIXABLE_PROVIDERS } from "../../hub/providers/name_prefixes.ts";
 import { execAllowlistProblem } from "../../kube/mod.ts";
 import { BUILT_IN_OPERATORS } from "../../operators/mod.ts";
 import { LOG_LEVELS, type LogLevel } from "../../util/mod.ts";
-import { bool, type Flag, list, section, text } from "./flag_spec.ts";
-import {
-  DNS_LABEL,
-  DNS_SUBDOMAIN,
-  FlagError,
-  isNamespace,
-  kubeName,
-  namespacesOrAll,
-  nonEmpty,
-} from "./flag_values.ts";
-import { bounded, oneOf, parseBindAddress, parseByteSize, parseLiveness, seconds } from "./flag_values.ts";
-
-/** Defaults --help explains rather than gives as one number: those that scale with the clusters, and why. */
-const SCALED_DEFAULTS: Partial<Record<keyof HubLimits, string>> = {
-  concurrency: `16, or ${CONCURRENCY_PER_CLUSTER} per cluster engaged beyond four, at most ${MAX_SCALED_CONCURRENCY}`,
-  qps: "500 per cluster engaged: it bounds the hub's own work, not an API server's",
-  burst: "1000 per cluster engaged",
-  clusterQps: "200: this limit protects each API server",
-  maxObjectBytes: "4Mi, twice the JSON of the largest object etcd stores",
-};
-
-/** A limit flag: a positive number (× 1000 for seconds), unset unless given, since the hub scales some defaults. */
-function limit(key: keyof HubLimits, unit: "N" | "WHOLE" | "SECONDS" | "SIZE", help: string): Flag<number | undefined> {
-  const scale = unit === "SECONDS" ? 1000 : 1;
-  return text({
-    arg: unit === "WHOLE" ? "N" : unit,
-    help,
-    defaultText: SCALED_DEFAULTS[key] ?? String(DEFAULT_LIMITS[key] / scale),
-    signed: true,
-    limit: key,
-    read: (raw, name) => {
-      if (raw === undefined) return undefined;
-      if (unit === "SIZE") {
-        const size = parseByteSize(raw);
-        if (size !== undefined) return size;
-        throw new FlagError(
-          `invalid --${name} "${raw}": must be a positive whole number of bytes, optionally with Ki, Mi or Gi (e.g. 4Mi)`,
-        );
-      }
-      const whole = unit === "WHOLE";
-      const ok = (n: number) => n > 0 && (!whole || Number.isInteger(n));
-      return bounded(ok, `must be a positive ${whole ? "whole " : ""}number`, scale)(raw, name);
-    },
-  });
-}
-
-/** A flag of seconds with a default. */
-const secondsFlag = (dflt: string, help: string, needs?: Flag<unknown>["needs"]) =>
-  text({ arg: "SECONDS", help, default: dflt, needs, read: seconds });
+import { bool, limit, list, seconds, section, text } from "./flag_spec.ts";
+import { bounded, DNS_LABEL, DNS_SUBDOMAIN, FlagError, isNamespace, kubeName, namespacesOrAll } from "./flag_values.ts";
+import { nonEmpty, oneOf, parseBindAddress, parseLiveness } from "./flag_values.ts";
 
 const METRICS = { flag: "metrics-bind-address", hint: "HOST:PORT (e.g. :8443)" } as const;
 const WEBHOOK = { flag: "webhook-bind-address", hint: "HOST:PORT (e.g. :9443)" } as const;
@@ -164,7 +112,7 @@ export const FLAGS = {
       help: "offer HTTP/2 to the API servers",
       defaultText: "HTTP/1.1 keep-alive, about a third less CPU per request here; see docs/architecture.md",
     }),
-    "mirror-orphan-on-unreachable-after": secondsFlag(
+    "mirror-orphan-on-unreachable-after": seconds(
       "600",
       "a deleted Mirror's finalizer gives up on the copy in a target unreachable this long, with a Warning Event",
     ),
@@ -236,9 +184,9 @@ export const FLAGS = {
       help: "the cluster holding the Lease",
       defaultText: "the home cluster",
     }),
-    "leader-elect-lease-duration": secondsFlag("15", "how long a standby waits after the last renewal it saw"),
-    "leader-elect-renew-deadline": secondsFlag("10", "how long the leader retries renewing before it stops leading"),
-    "leader-elect-retry-period": secondsFlag("2", "pause between attempts to acquire or renew"),
+    "leader-elect-lease-duration": seconds("15", "how long a standby waits after the last renewal it saw"),
+    "leader-elect-renew-deadline": seconds("10", "how long the leader retries renewing before it stops leading"),
+    "leader-elect-retry-period": seconds("2", "pause between attempts to acquire or renew"),
   }),
 
   ...section("Sharding (off by default; replicas share the registered clusters, each reconciled by exactly one):", {
@@ -266,13 +214,13 @@ export const FLAGS = {
       needs: SHARD,
       read: bounded((n) => n > 0 && n <= 1000, "must be a number above 0 and at most 1000"),
     }),
-    "shard-lease-duration": secondsFlag("15", "a replica whose peer Lease is not renewed this long is dead", SHARD),
-    "shard-renew-deadline": secondsFlag(
+    "shard-lease-duration": seconds("15", "a replica whose peer Lease is not renewed this long is dead", SHARD),
+    "shard-renew-deadline": seconds(
       "10",
       "stop reconciling everywhere when the own peer Lease was not renewed this long",
       SHARD,
     ),
-    "shard-renew-period": secondsFlag("2", "pause between peer Lease renewals and ownership passes", SHARD),
+    "shard-renew-period": seconds("2", "pause between peer Lease renewals and ownership passes", SHARD),
   }),
 
   ...section("Health:", {

@@ -25,11 +25,6 @@ export function positiveSeconds(raw: string, flag: string): number {
   return Math.round(n * 1000);
 }
 
-/** A reader of seconds, in milliseconds (a row's `default` when the flag is absent, so never `undefined`). */
-export function seconds(raw: string | undefined, flag: string): number {
-  return positiveSeconds(raw!, flag);
-}
-
 /**
  * A reader of a number `ok` accepts, times `scale` (1000 for seconds to milliseconds), else `invalid --FLAG "VALUE":
  * SAY`; a row with a default sees it when the flag is absent.
