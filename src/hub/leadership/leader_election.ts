@@ -100,7 +100,7 @@ export interface LeaderElectionSnapshot {
  *   aborts and, with `releaseOnCancel`, the Lease was handed back (best effort, bounded by the retry period).
  *
  * Assumptions: candidates' clocks run at about the same rate (not the same time); the lease duration
- * exceeds the renew deadline, which exceeds retryPeriod × jitter (flags.ts checks this).
+ * exceeds the renew deadline, which exceeds retryPeriod × jitter (src/cli/flags/parse_flags.ts checks this).
  * One elector per Lease: the hub uses one Lease in its home cluster, and per-cluster Leases (one
  * elector each, gating only its cluster) are the planned sharding design.
  */
