@@ -33,7 +33,7 @@ export interface Slot {
   readonly info: ResourceInfo;
   readonly target: ReconcileTarget;
   preflight: Preflight | null;
-  /** Passes changed keys on at `priority`, minus objects the operator says need nothing. */
+  /** Passes the changed requests on at `priority`, minus objects the operator says need nothing (watch_to_queue.ts). */
   readonly changed: InformerListener;
 }
 
