@@ -13,9 +13,12 @@ const FEATURES: Record<string, string[]> = {
     "hub/admission/mod.ts",
     "hub/admission/webhook_server.ts",
   ],
-  "--cluster-secrets": ["hub/providers/secret_provider.ts"],
-  "--cluster-api": ["hub/providers/cluster_api_provider.ts"],
-  "--cluster-profiles": ["hub/providers/cluster_profile_provider.ts", "hub/providers/cluster_profile_access.ts"],
+  "--cluster-secrets": ["hub/providers/sources/secret_provider.ts"],
+  "--cluster-api": ["hub/providers/sources/cluster_api_provider.ts"],
+  "--cluster-profiles": [
+    "hub/providers/sources/cluster_profile_provider.ts",
+    "hub/providers/sources/cluster_profile_access.ts",
+  ],
   "--metrics-bind-address": [
     "hub/http/protected_server.ts",
     "hub/http/request_auth.ts",

@@ -2,7 +2,7 @@
 // and what it answers. No HTTP and no AdmissionReview JSON here (the hub's admission server owns both).
 
 import type { Logger } from "../util/mod.ts";
-import type { StoredObject } from "./store.ts";
+import type { StoredObject } from "./cache/store.ts";
 
 /**
  * The operations an admission webhook may be called for (AdmissionReview's `request.operation`).

@@ -5,7 +5,7 @@ import { silentLogger, VirtualClock } from "../util/mod.ts";
 import { Controller, type ReconcileOutcome } from "./controller.ts";
 import { type Reconciler, type Request, TerminalError } from "./reconciler.ts";
 import { KubeResourceClient } from "./resource_client.ts";
-import { requestOf, Store, trimObject } from "./store.ts";
+import { requestOf, Store, trimObject } from "./cache/store.ts";
 
 const target = (reconcile: Reconciler["reconcile"]) => {
   const events = { record: () => Promise.resolve() };

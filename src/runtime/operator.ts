@@ -2,10 +2,10 @@
 
 import type { PermissionCheck, ResourceType } from "../kube/mod.ts";
 import type { AdmissionWebhook } from "./admission.ts";
-import type { CacheObserver } from "./cache_observer.ts";
+import type { CacheObserver } from "./cache/cache_observer.ts";
 import type { Reconciler, Request } from "./reconciler.ts";
 import type { Verb } from "./resource_client.ts";
-import type { Projection, StoredObject } from "./store.ts";
+import type { Projection, StoredObject } from "./cache/store.ts";
 
 /**
  * Another resource an operator uses, and what it does with it (checked in pre-flight like its own).

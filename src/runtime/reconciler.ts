@@ -4,7 +4,7 @@ import type { Logger } from "../util/mod.ts";
 import type { EventSink } from "./api_client.ts";
 import type { ResourceClient } from "./resource_client.ts";
 import type { ResourceType } from "../kube/mod.ts";
-import type { StoredObject } from "./store.ts";
+import type { StoredObject } from "./cache/store.ts";
 import type { Request } from "../queue/mod.ts";
 
 /**

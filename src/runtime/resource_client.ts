@@ -12,7 +12,7 @@ import {
 import type { ApiClient, EventSink } from "./api_client.ts";
 import type { Request } from "../queue/mod.ts";
 import { TerminalError } from "./terminal_error.ts";
-import { objectKey, type Projection, type Store, type StoredObject } from "./store.ts";
+import { objectKey, type Projection, type Store, type StoredObject } from "./cache/store.ts";
 
 /**
  * What an operator does with a resource; the RBAC pre-flight checks exactly these (plus `list` and

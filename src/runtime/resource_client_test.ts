@@ -4,7 +4,7 @@ import { ApiError, type ResourceInfo, type ResourceType } from "../kube/mod.ts";
 import type { ApiClient } from "./reconciler.ts";
 import { TerminalError } from "./reconciler.ts";
 import { ignoreNotFound, KubeResourceClient, type ResourceClientDeps, type Verb } from "./resource_client.ts";
-import { Store, trimObject } from "./store.ts";
+import { Store, trimObject } from "./cache/store.ts";
 
 interface Call {
   method: string;

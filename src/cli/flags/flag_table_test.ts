@@ -2,8 +2,8 @@
 // answers a bad value with (the checks across flags: parse_flags_test.ts).
 
 import assert from "node:assert/strict";
-import { CLUSTER_API_ALL_NAMESPACES } from "../../hub/providers/cluster_api_provider.ts";
-import { ALL_PROFILE_NAMESPACES } from "../../hub/providers/cluster_profile_provider.ts";
+import { CLUSTER_API_ALL_NAMESPACES } from "../../hub/providers/sources/cluster_api_provider.ts";
+import { ALL_PROFILE_NAMESPACES } from "../../hub/providers/sources/cluster_profile_provider.ts";
 import { FLAGS } from "./flag_table.ts";
 import { ALL_NAMESPACES, FlagError } from "./flag_values.ts";
 import { parseFlags } from "./parse_flags.ts";

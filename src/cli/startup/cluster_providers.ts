@@ -2,7 +2,7 @@
 // flags in one place so main.ts stays short. Each provider's module is imported only when its flag asks for it.
 
 import type { ClusterProfileFlags, HubFlags } from "../flags/hub_flags.ts";
-import type { ClusterProfileProvider } from "../../hub/providers/cluster_profile_provider.ts";
+import type { ClusterProfileProvider } from "../../hub/providers/sources/cluster_profile_provider.ts";
 import type { ClusterRegistry } from "../../hub/providers/registry.ts";
 import { type ClusterAccess, ConfigError, type CredentialPolicy, type KubeconfigParser } from "../../kube/mod.ts";
 import { readEnv } from "../permissions.ts";
@@ -51,7 +51,7 @@ export async function homeClusterProviders(o: HomeProvidersOptions): Promise<Sta
   if (flags.clusterSecrets !== undefined) {
     const { SecretProvider } = await loadFeature(
       "--cluster-secrets",
-      () => import("../../hub/providers/secret_provider.ts"),
+      () => import("../../hub/providers/sources/secret_provider.ts"),
     );
     // The selection and the prefix let it leave unselected Secrets unparsed (`--clusters a,b`, not `all`).
     out.push(
@@ -68,7 +68,7 @@ export async function homeClusterProviders(o: HomeProvidersOptions): Promise<Sta
   if (flags.clusterProviders.clusterApi !== undefined) {
     const { ClusterApiProvider } = await loadFeature(
       "--cluster-api",
-      () => import("../../hub/providers/cluster_api_provider.ts"),
+      () => import("../../hub/providers/sources/cluster_api_provider.ts"),
     );
     out.push(
       new ClusterApiProvider({ ...common, ...shared, namespaces: flags.clusterProviders.clusterApi, env: readEnv }),
@@ -101,11 +101,11 @@ export interface ClusterProfileWiring {
 export async function clusterProfileProvider(w: ClusterProfileWiring): Promise<ClusterProfileProvider> {
   const { parseProviderFile, ProviderFileError } = await loadFeature(
     "--cluster-profiles",
-    () => import("../../hub/providers/cluster_profile_access.ts"),
+    () => import("../../hub/providers/sources/cluster_profile_access.ts"),
   );
   const { ClusterProfileProvider } = await loadFeature(
     "--cluster-profiles",
-    () => import("../../hub/providers/cluster_profile_provider.ts"),
+    () => import("../../hub/providers/sources/cluster_profile_provider.ts"),
   );
   const path = w.flags.providerFile;
   let text: string;

@@ -13,7 +13,7 @@ import {
   loadContexts,
 } from "../../kube/mod.ts";
 import type { Logger } from "../../util/mod.ts";
-import { FolderProvider } from "./folder_provider.ts";
+import { FolderProvider } from "./sources/folder_provider.ts";
 import type { NamePrefixes } from "./name_prefixes.ts";
 import type { ClusterOffer } from "./cluster_offer.ts";
 import { ClusterRegistry } from "./registry.ts";
