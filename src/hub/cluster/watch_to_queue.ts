@@ -2,12 +2,12 @@
 // needs a reconcile, its cache observer) and how it joins the watch once its pre-flight passed.
 //
 // The path, top to bottom (one request type, `Request` {cluster, namespace, name}, from the informer to reconcile()):
-//   1. runtime/watcher.ts    Watcher applies a watch event (or a list page) to the Store: store keys `namespace/name`.
-//   2. runtime/informer.ts   Informer turns the changed keys into Requests of its cluster, once per change.
-//   3. this file             cacheListener tells the operator's CacheObserver (its indexes) first; then the slot's
-//                            `changed` drops what `needsReconcile` refuses and passes the rest to `onChange`.
-//   4. hub.ts                onChange → Controller.enqueue(operator, requests) → FairWorkQueue holds {operator, request}.
-//   5. runtime/controller.ts A worker takes the key and calls reconcile(request, scope) with that same Request.
+//   1. runtime/cache/watcher.ts   Watcher applies a watch event (or a list page) to the Store: store keys `namespace/name`.
+//   2. runtime/cache/informer.ts  Informer turns the changed keys into Requests of its cluster, once per change.
+//   3. this file                  cacheListener tells the operator's CacheObserver (its indexes) first; then the slot's
+//                                 `changed` drops what `needsReconcile` refuses and passes the rest to `onChange`.
+//   4. hub.ts                     onChange → Controller.enqueue(operator, requests) → FairWorkQueue holds {operator, request}.
+//   5. runtime/controller.ts      A worker takes the key and calls reconcile(request, scope) with that same Request.
 
 import type { QueuePriority, Request } from "../../queue/mod.ts";
 import {
