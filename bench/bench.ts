@@ -32,6 +32,10 @@
 //   phases (peer_controller_runtime_rss_ratio_backlog, peer_controller_runtime_rss_ratio_10k).
 // - background (bench/phases/background.ts): each cluster filled with ConfigMaps, Secrets and Deployments no operator
 //   needs, then the backlog; the hub (default operators, and Uuid only) and both peers (background_rss_growth_mb).
+// - memory (bench/phases/memory.ts): the idle hub's RSS (default operators on prod, staging and dev, /readyz 200 and 3 s
+//   quiet) with each optional feature off and on, split into RssFile and RssAnon (idle_rss_mb, idle_rss_file_mb,
+//   idle_rss_anon_mb, idle_rss_by_feature; bench/lib/idle_rss.ts), and the peak RSS of the hub draining the seed
+//   backlog (backlog_peak_rss_mb).
 // The ceiling is measured at several concurrency levels (--ceiling-concurrency); the best one wins.
 //
 // Assumptions: the local clusters may be shared with tests running at the same time, so every phase
@@ -55,6 +59,7 @@ import { log } from "./lib/run.ts";
 import { relistPhase } from "./phases/relist.ts";
 import { scalePhase } from "./phases/scale.ts";
 import { round } from "./lib/stats.ts";
+import { memoryPhase } from "./phases/memory.ts";
 import { mirrorPhase } from "./phases/mirror.ts";
 import {
   backlogPhase,
@@ -161,6 +166,8 @@ async function main(): Promise<void> {
     if (cfg.phases.has("shards")) await shardsPhase(ctx);
     await flush();
     if (cfg.phases.has("background")) await backgroundPhase(ctx);
+    await flush();
+    if (cfg.phases.has("memory")) await memoryPhase(ctx);
   } finally {
     cl.forEach((c) => c.close());
   }

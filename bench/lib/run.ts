@@ -23,6 +23,7 @@ export const PHASES = [
   "relist",
   "background",
   "admission",
+  "memory",
 ] as const;
 export type Phase = typeof PHASES[number];
 
