@@ -4,9 +4,12 @@
 // (heaps, stacks).
 //
 // Assumptions: the local clusters are up (`deno task clusters:up`); the namespace the providers read may be absent.
+// The Cluster API variant installs Cluster API's `Cluster` CRD where it is not served (and leaves it, as the tests do):
+// without it that provider never reports ready.
 // Each process is run as `deno task run` runs the hub (its permissions and V8 flags), directly (no task runner in
 // between, so the PID read is the hub's).
 
+import { installClusterApiCrd } from "../../dev/support/cluster_api_crd.ts";
 import { freePort } from "../../dev/support/free_port.ts";
 import { json } from "./report.ts";
 import { round, summarize, type Summary } from "./stats.ts";
@@ -135,7 +138,11 @@ export async function idleRssByFeature(opts: {
   log?: (line: string) => void;
 }): Promise<IdleRssRow[]> {
   const rows: IdleRssRow[] = [];
-  for (const v of IDLE_RSS_VARIANTS.filter((v) => !opts.only || opts.only.includes(v.label))) {
+  const variants = IDLE_RSS_VARIANTS.filter((v) => !opts.only || opts.only.includes(v.label));
+  if (variants.some((v) => v.label === "--cluster-api")) {
+    await Promise.all((opts.clusters ?? ["prod", "staging", "dev"]).map((c) => installClusterApiCrd(c)));
+  }
+  for (const v of variants) {
     const samples: (RssReading & { ready: boolean })[] = [];
     for (let r = 0; r < opts.reps; r++) {
       samples.push(
