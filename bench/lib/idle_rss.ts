@@ -51,9 +51,14 @@ export const IDLE_RSS_VARIANTS: readonly IdleRssVariant[] = [
   { label: "--shard", args: () => ["--shard"] },
 ];
 
+/** One `NAME:  N kB` field of a /proc/PID/status text (VmRSS, RssFile, VmHWM, ...) in MB; NaN when it is absent. */
+export function procStatusMb(text: string, field: string): number {
+  return Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(text)?.[1] ?? NaN) / 1024;
+}
+
 /** VmRSS, RssFile and RssAnon of a /proc/PID/status text, in MB; NaN for a field that is absent. */
 export function parseProcStatus(text: string): RssReading {
-  const mb = (f: string) => Number(new RegExp(`^${f}:\\s+(\\d+)\\s+kB`, "m").exec(text)?.[1] ?? NaN) / 1024;
+  const mb = (f: string) => procStatusMb(text, f);
   return { rss: mb("VmRSS"), file: mb("RssFile"), anon: mb("RssAnon") };
 }
 

@@ -1,7 +1,7 @@
 // Unit tests of the idle RSS readings' pure parts: /proc status parsing, the medians per variant, the table and JSON.
 
 import assert from "node:assert/strict";
-import { idleRssJson, idleRssRow, idleRssTable, parseProcStatus } from "./idle_rss.ts";
+import { idleRssJson, idleRssRow, idleRssTable, parseProcStatus, procStatusMb } from "./idle_rss.ts";
 
 const STATUS = `Name:\tdeno
 VmPeak:\t 1234567 kB
@@ -15,6 +15,12 @@ Threads:\t12
 
 Deno.test("a status text gives VmRSS, RssFile and RssAnon in MB, not VmHWM", () => {
   assert.deepEqual(parseProcStatus(STATUS), { rss: 80, file: 48, anon: 32 });
+});
+
+Deno.test("one field reads by its whole name: VmHWM, not a field that merely ends or starts alike", () => {
+  assert.deepEqual(procStatusMb(STATUS, "VmHWM"), 120000 / 1024);
+  assert.deepEqual(procStatusMb(STATUS, "HWM"), NaN);
+  assert.deepEqual(procStatusMb(STATUS, "Rss"), NaN);
 });
 
 Deno.test("a field the status text lacks reads as NaN, not zero", () => {

@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { BenchCluster } from "../lib/cluster.ts";
 import { parseConfig } from "../lib/config.ts";
 import { sleep } from "../lib/hub.ts";
+import { parseProcStatus, procStatusMb } from "../lib/idle_rss.ts";
 import { buildPeer } from "../lib/peer.ts";
 import { buildGoPeer } from "../lib/peer_go.ts";
 import { log, type OperatorKind, startOperator, withNamespace } from "../lib/run.ts";
@@ -36,8 +37,7 @@ if (!go.ok) log(`controller-runtime peer left out: ${go.error}`);
 
 const fields = (pid: number) => {
   const text = Deno.readTextFileSync(`/proc/${pid}/status`);
-  const mb = (f: string) => Number(new RegExp(`^${f}:\\s+(\\d+)\\s+kB`, "m").exec(text)?.[1] ?? NaN) / 1024;
-  return { rss: mb("VmRSS"), file: mb("RssFile"), anon: mb("RssAnon"), peak: mb("VmHWM") };
+  return { ...parseProcStatus(text), peak: procStatusMb(text, "VmHWM") };
 };
 const out: Record<string, Record<string, number>> = {};
 try {
