@@ -230,7 +230,7 @@ async function runGroups(): Promise<Tally> {
 function needsNoCluster(file: string): boolean {
   if (!file.startsWith("src/")) return false;
   const text = Deno.readTextFileSync(`${root}${file}`);
-  return !/dev\/support\/(?!scripted_socket|manual_abort|socket_reads|shard_target|held_sockets)|tests\/support|clusters\/local\.yaml|local_clusters|test_env|kubectl|kubeconfig_file|KUBECONFIG/
+  return !/dev\/support\/(?!scripted_socket|manual_abort|socket_reads|shard_target|held_sockets|released_watch)|tests\/support|clusters\/local\.yaml|local_clusters|test_env|kubectl|kubeconfig_file|KUBECONFIG/
     .test(text);
 }
 

@@ -2,7 +2,7 @@
 // listener, and one Request object from the informer to reconcile().
 
 import assert from "node:assert/strict";
-import type { KubeClient, WatchEvent } from "../../kube/mod.ts";
+import type { KubeClient } from "../../kube/mod.ts";
 import { FairWorkQueue, type QueuePriority } from "../../queue/mod.ts";
 import {
   type ApiClient,
@@ -17,6 +17,7 @@ import {
 import { Logger, silentLogger, VirtualClock } from "../../util/mod.ts";
 import { ClusterClients } from "./_cluster_clients.ts";
 import { cacheListener, joinWatch, type SlotWiring, wireSlot } from "./watch_to_queue.ts";
+import { ReleasedWatchClient } from "../../../dev/support/released_watch.ts";
 
 const WIDGETS = { group: "demo.operator", version: "v1", kind: "Widget", plural: "widgets" };
 
@@ -34,39 +35,13 @@ function operator(name: string, extra: Partial<Operator> = {}): Operator {
 
 const widget = (name: string, rv: string) => ({ metadata: { namespace: "ns", name, resourceVersion: rv } });
 
-/** Lists `items`, then streams `events` once released, then holds the stream open until aborted. */
-class ScriptedClient implements ListWatchClient {
-  #release: () => void = () => {};
-  readonly #released = new Promise<void>((resolve) => this.#release = resolve);
-  constructor(private items: unknown[], private events: WatchEvent[]) {}
-  releaseEvents(): void {
-    this.#release();
-  }
-  listPage() {
-    return Promise.resolve({ items: this.items, resourceVersion: "10" });
-  }
-  watch(_path: string, opts: { signal?: AbortSignal; onOpen?: () => void }): AsyncIterable<WatchEvent> {
-    const { events } = this;
-    const released = this.#released;
-    return (async function* () {
-      opts.onOpen?.();
-      await released;
-      for (const ev of events) if (!opts.signal?.aborted) yield ev;
-      await new Promise<void>((resolve) => {
-        if (opts.signal?.aborted) resolve();
-        else opts.signal?.addEventListener("abort", () => resolve(), { once: true });
-      });
-    })();
-  }
-}
-
 /** Lets the watch loop and the controller's workers run until nothing is left to do now (no virtual time passes). */
 async function settle(): Promise<void> {
   for (let i = 0; i < 10; i++) await new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 /** Wiring for cluster "prod" over an API that answers nothing; `queued` records what reaches `onChange`. */
-function wiring(log = silentLogger(), client: ListWatchClient = new ScriptedClient([], [])) {
+function wiring(log = silentLogger(), client: ListWatchClient = new ReleasedWatchClient([], [])) {
   const api: ApiClient = { request: () => Promise.reject(new Error("no API in this test")) };
   const clock = new VirtualClock();
   const events = new EventRecorder({ api, component: "operator-hub", minLevel: "Normal", clock, logger: log });
@@ -133,7 +108,7 @@ Deno.test("cacheListener tells the observer of each request and logs an observer
 });
 
 Deno.test("a watch event reaches reconcile() as the one Request object the informer made, after the cache observer saw it", async () => {
-  const client = new ScriptedClient([widget("listed", "1")], [{ type: "ADDED", object: widget("added", "11") }]);
+  const client = new ReleasedWatchClient([widget("listed", "1")], [{ type: "ADDED", object: widget("added", "11") }]);
   const { w, clock } = wiring(silentLogger(), client);
   const told: Request[] = [];
   const order: string[] = [];

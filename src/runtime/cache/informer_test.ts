@@ -5,38 +5,10 @@ import type { QueuePriority, Request } from "../../queue/mod.ts";
 import { VirtualClock } from "../../util/mod.ts";
 import { Informer } from "./informer.ts";
 import { trimObject } from "./store.ts";
-import { type ListWatchClient, Watcher } from "./watcher.ts";
+import { Watcher } from "./watcher.ts";
+import { ReleasedWatchClient } from "../../../dev/support/released_watch.ts";
 
 const obj = (name: string, rv: string) => ({ metadata: { name, namespace: "ns", resourceVersion: rv } });
-
-/** Lists `items`, then streams `events` once the test releases them, then holds the stream open until aborted. */
-class ScriptedClient implements ListWatchClient {
-  lists = 0;
-  #release: () => void = () => {};
-  readonly #released = new Promise<void>((resolve) => this.#release = resolve);
-  constructor(private items: unknown[], private events: WatchEvent[]) {}
-  releaseEvents(): void {
-    this.#release();
-  }
-  resetConnections(): void {}
-  listPage() {
-    this.lists++;
-    return Promise.resolve({ items: this.items, resourceVersion: "10" });
-  }
-  watch(_path: string, opts: { signal?: AbortSignal; onOpen?: () => void }): AsyncIterable<WatchEvent> {
-    const { events } = this;
-    const released = this.#released;
-    return (async function* () {
-      opts.onOpen?.();
-      await released;
-      for (const ev of events) if (!opts.signal?.aborted) yield ev;
-      await new Promise<void>((resolve) => {
-        if (opts.signal?.aborted) resolve();
-        else opts.signal?.addEventListener("abort", () => resolve(), { once: true });
-      });
-    })();
-  }
-}
 
 /** Lets the watch loop run until nothing is left to do now (no virtual time passes). */
 async function settle(): Promise<void> {
@@ -45,7 +17,7 @@ async function settle(): Promise<void> {
 
 function setup(items: unknown[], events: WatchEvent[] = []) {
   const clock = new VirtualClock(1_000_000);
-  const client = new ScriptedClient(items, events);
+  const client = new ReleasedWatchClient(items, events);
   let made = 0;
   const informer = new Informer({
     cluster: "prod",
