@@ -51,3 +51,26 @@ Deno.test("freePort() never hands out a port another process reserved within 15 
   assert.ok(out.success);
   assert.match(new TextDecoder().decode(out.stdout), /every port in \d+-\d+ is taken/, `the other process got ${mine}`);
 });
+
+Deno.test("freePort() takes over a port whose reservation names a process that has exited", async () => {
+  const dir = `${Deno.env.get("TMPDIR") ?? "/tmp"}/operator-hub-ports`;
+  const port = freePort();
+  const exited = new Deno.Command("true").spawn();
+  await exited.status;
+  Deno.writeTextFileSync(`${dir}/${port}`, String(exited.pid));
+  // Another process, with every other port of the range held, asks for one: the exited process's port is free.
+  const code = `import { FREE_PORT_RANGE, freePort } from ${
+    JSON.stringify(new URL("./free_port.ts", import.meta.url).href)
+  };
+    const held = [];
+    for (let port = FREE_PORT_RANGE[0]; port <= FREE_PORT_RANGE[1]; port++) {
+      if (port === ${port}) continue;
+      try { held.push(Deno.listen({ hostname: "0.0.0.0", port })); } catch { /* taken already */ }
+    }
+    try { console.log(freePort()); } catch (err) { console.log(err.message); }`;
+  const out = await new Deno.Command(Deno.execPath(), { args: ["eval", code], stdout: "piped", stderr: "inherit" })
+    .output();
+  assert.ok(out.success);
+  assert.equal(new TextDecoder().decode(out.stdout).trim(), String(port));
+  assert.notEqual(Deno.readTextFileSync(`${dir}/${port}`), String(exited.pid), "the reservation names its new holder");
+});
