@@ -68,6 +68,8 @@ export class InterceptProxy {
   readonly port: number;
   readonly records: InterceptRecord[] = [];
   hook: Hook | undefined;
+  /** Milliseconds to hold each piece of a watch stream on `path` before passing it on (a lagging watch); 0 for none. */
+  streamDelayMs: (path: string) => number = () => 0;
   readonly #server: Deno.HttpServer;
   readonly #stop = new AbortController();
   readonly #client: Deno.HttpClient;
@@ -198,6 +200,7 @@ export class InterceptProxy {
       this.#streams.add(stream);
       const upstream = res.body;
       const streams = this.#streams;
+      const delayOf = (path: string) => this.streamDelayMs(path);
       const piped = new ReadableStream<Uint8Array>({
         async start(controller) {
           const reader = upstream.getReader();
@@ -209,6 +212,8 @@ export class InterceptProxy {
             while (true) {
               const { done, value } = await reader.read();
               if (done) break;
+              const delay = delayOf(url.pathname);
+              if (delay > 0) await new Promise((r) => setTimeout(r, delay));
               controller.enqueue(value);
               line = noteErrorEvents(line + decoder.decode(value, { stream: true }), record.errorEvents);
             }

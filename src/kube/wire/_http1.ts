@@ -11,7 +11,9 @@
 // - An abort closes the socket, which rejects the pending read or write at once, in any phase
 //   (TCP connect, TLS handshake, headers, body).
 // - A request that finds a reused idle connection already closed by the server (no byte of a
-//   response arrived) is sent once more on a new connection, as Go's and Node's clients do.
+//   response arrived) is sent once more on a new connection, as Go's client does. A POST (a create,
+//   an Event, a review) is sent once more only when writing it failed: once written, the server may
+//   have acted on it before closing, and a second create is not the same as one (Go: isReplayable).
 // - `close()` destroys every connection, idle or busy, and clears the idle timer.
 // - A connection idle for `idleMs` is closed by the pool's one idle timer, not kept until the next request.
 
@@ -117,9 +119,11 @@ export class Http1Pool implements ConnectionOwner {
       abort.onAbort(() => {
         if (c.owner === abort) this.destroy(c);
       });
+      let written = false;
       try {
         await c.write(bytes);
-        const res = await this.#readHead(c, method, abort, reused && attempt === 0);
+        written = true;
+        const res = await this.#readHead(c, method, abort, reused && attempt === 0 && method !== "POST");
         if (res === "retry") {
           this.#dropIdle();
           continue;
@@ -129,7 +133,7 @@ export class Http1Pool implements ConnectionOwner {
         this.destroy(c);
         if (abort.aborted !== undefined) throw abort.aborted;
         if (err instanceof Http1Error) throw err;
-        if (reused && attempt === 0 && isClosedSocket(err)) {
+        if (reused && attempt === 0 && isClosedSocket(err) && (!written || method !== "POST")) {
           this.#dropIdle();
           continue;
         }

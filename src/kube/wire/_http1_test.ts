@@ -192,6 +192,26 @@ Deno.test("Http1Pool retries once on a new connection when a reused one was clos
   });
 });
 
+Deno.test("A POST the server read on a reused connection and closed without answering is not sent again; a GET is", async () => {
+  // The server answers the first request of each connection, then reads the next one and closes: it may have acted on
+  // it (a create), so a POST fails instead of creating twice, as Go's client does; a GET is sent once more.
+  await withPeer(async (conn, _request, _n) => {
+    if (firstOf.has(conn)) return "close";
+    firstOf.add(conn);
+    await send(conn, ok('{"ok":true}'));
+    return "keep";
+  }, async (peer, pool) => {
+    const body = enc.encode('{"metadata":{"name":"a"}}');
+    assert.equal(await (await pool.request("GET", "/warm", "", undefined, new TestAbort())).text(), '{"ok":true}');
+    await assert.rejects(pool.request("POST", "/create", "", body, new TestAbort()));
+    assert.equal(peer.requests.filter((r) => r.startsWith("POST")).length, 1, "the POST reached the server once");
+    assert.equal(await (await pool.request("GET", "/warm2", "", undefined, new TestAbort())).text(), '{"ok":true}');
+    assert.equal(await (await pool.request("GET", "/again", "", undefined, new TestAbort())).text(), '{"ok":true}');
+    assert.equal(peer.requests.filter((r) => r.startsWith("GET /again")).length, 2, "the GET was sent once more");
+  });
+});
+const firstOf = new WeakSet<Deno.Conn>();
+
 Deno.test("Http1Pool reads a body delimited by the connection's end and does not reuse that connection", async () => {
   await withPeer(async (conn) => {
     await send(conn, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n");
