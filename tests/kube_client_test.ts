@@ -432,6 +432,7 @@ Deno.test("Every watch, list and read of a client is a stream of one HTTP/2 conn
   const proxy = FaultProxy.start({ targetPort: Number(new URL(access.server).port) });
   const client = new KubeClient({ ...access, server: proxy.url, auth: () => access.auth() }, {
     requestTimeoutMs: 15_000,
+    multiplex: true,
   });
   const ac = new AbortController();
   try {

@@ -101,6 +101,7 @@ export class KubeClient {
         http2,
         proxyUrl: access.proxyUrl,
         tlsServerName: access.tlsServerName,
+        multiplex: options.multiplex ?? "auto",
       })
     );
   }

@@ -68,10 +68,16 @@ export interface KubeClientOptions {
   /**
    * Send everything through Deno's fetch offering HTTP/2 (ALPN). Default false: measured on the local apiservers
    * (`deno task bench`), HTTP/1.1 on our own sockets costs the hub about half the CPU per status write, while the
-   * watches are multiplexed anyway: by default every watch and read is a stream of the client's one HTTP/2 connection
-   * (node:http2), so a cluster holds one connection whatever the number of watches.
+   * watches are multiplexed where that pays (`multiplex`).
    */
   http2?: boolean;
+  /**
+   * Watches, reads and pre-flight reviews as streams of the client's one HTTP/2 connection (node:http2), so a cluster
+   * holds one connection whatever the number of its watches; writes stay on HTTP/1.1. `true`, `false`, or "auto"
+   * (default): from the process's 33rd such client on (MULTIPLEX_FROM), for good. Below that, each watch holds a
+   * connection of our own, which costs less CPU per event and, with node:http2 never loaded, less memory in all.
+   */
+  multiplex?: boolean | "auto";
   /**
    * The largest response body or watch event the client holds, in bytes. Default DEFAULT_MAX_OBJECT_BYTES. A larger
    * one is refused with TooLargeError as soon as it is known to be larger (its Content-Length, else byte

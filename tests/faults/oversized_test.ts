@@ -19,7 +19,7 @@ const CAP = 4 * MiB;
 /**
  * What the hub may grow beyond the cap while attacked: the cap's buffer grows by doubling once (its smaller steps are
  * garbage until V8 collects them), plus TLS sockets, V8 heap slack and the reconciles of prod and staging meanwhile.
- * Reads and watches are streams of one HTTP/2 connection (node:http2, src/kube/wire/_h2_streams.ts), whose chunks arrive as
+ * Reads and watches of a hub past MULTIPLEX_FROM clusters are streams of one HTTP/2 connection (node:http2), whose chunks arrive as
  * fresh Buffers, garbage until V8 collects them (about the cap per refused request), where our HTTP/1.1 sockets read
  * into one buffer of their own; V8 collects external memory like that only once tens of MiB of it piled up. Measured
  * (see the figures these tests print): 12.7–17.0 MiB of growth in all on HTTP/1.1, 14.8–29.8 MiB on HTTP/2 streams

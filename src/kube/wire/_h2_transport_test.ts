@@ -5,7 +5,7 @@ import { adminToken, apiserverCa, apiserverUrl, requireClusters } from "../../..
 import { VirtualClock } from "../../util/mod.ts";
 import { Call } from "./_call.ts";
 import { H2Streams } from "./_h2_streams.ts";
-import { onH2, withH2 } from "./_h2_transport.ts";
+import { MultiplexPolicy, onH2, withH2 } from "./_h2_transport.ts";
 import { http1OnlyPeer } from "../../../dev/support/http1_only_peer.ts";
 import { headerCheck } from "./_header_lines.ts";
 import type { Transport, WireResponse } from "./_transport_interface.ts";
@@ -58,7 +58,7 @@ Deno.test("withH2() sends reads and watches as streams of one HTTP/2 connection 
   const auth = { authorization: `Bearer ${adminToken("prod")}` };
   const h2 = new H2Streams({ origin: apiserverUrl("prod"), caCerts: [apiserverCa("prod")], rejectUnauthorized: true });
   const base = recordingBase();
-  const t = withH2(base, h2, "", "hub-test", headerCheck());
+  const t = withH2(base, () => Promise.resolve(h2), "", "hub-test", headerCheck());
   try {
     const version = await t.send("GET", "/version", auth, undefined, undefined, newCall());
     assert.equal(version.status, 200);
@@ -89,7 +89,7 @@ Deno.test("withH2() sends reads and watches as streams of one HTTP/2 connection 
 Deno.test("withH2() refuses a credential or Content-Type with a line break before anything is sent, naming the header only", async () => {
   const h2 = new H2Streams({ origin: "https://127.0.0.1:9", rejectUnauthorized: true });
   const base = recordingBase();
-  const t = withH2(base, h2, "", "hub-test", headerCheck());
+  const t = withH2(base, () => Promise.resolve(h2), "", "hub-test", headerCheck());
   try {
     const bad = { authorization: "Bearer secret-token\r\nX-Evil: 1" };
     const err = await t.send("GET", "/version", bad, undefined, undefined, newCall()).catch((e) => e);
@@ -116,7 +116,7 @@ Deno.test("withH2() sends a read on the wrapped transport, then every request, o
     rejectUnauthorized: true,
   });
   const base = recordingBase();
-  const t = withH2(base, h2, "/prefix", "hub-test", headerCheck());
+  const t = withH2(base, () => Promise.resolve(h2), "/prefix", "hub-test", headerCheck());
   try {
     assert.equal((await t.send("GET", "/version", {}, undefined, undefined, newCall())).status, 200);
     await t.send("GET", "/api", {}, undefined, undefined, newCall(), undefined, true);
@@ -126,5 +126,46 @@ Deno.test("withH2() sends a read on the wrapped transport, then every request, o
   } finally {
     t.close();
     await peer.close();
+  }
+});
+
+Deno.test('MultiplexPolicy: "auto" wants HTTP/2 only once more than its threshold of transports could multiplex, then for good; true and false are fixed', () => {
+  const policy = new MultiplexPolicy(2);
+  const [a, b] = [policy.route("auto"), policy.route("auto")];
+  assert.equal(a.wanted(), false, "two transports: HTTP/1.1");
+  b.release();
+  b.release(); // a second release counts once
+  const c = policy.route("auto");
+  assert.equal(c.wanted(), false, "still two transports (one was closed)");
+  const d = policy.route("auto");
+  assert.deepEqual([a.wanted(), c.wanted(), d.wanted()], [true, true, true], "the third turns it on for every one");
+  d.release();
+  c.release();
+  assert.equal(a.wanted(), true, "for good, as its watches moved");
+  assert.equal(new MultiplexPolicy(0).route(false).wanted(), false);
+  assert.equal(new MultiplexPolicy(99).route(true).wanted(), true);
+});
+
+Deno.test("withH2() sends reads and watches on the wrapped transport while its route does not want HTTP/2, without making the connection; once it does, the next read goes there", async () => {
+  let connects = 0;
+  let wanted = false;
+  const connect = () => {
+    connects++;
+    return Promise.resolve(new H2Streams({ origin: "https://127.0.0.1:9", rejectUnauthorized: true }));
+  };
+  const base = recordingBase();
+  const t = withH2(base, connect, "", "hub-test", headerCheck(), { wanted: () => wanted });
+  try {
+    await t.send("GET", "/version", {}, undefined, undefined, newCall());
+    await t.send("GET", "/api?watch=true", {}, undefined, undefined, newCall(), undefined, true);
+    assert.deepEqual(base.sent, ["GET /version", "GET /api?watch=true"]);
+    assert.equal(connects, 0, "node:http2 never loaded, no connection made");
+    assert.equal(t.aliveWithin!(60_000), false, "no HTTP/2 connection to vouch for the watches");
+    wanted = true;
+    await assert.rejects(t.send("GET", "/version", {}, undefined, undefined, newCall())); // nothing listens on :9
+    assert.equal(connects, 1);
+    assert.equal(base.sent.length, 2, "the read went to the HTTP/2 connection");
+  } finally {
+    t.close();
   }
 });

@@ -2,7 +2,7 @@
 // (insecure-skip-tls-verify), behind one small interface (_transport_interface.ts).
 
 import { declaredOverLimit, limitedText } from "./_body_limit.ts";
-import { h2For, withH2 } from "./_h2_transport.ts";
+import { h2For, type Multiplex, multiplexRoute, withH2 } from "./_h2_transport.ts";
 import { Http1Pool } from "./_http1.ts";
 import type { Call } from "./_call.ts";
 import { headerCheck, headerLines } from "./_header_lines.ts";
@@ -42,6 +42,8 @@ export interface TransportOptions {
   proxyUrl?: string;
   /** The kubeconfig's tls-server-name, if any: honoured by our own HTTP/1.1 sockets only. */
   tlsServerName?: string;
+  /** Watches and reads as streams of one HTTP/2 connection: always, never, or "auto" (the default). */
+  multiplex?: Multiplex;
 }
 
 /**
@@ -90,8 +92,17 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
       rejectUnauthorized: false,
     });
     const base = fetchTransport(t.fetch, t.close);
-    const h2 = h2For(server, auth, undefined, false);
-    return h2 ? withH2(base, h2, new URL(server).pathname.replace(/\/+$/, ""), userAgent, headerCheck()) : base;
+    const h2 = o.multiplex === false ? undefined : h2For(server, auth, undefined, false);
+    return h2
+      ? withH2(
+        base,
+        h2,
+        new URL(server).pathname.replace(/\/+$/, ""),
+        userAgent,
+        headerCheck(),
+        multiplexRoute(o.multiplex ?? "auto"),
+      )
+      : base;
   }
   const ownSockets = !o.fetch && !o.http2 && !o.proxyUrl && !proxyFromEnvironment();
   if (o.tlsServerName && (!ownSockets || (auth.cert && auth.key))) {
@@ -142,8 +153,8 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
       inflight: 0,
       retired: false,
     };
-    const h2 = h2For(server, auth, o.tlsServerName, true);
-    return h2 ? withH2(http1, h2, prefix, userAgent, lines) : http1;
+    const h2 = o.multiplex === false ? undefined : h2For(server, auth, o.tlsServerName, true);
+    return h2 ? withH2(http1, h2, prefix, userAgent, lines, multiplexRoute(o.multiplex ?? "auto")) : http1;
   }
   const options: Deno.CreateHttpClientOptions & Partial<Deno.TlsCertifiedKeyPem> = {
     http1: true,
