@@ -91,6 +91,14 @@ export interface WatchedResource {
    */
   objects?(cached: (cluster: string) => StoredObject[]): { namespace: string; name: string }[];
   /**
+   * Runs in a cluster only while this returns true (default: wherever `clusters` accepts), re-evaluated whenever the
+   * operator's objects change in any engaged cluster; a watch no longer needed stops and drops its cache. A watch that
+   * starts queues, once its first list is in, the operator's objects that act on that cluster (its own objects there
+   * and what `onEngage` names): a change made before the list, a child deleted by hand among them, is not missed.
+   * `cached(c)` lists the operator's own cached objects in cluster `c`.
+   */
+  neededIn?(cluster: string, cached: (cluster: string) => StoredObject[]): boolean;
+  /**
    * The operator's objects to reconcile for a changed object seen in `cluster` (any cluster, `cached(c)` lists
    * the operator's own cached objects in cluster `c`). Return [] for none.
    */

@@ -74,7 +74,8 @@ export class InterceptProxy {
   readonly #stop = new AbortController();
   readonly #client: Deno.HttpClient;
   readonly #target: string;
-  readonly #streams = new Set<AbortController>();
+  /** Streaming responses in flight (watches), each with its record. */
+  readonly #streams = new Map<AbortController, InterceptRecord>();
 
   private constructor(options: InterceptProxyOptions, port: number, server: Deno.HttpServer, client: Deno.HttpClient) {
     this.port = port;
@@ -122,10 +123,15 @@ export class InterceptProxy {
     return this.records.filter(filter);
   }
 
+  /** The watches streaming through now (their records), oldest first. */
+  openStreams(): InterceptRecord[] {
+    return [...this.#streams.values()];
+  }
+
   /** Ends every streaming response in flight (watches): the client sees its stream end. */
   cutStreams(): number {
     const n = this.#streams.size;
-    for (const c of this.#streams) c.abort();
+    for (const c of this.#streams.keys()) c.abort();
     this.#streams.clear();
     return n;
   }
@@ -197,7 +203,7 @@ export class InterceptProxy {
         const bytes = new Uint8Array(await res.arrayBuffer());
         return new Response(bytes, { status: res.status, headers: outHeaders });
       }
-      this.#streams.add(stream);
+      this.#streams.set(stream, record);
       const upstream = res.body;
       const streams = this.#streams;
       const delayOf = (path: string) => this.streamDelayMs(path);

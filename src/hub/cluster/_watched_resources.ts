@@ -44,6 +44,7 @@ export function scopedWatchers(
   ctx: WatchContext,
   labelSelector?: string,
   metadataOnly = false,
+  onSynced?: () => void,
 ): Watcher[] {
   const { group, version, plural } = type;
   const query = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : "";
@@ -60,6 +61,7 @@ export function scopedWatchers(
       logger: ctx.log.child({ resource: plural }),
       idleTimeoutMs: ctx.idleTimeoutMs,
       pageSize: ctx.pageSize,
+      onSynced,
     })
   );
 }
@@ -70,6 +72,8 @@ export interface OtherWatchesOptions {
   cached(cluster: string): StoredObject[];
   /** Queues the operator's objects `requests` name, each in its own cluster, at `priority` (see FairWorkQueue). */
   queue(requests: readonly Request[], priority: QueuePriority): void;
+  /** The operator's objects that act on this cluster: queued when a watch with `neededIn` has started here. */
+  actingHere(): Request[];
 }
 
 /** The watches of an operator's other resources in one cluster (see watchOtherResources). */
@@ -78,7 +82,10 @@ export interface OtherWatches {
   watchers: Watcher[];
   /** Settle once `signal` aborted and every watcher stopped. */
   runs: Promise<void>[];
-  /** Re-evaluates the per-object watches (WatchedResource.objects): call it when the operator's objects changed. */
+  /**
+   * Re-evaluates the per-object watches (WatchedResource.objects) and the watches run only where needed
+   * (WatchedResource.neededIn): call it when the operator's objects changed.
+   */
   refresh(): void;
 }
 
@@ -87,7 +94,9 @@ export interface OtherWatches {
  *
  * Guarantees: a watch with `objects` runs one watch per object it names (by `fieldSelector=metadata.name`, in the
  * object's namespace, each with a store of its own), started and stopped by `refresh`, so nothing else of that
- * resource is ever listed or cached; a stopped one's store is dropped.
+ * resource is ever listed or cached; a stopped one's store is dropped. A watch with `neededIn` runs only while it
+ * returns true for this cluster (started and stopped by `refresh`, its store dropped when stopped); once a start's
+ * first list is in, `actingHere()` is queued (low).
  */
 export function watchOtherResources(
   op: Operator,
@@ -98,6 +107,7 @@ export function watchOtherResources(
   const watchers: Watcher[] = [];
   const runs: Promise<void>[] = [];
   const perObject: PerObjectWatches[] = [];
+  const conditional: NeededWatch[] = [];
   for (const w of op.watches ?? []) {
     if (w.clusters && !w.clusters(ctx.cluster)) continue;
     if (w.objects) {
@@ -106,12 +116,13 @@ export function watchOtherResources(
       runs.push(set.stopped);
       continue;
     }
-    const scoped = w.namespaces ? { ...ctx, namespaces: w.namespaces } : ctx;
-    const informer = new Informer({
-      cluster: ctx.cluster,
-      projection: watchProjection(w),
-      watches: (store, onChange) => scopedWatchers(w.type, store, onChange, scoped, w.labelSelector, w.metadataOnly),
-    });
+    if (w.neededIn) {
+      const needed = new NeededWatch(w, op.name, ctx, options, signal, watchers);
+      conditional.push(needed);
+      runs.push(needed.stopped);
+      continue;
+    }
+    const informer = wholeInformer(w, ctx);
     const map = requestMapper(w, informer, op.name, ctx, options.cached);
     informer.addListener((requests, priority) => options.queue(map(requests), priority));
     watchers.push(...informer.watchers);
@@ -120,9 +131,91 @@ export function watchOtherResources(
   }
   const refresh = () => {
     for (const set of perObject) set.refresh();
+    for (const needed of conditional) needed.refresh();
   };
   refresh();
   return { watchers, runs, refresh };
+}
+
+/** The informer of watched resource `w` in this cluster: all its objects (by its label selector), in its namespaces. */
+function wholeInformer(w: WatchedResource, ctx: WatchContext, onSynced?: () => void): Informer {
+  const scoped = w.namespaces ? { ...ctx, namespaces: w.namespaces } : ctx;
+  return new Informer({
+    cluster: ctx.cluster,
+    projection: watchProjection(w),
+    watches: (store, onChange) =>
+      scopedWatchers(w.type, store, onChange, scoped, w.labelSelector, w.metadataOnly, onSynced),
+  });
+}
+
+/** One WatchedResource with `neededIn`: its watch runs here only while the operator's objects need it here. */
+class NeededWatch {
+  readonly stopped: Promise<void>;
+  readonly #w: WatchedResource;
+  readonly #operator: string;
+  readonly #ctx: WatchContext;
+  readonly #options: OtherWatchesOptions;
+  readonly #signal: AbortSignal;
+  readonly #watchers: Watcher[];
+  #running: { informer: Informer; watchers: readonly Watcher[] } | undefined;
+  /** Every run not settled yet, those already stopped by `refresh` included. */
+  readonly #runs = new Set<Promise<void>>();
+
+  constructor(
+    w: WatchedResource,
+    operator: string,
+    ctx: WatchContext,
+    options: OtherWatchesOptions,
+    signal: AbortSignal,
+    watchers: Watcher[],
+  ) {
+    this.#w = w;
+    this.#operator = operator;
+    this.#ctx = ctx;
+    this.#options = options;
+    this.#signal = signal;
+    this.#watchers = watchers;
+    this.stopped = new Promise<void>((resolve) => {
+      const done = () => Promise.all(this.#runs).then(() => resolve());
+      if (signal.aborted) done();
+      else signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  refresh(): void {
+    if (this.#signal.aborted) return;
+    let needed: boolean;
+    try {
+      needed = this.#w.neededIn!(this.#ctx.cluster, this.#options.cached);
+    } catch (err) {
+      // A throwing predicate keeps the watch as it is: never a missed change because of an operator's mistake.
+      this.#ctx.log.error("watch neededIn function failed", { operator: this.#operator, error: err });
+      return;
+    }
+    if (needed === !!this.#running) return;
+    if (!needed) {
+      const { informer, watchers } = this.#running!;
+      this.#running = undefined;
+      for (const watcher of watchers) this.#watchers.splice(this.#watchers.indexOf(watcher), 1);
+      informer.stop();
+      return;
+    }
+    let first = true;
+    const informer = wholeInformer(this.#w, this.#ctx, () => {
+      // Once the first list is in: what acts here is queued, so a change made before it is seen by its reconcile.
+      if (!first || this.#running?.informer !== informer) return;
+      first = false;
+      this.#options.queue(this.#options.actingHere(), "low");
+    });
+    const map = requestMapper(this.#w, informer, this.#operator, this.#ctx, this.#options.cached);
+    informer.addListener((requests, priority) => this.#options.queue(map(requests), priority));
+    const watchers = [...informer.watchers];
+    this.#running = { informer, watchers };
+    this.#watchers.push(...watchers);
+    informer.start(this.#signal);
+    const run: Promise<void> = informer.stopped.finally(() => this.#runs.delete(run));
+    this.#runs.add(run);
+  }
 }
 
 /** One WatchedResource with `objects`: a watch per named object, kept in line with what `objects` returns. */

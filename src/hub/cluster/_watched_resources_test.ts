@@ -150,6 +150,7 @@ Deno.test("watchOtherResources() queues what each change of a watched resource m
     const { watchers, runs } = watchOtherResources(op, watchContext(client, [namespace]), {
       cached: () => [],
       queue: (requests) => queued.push([...requests]),
+      actingHere: () => [],
     }, stop.signal);
     try {
       assert.equal(watchers.length, 1, "the watch refusing prod does not run there");
@@ -183,6 +184,7 @@ Deno.test("watchOtherResources() caches a watched resource through its own proje
     const { runs } = watchOtherResources(op, watchContext(client, [namespace]), {
       cached: () => [],
       queue: () => {},
+      actingHere: () => [],
     }, stop.signal);
     try {
       const path = `/api/v1/namespaces/${namespace}/configmaps`;
@@ -216,6 +218,7 @@ Deno.test("watchOtherResources() with `objects` watches and caches only the name
     const others = watchOtherResources(op, watchContext(client, []), {
       cached: () => [],
       queue: (r) => queued.push(...r),
+      actingHere: () => [],
     }, stop.signal);
     const cachedKeys = () => others.watchers.flatMap((w) => [...w.store.keys()]).sort();
     try {

@@ -7,6 +7,7 @@ import {
   type ClusterConnection,
   EventRecorder,
   type Informer,
+  type Operator,
   type ReconcileTarget,
   type Request,
   type StoredObject,
@@ -61,6 +62,10 @@ export class EngagedCluster {
   readonly #informers = new Map<string, Informer>();
   /** The watches of operators' other watched resources (see WatchedResource), until they stop. */
   readonly #otherRuns: Promise<void>[] = [];
+  /** Each operator's re-evaluation of its watches here (see refreshWatches). */
+  readonly #refreshers = new Map<string, () => void>();
+  /** Operators whose peers' watches are due a re-evaluation (see #refreshPeers). */
+  readonly #peersDue = new Set<string>();
   /**
    * The rules review of the one namespace checked here (a namespaced cluster's, or the only one watched), shared by
    * its operators' first pre-flight attempts.
@@ -134,6 +139,11 @@ export class EngagedCluster {
         ).client;
       },
     };
+  }
+
+  /** Re-evaluates `operator`'s watches here that run only where needed: its objects changed in some cluster. */
+  refreshWatches(operator: string): void {
+    this.#refreshers.get(operator)?.();
   }
 
   /** `operator`'s cached objects of its own resource in this cluster ([] for an operator it does not host). */
@@ -267,12 +277,18 @@ export class EngagedCluster {
   #engaged(slot: Slot): void {
     const op = slot.operator;
     if (!op.onEngage) return;
+    // An operator's mistake costs only the early requeue, never the cluster's watches.
+    this.#queueRequests(op.name, this.#onEngage(op, (c) => this.#o.lookup(c)?.cachedObjects(op.name) ?? []), "low");
+  }
+
+  /** What `op.onEngage` names for this cluster ([] without one, or when it throws: logged). */
+  #onEngage(op: Operator, cached: (cluster: string) => StoredObject[]): Request[] {
     try {
-      const requests = op.onEngage(this.name, (cluster) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? []);
-      this.#queueRequests(op.name, requests, "low");
+      return op.onEngage?.(this.name, cached).map(({ cluster, namespace, name }) => ({ cluster, namespace, name })) ??
+        [];
     } catch (err) {
-      // An operator's mistake costs only the early requeue, never the cluster's watches.
       this.#log.error("onEngage failed", { operator: op.name, error: err });
+      return [];
     }
   }
 
@@ -289,14 +305,34 @@ export class EngagedCluster {
   /** The operator's other watched resources: each change is mapped to its own objects, queued in their cluster. */
   #watchOthers(slot: Slot, signal: AbortSignal): void {
     const op = slot.operator;
+    const cached = (cluster: string) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? [];
     const { watchers, runs, refresh } = watchOtherResources(op, this.#watchContext(), {
-      cached: (cluster) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? [],
+      cached,
       queue: (requests, priority) => this.#queueRequests(op.name, requests, priority),
+      actingHere: () => [...(slot.owns ? slot.informer.requests() : []), ...this.#onEngage(op, cached)],
     }, signal);
     // Per-object watches follow the operator's own objects here (a Mirror naming its source); the array is live.
     slot.others = watchers;
-    if (slot.owns) slot.informer.addListener(refresh);
+    this.#refreshers.set(op.name, refresh);
+    // Watches needed elsewhere by objects here (a Mirror's copies in its target clusters) are re-evaluated there too.
+    const elsewhere = op.watches?.some((w) => w.neededIn) ?? false;
+    if (slot.owns) slot.informer.addListener(elsewhere ? () => (refresh(), this.#refreshPeers(op.name)) : refresh);
     this.#otherRuns.push(...runs);
+  }
+
+  /**
+   * Tells every other engaged cluster that `operator`'s objects here changed, once per burst (a microtask later), so
+   * its watches run only where needed follow (a Mirror that starts or stops targeting a cluster).
+   */
+  #refreshPeers(operator: string): void {
+    if (this.#peersDue.has(operator)) return;
+    this.#peersDue.add(operator);
+    queueMicrotask(() => {
+      this.#peersDue.delete(operator);
+      for (const name of this.#o.clusterNames?.() ?? []) {
+        if (name !== this.name) this.#o.lookup(name)?.refreshWatches?.(operator);
+      }
+    });
   }
 
   #watchContext(): WatchContext {

@@ -119,11 +119,18 @@ export function mirrorOperator(options: MirrorOptions): Operator {
           spec.source.name === obj.metadata.name;
       }).map((m) => ({ cluster: home, namespace: m.metadata.namespace ?? "", name: m.metadata.name })),
   });
+  // A cluster's copy watches run only while a Mirror targets it, or lists it as a target (its copy not removed yet).
+  const targets = (m: StoredObject, cluster: string) => {
+    const clusters = (m.spec as MirrorSpec | undefined)?.clusters ?? [];
+    return clusters.includes("*") || clusters.includes(cluster) ||
+      ((m.status as Partial<MirrorStatus> | undefined)?.targets ?? []).some((r) => r.cluster === cluster);
+  };
   const copyWatch = (type: ResourceType) => ({
     type,
     metadataOnly: true,
     labelSelector: `${MIRROR_LABEL}=${MIRROR_LABEL_VALUE}`,
     ...scoped,
+    neededIn: (cluster: string, cached: (c: string) => StoredObject[]) => cached(home).some((m) => targets(m, cluster)),
     map: (obj: StoredObject): Request[] => {
       const m = mirrorOf(obj);
       return m && m.cluster === home ? [m] : [];
@@ -149,10 +156,8 @@ export function mirrorOperator(options: MirrorOptions): Operator {
     watches: [sourceWatch(CONFIG_MAP), sourceWatch(SECRET), copyWatch(CONFIG_MAP), copyWatch(SECRET)],
     // A cluster engaged later gets its copies at once: every Mirror that selects it is reconciled.
     onEngage: (cluster, cached) =>
-      cluster === home ? [] : cached(home).filter((m) => {
-        const clusters = (m.spec as MirrorSpec | undefined)?.clusters ?? [];
-        return clusters.includes("*") || clusters.includes(cluster);
-      }).map((m) => ({ cluster: home, namespace: m.metadata.namespace ?? "", name: m.metadata.name })),
+      cluster === home ? [] : cached(home).filter((m) => targets(m, cluster))
+        .map((m) => ({ cluster: home, namespace: m.metadata.namespace ?? "", name: m.metadata.name })),
     async reconcile(req, scope) {
       if (req.cluster !== home) return;
       const mirror = scope.client.cached(req);

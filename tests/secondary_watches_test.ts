@@ -1,0 +1,129 @@
+// End-to-end: secondary watches open in a cluster only while an object needs them there. The Mirror operator on prod
+// (home), staging and dev, each behind a counting proxy: no copy watch runs in a cluster no Mirror targets; a Mirror
+// targeting staging opens staging's copy watches, and a copy deleted by hand right after it was made (before that
+// watch's first list was in) comes back; the Mirror deleted, the watches close.
+// deno-lint-ignore-file no-explicit-any -- JSON from the apiserver is checked by the test itself.
+
+import assert from "node:assert/strict";
+import { ClusterApiError, localApi, waitFor } from "../dev/support/cluster_api.ts";
+import { HubProcess } from "../dev/support/hub_process.ts";
+import type { InterceptProxy } from "./support/intercept_proxy.ts";
+import { adminKubeconfigVia, proxyInFrontOf } from "./support/local_proxy.ts";
+import { kubectlOk, testNamespace } from "./support/mod.ts";
+
+const CLUSTERS = ["prod", "staging", "dev"];
+const via = (c: string) => `${c}-via-proxy`;
+/** The copies' label selector, as the copy watches send it. */
+const COPY_SELECTOR = "labelSelector=operator-hub.dev%2Fmirror%3Dcopy";
+/**
+ * How long a copy deleted by hand may take to come back. Through the requeue at the copy watch's first list it takes
+ * about a second; without it, the Mirror's 60 s re-check would bring it back, past this bound.
+ */
+const RESTORE_GUARD_MS = 30_000;
+
+const isCopyWatchOrList = (path: string, query: string) =>
+  (path.endsWith("/configmaps") || path.endsWith("/secrets")) && query.includes(COPY_SELECTOR);
+
+Deno.test("A Mirror's copy watches run only in the clusters it targets: none before it, staging's from its creation (a copy deleted by hand before their first list comes back), none after it", async () => {
+  const ns = await testNamespace("secondary-watches");
+  const proxies: InterceptProxy[] = await Promise.all(CLUSTERS.map((c) => proxyInFrontOf(c)));
+  const apis = CLUSTERS.map((c) => localApi(c));
+  const dir = await Deno.makeTempDir({ prefix: "secondary-watches-" });
+  const kubeconfigs = await Promise.all(CLUSTERS.map(async (c, i) => {
+    const file = `${dir}/${c}.yaml`;
+    await Deno.writeTextFile(file, adminKubeconfigVia(c, proxies[i].url, via(c)));
+    return file;
+  }));
+  const copyWatches = (i: number) => proxies[i].openStreams().filter((r) => isCopyWatchOrList(r.path, r.query)).length;
+  const copyRequests = (i: number) => proxies[i].seen((r) => isCopyWatchOrList(r.path, r.query)).length;
+  // staging's first copy list is held until the copy was deleted by hand: the list then finds no copy, and only the
+  // requeue at that list brings it back.
+  let released = false;
+  let release!: () => void;
+  const listReleased = new Promise<void>((r) => release = r);
+  const releaseList = () => {
+    released = true;
+    release();
+  };
+  let listHeld!: () => void;
+  const held = new Promise<void>((r) => listHeld = r);
+  proxies[1].hook = async (req) => {
+    if (req.method !== "GET" || req.query.get("watch") || !req.path.endsWith("/configmaps")) return undefined;
+    if (!isCopyWatchOrList(req.path, `?${req.query}`) || released) return undefined;
+    listHeld();
+    await listReleased;
+    return undefined;
+  };
+  const hub = HubProcess.start({
+    clusters: CLUSTERS.map(via),
+    kubeconfigs,
+    args: ["--operators", "mirror", "--home-cluster", via("prod"), "--namespace", ns.name],
+  });
+  try {
+    await hub.waitReady();
+    // Ready with no Mirror: no cluster listed or watched a copy.
+    assert.deepEqual(CLUSTERS.map((_, i) => copyRequests(i)), [0, 0, 0], "copy lists or watches before any Mirror");
+
+    await kubectlOk("prod", ["create", "configmap", "settings", "-n", ns.name, "--from-literal=color=blue"]);
+    await kubectlOk("prod", ["apply", "-f", "-"], {
+      stdin: JSON.stringify({
+        apiVersion: "demo.operator/v1",
+        kind: "Mirror",
+        metadata: { name: "settings", namespace: ns.name },
+        spec: { source: { kind: "ConfigMap", name: "settings" }, clusters: [via("staging")] },
+      }),
+    });
+    await held;
+    const copyPath = `/api/v1/namespaces/${ns.name}/configmaps/settings`;
+    const first = await waitFor(() => read(apis[1], copyPath), "staging: the first copy", 30_000);
+    await apis[1].request("DELETE", copyPath);
+    releaseList();
+    const again = await waitFor(
+      async () => {
+        const c = await read(apis[1], copyPath);
+        return c && c.metadata.uid !== first.metadata.uid ? c : undefined;
+      },
+      "staging: the copy deleted by hand before the copy watch's first list is made again",
+      RESTORE_GUARD_MS,
+    );
+    assert.equal(again.data.color, "blue");
+    // A hand edit now reaches the running watch.
+    await apis[1].request("PATCH", copyPath, { data: { color: "red" } }, {
+      contentType: "application/merge-patch+json",
+    });
+    await waitFor(async () => (await read(apis[1], copyPath))?.data.color === "blue", "staging: hand edit undone");
+    assert.deepEqual(
+      [copyWatches(0), copyWatches(1), copyWatches(2)],
+      [0, 2, 0],
+      "copy watches (ConfigMaps and Secrets) open in staging only",
+    );
+    assert.equal(copyRequests(2), 0, "dev never listed or watched a copy");
+
+    await apis[0].request("DELETE", `/apis/demo.operator/v1/namespaces/${ns.name}/mirrors/settings`);
+    await waitFor(async () => !(await read(apis[1], copyPath)), "staging: the copy goes with its Mirror");
+    await waitFor(() => copyWatches(1) === 0, "staging: its copy watches close once no Mirror targets it");
+    console.log(
+      `figure: copy lists and watches sent per cluster (prod, staging, dev): ${
+        CLUSTERS.map((_, i) => copyRequests(i))
+      }`,
+    );
+    assert.equal((await hub.stop("SIGTERM")).code, 0, hub.tail());
+  } finally {
+    releaseList();
+    await hub.kill();
+    await Promise.all(proxies.map((p) => p.close()));
+    apis.forEach((a) => a.close());
+    await Deno.remove(dir, { recursive: true });
+    await ns.cleanup();
+  }
+});
+
+/** The object at `path`, or undefined on a 404. */
+async function read(api: ReturnType<typeof localApi>, path: string): Promise<any> {
+  try {
+    return await api.request("GET", path);
+  } catch (err) {
+    if (err instanceof ClusterApiError && err.status === 404) return undefined;
+    throw err;
+  }
+}
