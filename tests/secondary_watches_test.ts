@@ -1,7 +1,10 @@
-// End-to-end: secondary watches open in a cluster only while an object needs them there. The Mirror operator on prod
-// (home), staging and dev, each behind a counting proxy: no copy watch runs in a cluster no Mirror targets; a Mirror
-// targeting staging opens staging's copy watches, and a copy deleted by hand right after it was made (before that
-// watch's first list was in) comes back; the Mirror deleted, the watches close.
+// End-to-end: secondary watches open in a cluster only while an object needs them there, on prod, staging and dev,
+// each behind a counting proxy.
+// - Mirror (home prod): no copy watch runs in a cluster no Mirror targets; a Mirror targeting staging opens staging's
+//   copy watches, a copy deleted by hand right after it was made (before that watch's first list was in) comes back,
+//   a hand edit is undone; the Mirror deleted, the watches close.
+// - The Website example (`owns`): no child watch runs in a cluster without a Website; a Website in staging opens
+//   staging's, a child deleted by hand before their first list comes back; the Website deleted, they close.
 // deno-lint-ignore-file no-explicit-any -- JSON from the apiserver is checked by the test itself.
 
 import assert from "node:assert/strict";
@@ -9,7 +12,7 @@ import { ClusterApiError, localApi, waitFor } from "../dev/support/cluster_api.t
 import { HubProcess } from "../dev/support/hub_process.ts";
 import type { InterceptProxy } from "./support/intercept_proxy.ts";
 import { adminKubeconfigVia, proxyInFrontOf } from "./support/local_proxy.ts";
-import { kubectlOk, testNamespace } from "./support/mod.ts";
+import { applySharedCrd, kubectlOk, testNamespace } from "./support/mod.ts";
 
 const CLUSTERS = ["prod", "staging", "dev"];
 const via = (c: string) => `${c}-via-proxy`;
@@ -107,6 +110,91 @@ Deno.test("A Mirror's copy watches run only in the clusters it targets: none bef
         CLUSTERS.map((_, i) => copyRequests(i))
       }`,
     );
+    assert.equal((await hub.stop("SIGTERM")).code, 0, hub.tail());
+  } finally {
+    releaseList();
+    await hub.kill();
+    await Promise.all(proxies.map((p) => p.close()));
+    apis.forEach((a) => a.close());
+    await Deno.remove(dir, { recursive: true });
+    await ns.cleanup();
+  }
+});
+
+const OWNED_SELECTOR = "labelSelector=operator-hub.dev%2Fparent-resource%3Dwebsites.examples.operator-hub.dev";
+const isChildWatchOrList = (path: string, query: string) =>
+  /\/(configmaps|deployments|services)$/.test(path) && query.includes(OWNED_SELECTOR);
+
+Deno.test("A Website's child watches (owns) run only in clusters with a Website: none before it, staging's from its creation (a child deleted by hand before their first list comes back), none after it", async () => {
+  const crd = new URL("../examples/website_crd.yaml", import.meta.url).pathname;
+  await Promise.all(CLUSTERS.map(async (c) => {
+    await applySharedCrd(c, crd);
+    await kubectlOk(c, ["wait", "--for=condition=Established", "crd/websites.examples.operator-hub.dev"]);
+  }));
+  const ns = await testNamespace("secondary-owns");
+  const proxies: InterceptProxy[] = await Promise.all(CLUSTERS.map((c) => proxyInFrontOf(c)));
+  const apis = CLUSTERS.map((c) => localApi(c));
+  const dir = await Deno.makeTempDir({ prefix: "secondary-owns-" });
+  const kubeconfigs = await Promise.all(CLUSTERS.map(async (c, i) => {
+    const file = `${dir}/${c}.yaml`;
+    await Deno.writeTextFile(file, adminKubeconfigVia(c, proxies[i].url, via(c)));
+    return file;
+  }));
+  const childWatches = (i: number) =>
+    proxies[i].openStreams().filter((r) => isChildWatchOrList(r.path, r.query)).length;
+  const childRequests = (i: number) => proxies[i].seen((r) => isChildWatchOrList(r.path, r.query)).length;
+  let released = false;
+  let release!: () => void;
+  const listReleased = new Promise<void>((r) => release = r);
+  const releaseList = () => {
+    released = true;
+    release();
+  };
+  let listHeld!: () => void;
+  const held = new Promise<void>((r) => listHeld = r);
+  proxies[1].hook = async (req) => {
+    if (req.method !== "GET" || req.query.get("watch") || !req.path.endsWith("/configmaps") || released) {
+      return undefined;
+    }
+    if (!isChildWatchOrList(req.path, `?${req.query}`)) return undefined;
+    listHeld();
+    await listReleased;
+    return undefined;
+  };
+  const hub = HubProcess.start({
+    clusters: CLUSTERS.map(via),
+    kubeconfigs,
+    args: ["--namespace", ns.name, "--operators", "none", "examples/website_operator.ts"],
+  });
+  try {
+    await hub.waitReady();
+    assert.deepEqual(CLUSTERS.map((_, i) => childRequests(i)), [0, 0, 0], "child lists or watches before any Website");
+    await kubectlOk("staging", ["apply", "-f", "-"], {
+      stdin:
+        `apiVersion: examples.operator-hub.dev/v1\nkind: Website\nmetadata:\n  name: site\n  namespace: ${ns.name}\n` +
+        `spec:\n  image: web:1\n  content: hello\n`,
+    });
+    await held;
+    const cmPath = `/api/v1/namespaces/${ns.name}/configmaps/site`;
+    const first = await waitFor(() => read(apis[1], cmPath), "staging: site's ConfigMap", 30_000);
+    await apis[1].request("DELETE", cmPath);
+    releaseList();
+    await waitFor(
+      async () => {
+        const c = await read(apis[1], cmPath);
+        return c && c.metadata.uid !== first.metadata.uid ? c : undefined;
+      },
+      "staging: the ConfigMap deleted by hand before the child watch's first list is made again",
+      RESTORE_GUARD_MS,
+    );
+    assert.deepEqual(
+      [childWatches(0), childWatches(1), childWatches(2)],
+      [0, 3, 0],
+      "child watches (ConfigMaps, Deployments, Services) open in staging only",
+    );
+    assert.deepEqual([childRequests(0), childRequests(2)], [0, 0], "prod and dev never listed or watched a child");
+    await apis[1].request("DELETE", `/apis/examples.operator-hub.dev/v1/namespaces/${ns.name}/websites/site`);
+    await waitFor(() => childWatches(1) === 0, "staging: its child watches close once no Website is there");
     assert.equal((await hub.stop("SIGTERM")).code, 0, hub.tail());
   } finally {
     releaseList();

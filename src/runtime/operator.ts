@@ -95,9 +95,9 @@ export interface WatchedResource {
    * operator's objects change in any engaged cluster; a watch no longer needed stops and drops its cache. A watch that
    * starts queues, once its first list is in, the operator's objects that act on that cluster (its own objects there
    * and what `onEngage` names): a change made before the list, a child deleted by hand among them, is not missed.
-   * `cached(c)` lists the operator's own cached objects in cluster `c`.
+   * `cached(c)` lists the operator's own cached objects in cluster `c`, `count(c)` counts them without a copy.
    */
-  neededIn?(cluster: string, cached: (cluster: string) => StoredObject[]): boolean;
+  neededIn?(cluster: string, cached: (cluster: string) => StoredObject[], count: (cluster: string) => number): boolean;
   /**
    * The operator's objects to reconcile for a changed object seen in `cluster` (any cluster, `cached(c)` lists
    * the operator's own cached objects in cluster `c`). Return [] for none.

@@ -68,6 +68,8 @@ export interface AdoptParent {
   type: ResourceType;
   /** The engaged cluster the parent lives in. */
   cluster: string;
+  /** The operator's `owns`: a child adopted into another cluster must be of a kind it owns `acrossClusters`. */
+  owns?: readonly (ResourceType | OwnedResource)[];
 }
 
 /**
@@ -130,6 +132,7 @@ export function adopt<O extends NewObject>(child: O, parent: AdoptParent, option
   };
   if (childNamespaced && parentNamespaced && !m.namespace && p.namespace) m.namespace = p.namespace;
   const sameCluster = (options.cluster ?? parent.cluster) === parent.cluster;
+  if (!sameCluster && childType) refuseSameClusterOnly(parent.owns ?? [], childType, m.name, options.cluster!);
   const scopesAllow = parentNamespaced ? childNamespaced && m.namespace === p.namespace : true;
   if (sameCluster && scopesAllow) {
     const refs = m.ownerReferences ?? [];
@@ -153,6 +156,23 @@ export function adopt<O extends NewObject>(child: O, parent: AdoptParent, option
   m.labels = { ...m.labels, ...parentLabels(parent.type, p.name) };
   m.annotations = { ...m.annotations, [PARENT_ANNOTATION]: `${parent.cluster}/${p.namespace ?? ""}/${p.name}` };
   return child as Adopted<O>;
+}
+
+/** Throws when `owns` watches `type` only where a parent exists: a child in `cluster` would go unwatched. */
+function refuseSameClusterOnly(
+  owns: readonly (ResourceType | OwnedResource)[],
+  type: ResourceType,
+  name: string,
+  cluster: string,
+): void {
+  const entry = owns.map((o) => "type" in o ? o : { type: o } as OwnedResource)
+    .find((o) => o.type.group === type.group && o.type.plural === type.plural);
+  if (entry && !entry.acrossClusters) {
+    throw new TerminalError(
+      `cannot adopt ${type.kind} ${name} into cluster ${cluster}: owns declares ${type.kind} without ` +
+        `acrossClusters: true, so its watch runs only in clusters where a parent exists and would miss this child`,
+    );
+  }
 }
 
 /**
@@ -225,6 +245,12 @@ export interface OwnedResource {
    * ```
    */
   metadataOnly?: boolean;
+  /**
+   * Children of this kind may live in other clusters than their parent's (`adopt(child, { cluster })`). Then their
+   * watch runs in every engaged cluster `clusters` accepts. Default false: it runs in a cluster only while a parent
+   * exists there, and a handler's `adopt` into another cluster is refused with an error naming this option.
+   */
+  acrossClusters?: boolean;
 }
 
 /**
@@ -263,6 +289,10 @@ export function ownedWatch(parent: ResourceType, owned: OwnedResource): WatchedR
     ...(owned.metadataOnly ? { metadataOnly: true } : {}),
     project: keepOwnership,
     map: (object, cluster) => parentRequests(parent, object, cluster),
+    // Same-cluster children: watched only where a parent exists (the first one's watch starts before its handler).
+    ...(owned.acrossClusters
+      ? {}
+      : { neededIn: (cluster: string, _cached: unknown, count: (c: string) => number) => count(cluster) > 0 }),
   };
 }
 

@@ -170,3 +170,34 @@ Deno.test("ownedWatch() with metadataOnly watches PartialObjectMetadata and maps
   const cached = w.project!(served);
   assert.deepEqual(w.map(cached, "prod", () => []), [{ cluster: "prod", namespace: "web", name: "site" }]);
 });
+
+Deno.test("ownedWatch() runs only where a parent exists, unless its children live across clusters; adopt() into another cluster is refused for a kind owned without acrossClusters", () => {
+  const counts: Record<string, number> = { prod: 2, dev: 0 };
+  const count = (c: string) => counts[c] ?? 0;
+  const sameCluster = ownedWatch(WEBSITES, { type: kinds.ConfigMap });
+  assert.deepEqual(["prod", "dev"].map((c) => sameCluster.neededIn!(c, () => [], count)), [true, false]);
+  assert.equal(ownedWatch(WEBSITES, { type: kinds.ConfigMap, acrossClusters: true }).neededIn, undefined);
+
+  const owned = { ...site, owns: [{ type: kinds.ConfigMap }, kinds.Secret] };
+  assert.throws(
+    () => adopt({ metadata: { name: "a" } }, owned, { type: kinds.ConfigMap, cluster: "dev" }),
+    (err: Error) =>
+      err instanceof TerminalError &&
+      /cannot adopt ConfigMap a into cluster dev: .*acrossClusters: true/.test(err.message),
+  );
+  assert.throws(() => adopt({ metadata: { name: "b" } }, owned, { type: kinds.Secret, cluster: "dev" }), TerminalError);
+  const across = { ...site, owns: [{ type: kinds.ConfigMap, acrossClusters: true }] };
+  assert.equal(
+    adopt({ metadata: { name: "c" } }, across, { type: kinds.ConfigMap, cluster: "dev" }).metadata.name,
+    "c",
+  );
+  // Same cluster, or a kind the operator does not own: as before.
+  assert.equal(
+    adopt({ metadata: { name: "d" } }, owned, { type: kinds.ConfigMap }).metadata.ownerReferences?.length,
+    1,
+  );
+  assert.equal(
+    adopt({ metadata: { name: "e" } }, owned, { type: kinds.Deployment, cluster: "dev" }).metadata.name,
+    "e",
+  );
+});

@@ -203,6 +203,11 @@ export function defineOperator<T extends StoredObject = StoredObject>(definition
     if (typeof o.type?.plural !== "string" || typeof o.type.group !== "string") {
       throw new OperatorDefinitionError(`operator ${d.name}: owns[${i}] is not a resource type (nor { type })`);
     }
+    if (o.acrossClusters !== undefined && typeof o.acrossClusters !== "boolean") {
+      throw new OperatorDefinitionError(
+        `operator ${d.name}: owns[${i}].acrossClusters must be true or false, got ${JSON.stringify(o.acrossClusters)}`,
+      );
+    }
     if (o.metadataOnly !== undefined && typeof o.metadataOnly !== "boolean") {
       throw new OperatorDefinitionError(
         `operator ${d.name}: owns[${i}].metadataOnly must be true or false, got ${JSON.stringify(o.metadataOnly)}`,

@@ -79,6 +79,16 @@ Deno.test("defineOperator() passes metadataOnly on for owned and watched kinds, 
       }),
     /operator bad: watches\[0\]\.metadataOnly must be true or false, got 1/,
   );
+  assert.throws(
+    () =>
+      defineOperator({
+        name: "bad",
+        resource,
+        owns: [{ type: configMaps, acrossClusters: "no" as unknown as boolean }],
+        reconcile,
+      }),
+    /operator bad: owns\[0\]\.acrossClusters must be true or false, got "no"/,
+  );
 });
 
 Deno.test("defineOperator() with owns marks the operator as adopting, so the pre-flight checks update of <plural>/finalizers", () => {

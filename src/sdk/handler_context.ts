@@ -3,7 +3,7 @@
 import type { ResourceType } from "../kube/mod.ts";
 import type { NewObject, ReconcileScope, Request, ResourceClient, StoredObject } from "../runtime/mod.ts";
 import type { Logger } from "../util/mod.ts";
-import { adopt, type Adopted, type AdoptOptions } from "./adopt.ts";
+import { adopt, type Adopted, type AdoptOptions, type OwnedResource } from "./adopt.ts";
 import type { DiffItem } from "./handler_state.ts";
 import type { Indexes } from "./indexes.ts";
 
@@ -115,6 +115,7 @@ export function contextFor<T extends StoredObject>(
   scope: ReconcileScope<T>,
   type: ResourceType,
   extra: { diff: DiffItem[]; old?: unknown; new?: unknown; indexes?: Indexes },
+  owns?: readonly (ResourceType | OwnedResource)[],
 ): HandlerContext<T> {
   const event = (kind: "Normal" | "Warning", reason: string, message: string) =>
     scope.events.record(obj, kind, reason, message);
@@ -133,7 +134,7 @@ export function contextFor<T extends StoredObject>(
       return connection.client<U>(other);
     },
     clusters: () => scope.clusters?.() ?? [request.cluster],
-    adopt: (child, options) => adopt(child, { object: obj, type, cluster: request.cluster }, options),
+    adopt: (child, options) => adopt(child, { object: obj, type, cluster: request.cluster, owns }, options),
     indexes: NO_INDEXES,
     logger: scope.logger,
     signal: scope.signal,

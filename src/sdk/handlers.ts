@@ -121,7 +121,7 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
     handlerContext(obj, request, scope, type, { ...extra, indexes: indexes.view });
   const daemons = new Daemons<T>(
     resolveDaemons(d.daemons),
-    (obj, request, scope) => contextFor(obj, request, scope, d.resource, { diff: [] }),
+    (obj, request, scope) => contextFor(obj, request, scope, d.resource, { diff: [] }, d.owns),
   );
   const phaseOf = (obj: T): Phase | "add-finalizer" | "timers" | undefined => {
     const state = stateOf(obj.status);
@@ -236,7 +236,10 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
       if (last === undefined || now - last >= t.intervalMs) {
         runs.last.set(t.id, now);
         try {
-          const result = returnedStatus(await t.fn(contextFor(obj, request, scope, d.resource, { diff: [] })), t.id);
+          const result = returnedStatus(
+            await t.fn(contextFor(obj, request, scope, d.resource, { diff: [] }, d.owns)),
+            t.id,
+          );
           scope.logger.debug("handler finished", { phase: "timer", handler: t.id });
           if (result) Object.assign(statusOut, result);
         } catch (err) {
@@ -287,7 +290,7 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
             ? { old: valueAt({ spec: lastSpec }, h.field), new: valueAt(obj, h.field) }
             : { old: lastSpec, new: spec }
           : {}),
-      });
+      }, d.owns);
       const ran = await runOne(h, context, phase!, scope);
       if (ran.failure !== undefined) {
         failure = ran.failure;
@@ -302,7 +305,12 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
     if ((phase === "resume" || phase === "create") && phaseDone && obj.metadata.uid) resumed.add(obj.metadata.uid);
     if (phaseDone && phase !== "delete" && level.length) {
       for (const h of level) {
-        const ran = await runOne(h, contextFor(obj, request, scope, d.resource, { diff: [] }), "reconcile", scope);
+        const ran = await runOne(
+          h,
+          contextFor(obj, request, scope, d.resource, { diff: [] }, d.owns),
+          "reconcile",
+          scope,
+        );
         if (ran.failure !== undefined) {
           failure = ran.failure;
           break;

@@ -70,6 +70,8 @@ export function scopedWatchers(
 export interface OtherWatchesOptions {
   /** The operator's own cached objects in any engaged cluster ([] for one not engaged). */
   cached(cluster: string): StoredObject[];
+  /** How many objects `cached(cluster)` would list, without the copy. */
+  count(cluster: string): number;
   /** Queues the operator's objects `requests` name, each in its own cluster, at `priority` (see FairWorkQueue). */
   queue(requests: readonly Request[], priority: QueuePriority): void;
   /** The operator's objects that act on this cluster: queued when a watch with `neededIn` has started here. */
@@ -186,7 +188,7 @@ class NeededWatch {
     if (this.#signal.aborted) return;
     let needed: boolean;
     try {
-      needed = this.#w.neededIn!(this.#ctx.cluster, this.#options.cached);
+      needed = this.#w.neededIn!(this.#ctx.cluster, this.#options.cached, this.#options.count);
     } catch (err) {
       // A throwing predicate keeps the watch as it is: never a missed change because of an operator's mistake.
       this.#ctx.log.error("watch neededIn function failed", { operator: this.#operator, error: err });

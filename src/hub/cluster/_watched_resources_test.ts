@@ -151,6 +151,7 @@ Deno.test("watchOtherResources() queues what each change of a watched resource m
       cached: () => [],
       queue: (requests) => queued.push([...requests]),
       actingHere: () => [],
+      count: () => 0,
     }, stop.signal);
     try {
       assert.equal(watchers.length, 1, "the watch refusing prod does not run there");
@@ -185,6 +186,7 @@ Deno.test("watchOtherResources() caches a watched resource through its own proje
       cached: () => [],
       queue: () => {},
       actingHere: () => [],
+      count: () => 0,
     }, stop.signal);
     try {
       const path = `/api/v1/namespaces/${namespace}/configmaps`;
@@ -219,6 +221,7 @@ Deno.test("watchOtherResources() with `objects` watches and caches only the name
       cached: () => [],
       queue: (r) => queued.push(...r),
       actingHere: () => [],
+      count: () => 0,
     }, stop.signal);
     const cachedKeys = () => others.watchers.flatMap((w) => [...w.store.keys()]).sort();
     try {

@@ -146,6 +146,12 @@ export class EngagedCluster {
     this.#refreshers.get(operator)?.();
   }
 
+  /** How many objects `cachedObjects(operator)` would list, without the copy. */
+  cachedCount(operator: string): number {
+    const slot = this.#slots.get(operator);
+    return slot && !slot.preflight ? slot.informer.store.size : 0;
+  }
+
   /** `operator`'s cached objects of its own resource in this cluster ([] for an operator it does not host). */
   cachedObjects(operator: string): StoredObject[] {
     const slot = this.#slots.get(operator);
@@ -308,6 +314,7 @@ export class EngagedCluster {
     const cached = (cluster: string) => this.#o.lookup(cluster)?.cachedObjects(op.name) ?? [];
     const { watchers, runs, refresh } = watchOtherResources(op, this.#watchContext(), {
       cached,
+      count: (cluster) => this.#o.lookup(cluster)?.cachedCount?.(op.name) ?? 0,
       queue: (requests, priority) => this.#queueRequests(op.name, requests, priority),
       actingHere: () => [...(slot.owns ? slot.informer.requests() : []), ...this.#onEngage(op, cached)],
     }, signal);

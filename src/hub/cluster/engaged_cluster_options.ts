@@ -11,6 +11,8 @@ export interface PeerCluster {
   connection(operator: string, signal: AbortSignal): ClusterConnection | undefined;
   /** `operator`'s cached objects of its own resource in this cluster ([] for an operator it does not host). */
   cachedObjects(operator: string): StoredObject[];
+  /** How many objects `cachedObjects(operator)` would list, without the copy. */
+  cachedCount?(operator: string): number;
   /** Re-evaluates `operator`'s watches run only where needed (WatchedResource.neededIn): its objects changed. */
   refreshWatches?(operator: string): void;
 }
