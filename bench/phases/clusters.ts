@@ -55,6 +55,8 @@ export interface ClustersRunOptions {
   entry?: string;
   /** `--operators`; undefined keeps the bench's `uuid`, `null` runs the hub's default operators (no flag). */
   operators?: string[] | null;
+  /** More hub arguments after `--operators` (operator files, flags). */
+  extraArgs?: string[];
   /** Called once the hub is ready, before the settle wait (e.g. to read the API servers' counters). */
   onReady?: () => Promise<void>;
   /** Called with the hub's pid once it is spawned. */
@@ -77,6 +79,7 @@ export async function clustersRun(all: Tenant[], n: number, options: ClustersRun
       ...(options.operators === null ? [] : ["--operators", (options.operators ?? ["uuid"]).join(",")]),
       "--log-level",
       "warn",
+      ...(options.extraArgs ?? []),
     ],
     entry: options.entry,
     permissions: [...runTaskPermissions(), ...runTaskV8Flags(), ...(options.denoFlags ?? [])],

@@ -18,6 +18,10 @@ const USAGE = `Usage: deno run -A bench/tools/clusters_ab.ts [options]
   --a ENTRY          variant A's script, relative to the repository root (default src/cli/main.ts)
   --b ENTRY          variant B's script (default: none, A only)
   --operators LIST   --operators for the hub, or "default" for the hub's default operators (default uuid)
+  --a-operators LIST, --b-operators LIST
+                     that variant's --operators instead (e.g. A uuid against B default)
+  --a-arg ARG, --b-arg ARG
+                     an extra hub argument for that variant, repeatable (e.g. --b-arg=examples/website_operator.ts)
   --reps R           runs per variant, alternating which goes first (default 1)
   --settle-s S       after ready, wait S seconds then read RSS (default 0: skip)
   --idle-s S         then measure idle CPU over S seconds (default 0: skip)
@@ -75,6 +79,10 @@ async function main(): Promise<void> {
       a: { type: "string", default: "src/cli/main.ts" },
       b: { type: "string" },
       operators: { type: "string", default: "uuid" },
+      "a-operators": { type: "string" },
+      "b-operators": { type: "string" },
+      "a-arg": { type: "string", multiple: true, default: [] },
+      "b-arg": { type: "string", multiple: true, default: [] },
       reps: { type: "string", default: "1" },
       "settle-s": { type: "string", default: "0" },
       "idle-s": { type: "string", default: "0" },
@@ -89,7 +97,11 @@ async function main(): Promise<void> {
   const all = set.list;
   try {
     const variants = [["A", values.a], ...(values.b ? [["B", values.b]] : [])] as [string, string][];
-    const operators = values.operators === "default" ? null : values.operators.split(",");
+    const operatorsOf = (list: string) => list === "default" ? null : list.split(",");
+    const spec = {
+      A: { operators: operatorsOf(values["a-operators"] ?? values.operators), args: values["a-arg"] },
+      B: { operators: operatorsOf(values["b-operators"] ?? values.operators), args: values["b-arg"] },
+    };
     const results: Record<string, unknown[]> = {};
     for (let r = 0; r < reps; r++) {
       const order = r % 2 ? [...variants].reverse() : variants;
@@ -102,7 +114,8 @@ async function main(): Promise<void> {
         let hubPid = 0;
         const run = await clustersRun(all, n, {
           entry,
-          operators,
+          operators: spec[label as "A" | "B"].operators,
+          extraArgs: spec[label as "A" | "B"].args,
           settleMs: Number(values["settle-s"]) * 1000,
           idleMs: Number(values["idle-s"]) * 1000,
           denoFlags: values["deno-flag"],
@@ -130,6 +143,8 @@ async function main(): Promise<void> {
         const row = {
           variant: label,
           entry,
+          operators: spec[label as "A" | "B"].operators ?? "default",
+          args: spec[label as "A" | "B"].args,
           load1: load,
           readySeconds: Math.round(run.readySeconds * 100) / 100,
           hubStartupCpuS: Math.round(run.startupCpuMs! / 10) / 100,

@@ -92,12 +92,18 @@ export interface WatchedResource {
   objects?(cached: (cluster: string) => StoredObject[]): { namespace: string; name: string }[];
   /**
    * Runs in a cluster only while this returns true (default: wherever `clusters` accepts), re-evaluated whenever the
-   * operator's objects change in any engaged cluster; a watch no longer needed stops and drops its cache. A watch that
-   * starts queues, once its first list is in, the operator's objects that act on that cluster (its own objects there
-   * and what `onEngage` names): a change made before the list, a child deleted by hand among them, is not missed.
-   * `cached(c)` lists the operator's own cached objects in cluster `c`, `count(c)` counts them without a copy.
+   * operator's objects change in that cluster (in any engaged cluster with `neededAcrossClusters`); a watch no longer
+   * needed stops and drops its cache. A watch that starts queues, once its first list is in, the operator's objects
+   * that act on that cluster (its own objects there and what `onEngage` names): a change made before the list, a child
+   * deleted by hand among them, is not missed. `cached(c)` lists the operator's own cached objects in cluster `c`,
+   * `count(c)` counts them without a copy.
    */
   neededIn?(cluster: string, cached: (cluster: string) => StoredObject[], count: (cluster: string) => number): boolean;
+  /**
+   * `neededIn` reads other clusters' objects (a Mirror in its home cluster names its target clusters): it is also
+   * re-evaluated, in every engaged cluster, when the operator's objects change anywhere. Default false.
+   */
+  neededAcrossClusters?: boolean;
   /**
    * The operator's objects to reconcile for a changed object seen in `cluster` (any cluster, `cached(c)` lists
    * the operator's own cached objects in cluster `c`). Return [] for none.

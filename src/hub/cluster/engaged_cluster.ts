@@ -322,7 +322,7 @@ export class EngagedCluster {
     slot.others = watchers;
     this.#refreshers.set(op.name, refresh);
     // Watches needed elsewhere by objects here (a Mirror's copies in its target clusters) are re-evaluated there too.
-    const elsewhere = op.watches?.some((w) => w.neededIn) ?? false;
+    const elsewhere = op.watches?.some((w) => w.neededIn && w.neededAcrossClusters) ?? false;
     if (slot.owns) slot.informer.addListener(elsewhere ? () => (refresh(), this.#refreshPeers(op.name)) : refresh);
     this.#otherRuns.push(...runs);
   }

@@ -131,6 +131,7 @@ export function mirrorOperator(options: MirrorOptions): Operator {
     labelSelector: `${MIRROR_LABEL}=${MIRROR_LABEL_VALUE}`,
     ...scoped,
     neededIn: (cluster: string, cached: (c: string) => StoredObject[]) => cached(home).some((m) => targets(m, cluster)),
+    neededAcrossClusters: true,
     map: (obj: StoredObject): Request[] => {
       const m = mirrorOf(obj);
       return m && m.cluster === home ? [m] : [];
