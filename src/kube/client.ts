@@ -278,6 +278,16 @@ export class KubeClient {
     else this.#transports.resetUnlessAlive(quietMs);
   }
 
+  /**
+   * Whether the HTTP/2 connection the watches share is alive: it received anything within the last `quietMs`, or
+   * answers a PING within `timeoutMs` (client-go's ReadIdleTimeout and PingTimeout do the same). The watchdog asks
+   * before reopening a silent watch: on a connection that is alive, the watch is just quiet and is kept. False where
+   * each watch has a connection of its own (HTTP/1.1), or with no connection.
+   */
+  confirmAlive(quietMs: number, timeoutMs: number): Promise<boolean> {
+    return this.#transports.confirmAlive(quietMs, timeoutMs);
+  }
+
   // -------------------------------------------------------------------------------------------
 
   async #open(method: string, path: string, opts: KubeRequestOptions, watch = false): Promise<Opened> {

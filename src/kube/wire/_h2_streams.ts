@@ -88,6 +88,18 @@ export class H2Streams {
     return this.#sessions.some((x) => !x.done && !x.s.destroyed && x.lastFrame >= since);
   }
 
+  /**
+   * Whether every session still taking streams is alive: it received a frame within the last `ms`, or answers a PING
+   * within `timeoutMs`. False without such a session. A silent stream on a connection that is alive is just quiet.
+   */
+  async confirmAlive(ms: number, timeoutMs: number): Promise<boolean> {
+    const since = performance.now() - ms;
+    const live = this.#sessions.filter((x) => !x.done && !x.s.destroyed);
+    if (!live.length) return false;
+    const answers = await Promise.all(live.map((x) => x.lastFrame >= since || ping(x, timeoutMs)));
+    return answers.every(Boolean);
+  }
+
   /** Streams open now, for tests. */
   get streams(): number {
     let n = 0;
@@ -272,6 +284,24 @@ export class H2Streams {
     Deno.unrefTimer(timer as unknown as number);
     x.idle = timer;
   }
+}
+
+/** True once `x` answers a PING within `timeoutMs` (which counts as a frame received), false otherwise. */
+function ping(x: Session, timeoutMs: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    Deno.unrefTimer(timer as unknown as number);
+    try {
+      x.s.ping((err) => {
+        clearTimeout(timer);
+        if (!err) x.lastFrame = performance.now();
+        resolve(!err);
+      });
+    } catch {
+      clearTimeout(timer);
+      resolve(false);
+    }
+  });
 }
 
 /** Rejects with the abort reason as soon as `abort` fires. */

@@ -5,6 +5,7 @@ import { adminToken, apiserverCa, apiserverUrl, requireClusters } from "../../..
 import { VirtualClock } from "../../util/mod.ts";
 import { Call } from "./_call.ts";
 import { H2StreamError, H2Streams, H2UnsupportedError } from "./_h2_streams.ts";
+import { FaultProxy } from "../../../dev/support/fault_proxy.ts";
 import { http1OnlyPeer } from "../../../dev/support/http1_only_peer.ts";
 
 function target() {
@@ -173,6 +174,29 @@ Deno.test("H2Streams.aliveWithin() is true once a stream received its response, 
     h2.close();
   }
   assert.equal(h2.aliveWithin(60_000), false, "closed: no session takes streams");
+});
+
+Deno.test("H2Streams.confirmAlive() is true while the apiserver answers a PING on the session, false once the connection is half-open or gone", async () => {
+  const { origin, ca, auth } = target();
+  const proxy = FaultProxy.start({ targetPort: Number(new URL(origin).port) });
+  // A TCP proxy: TLS and HTTP/2 run end to end with the apiserver, and stall() freezes the socket (half-open).
+  const h2 = new H2Streams({ origin: proxy.url, caCerts: [ca], rejectUnauthorized: true });
+  try {
+    assert.equal(await h2.confirmAlive(0, 1_000), false, "no session yet");
+    const call = newCall();
+    const res = await h2.request("GET", "/api/v1/namespaces?watch=true&timeoutSeconds=60", auth, call);
+    assert.equal(res.status, 200);
+    assert.equal(await h2.confirmAlive(0, 2_000), true, "nothing within 0 ms: the PING was answered");
+    assert.equal(proxy.stall(), 1, "one connection carries the watch");
+    const started = performance.now();
+    assert.equal(await h2.confirmAlive(0, 500), false, "a half-open connection answers no PING");
+    assert.ok(performance.now() - started < 5_000, "bounded by its timeout");
+    call.close();
+  } finally {
+    h2.close();
+    await proxy.close();
+  }
+  assert.equal(await h2.confirmAlive(60_000, 1_000), false, "closed: no session");
 });
 
 Deno.test("H2Streams gives up on a server that accepts the connection and never completes the TLS handshake, and connects anew next time", async () => {

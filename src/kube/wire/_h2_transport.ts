@@ -169,6 +169,7 @@ export function withH2(
       base.close();
     },
     aliveWithin: (ms) => h2?.aliveWithin(ms) ?? false,
+    confirmAlive: (ms, timeoutMs) => h2 ? h2.confirmAlive(ms, timeoutMs) : Promise.resolve(false),
     inflight: 0,
     retired: false,
   };

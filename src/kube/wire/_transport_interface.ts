@@ -48,6 +48,11 @@ export interface Transport {
    * `ms`; absent where each watch has a connection of its own.
    */
   aliveWithin?(ms: number): boolean;
+  /**
+   * Whether that connection is alive: it received anything within the last `ms`, or answers a PING within
+   * `timeoutMs`; absent where each watch has a connection of its own.
+   */
+  confirmAlive?(ms: number, timeoutMs: number): Promise<boolean>;
   inflight: number;
   retired: boolean;
 }

@@ -67,6 +67,11 @@ export class TransportPool {
     return true;
   }
 
+  /** Whether the current transport's shared connection is alive (see Transport.confirmAlive); false without one. */
+  confirmAlive(ms: number, timeoutMs: number): Promise<boolean> {
+    return this.#current?.confirmAlive?.(ms, timeoutMs) ?? Promise.resolve(false);
+  }
+
   /** Closes every transport, in flight or not. */
   close(): void {
     for (const t of [this.#current, ...this.#retired]) {

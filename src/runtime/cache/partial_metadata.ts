@@ -118,6 +118,8 @@ export interface MetadataListWatchClient {
     options: Parameters<ListWatchClient["watch"]>[1] & { metadataOnly?: boolean },
   ): AsyncIterable<WatchEvent>;
   resetConnections?(quietMs?: number): void;
+  /** Whether the connection the watch is on is alive (an HTTP/2 PING answered); absent where it cannot tell. */
+  confirmAlive?(quietMs: number, timeoutMs: number): Promise<boolean>;
 }
 
 /**
@@ -130,5 +132,6 @@ export function metadataOnlyClient(client: MetadataListWatchClient): ListWatchCl
     listPage: (path, options) => client.listPage(path, { ...options, metadataOnly: true }),
     watch: (path, options) => client.watch(path, { ...options, metadataOnly: true }),
     resetConnections: (quietMs) => client.resetConnections?.(quietMs),
+    ...(client.confirmAlive ? { confirmAlive: (q: number, t: number) => client.confirmAlive!(q, t) } : {}),
   };
 }

@@ -28,6 +28,8 @@ export interface ListWatchClient {
    * it is alive and may be kept.
    */
   resetConnections?(quietMs?: number): void;
+  /** Whether the connection the watch is on is alive (an HTTP/2 PING answered); absent where it cannot tell. */
+  confirmAlive?(quietMs: number, timeoutMs: number): Promise<boolean>;
 }
 
 /** A ListWatchClient whose list and watch also take a label selector (the kube layer's KubeClient fits). */
@@ -41,6 +43,8 @@ export interface SelectableListWatchClient {
     options: Parameters<ListWatchClient["watch"]>[1] & { labelSelector?: string },
   ): AsyncIterable<WatchEvent>;
   resetConnections?(quietMs?: number): void;
+  /** Whether the connection the watch is on is alive (an HTTP/2 PING answered); absent where it cannot tell. */
+  confirmAlive?(quietMs: number, timeoutMs: number): Promise<boolean>;
 }
 
 /** `client` with every list and watch restricted to objects matching the label `selector` (`key=value,…`). */
@@ -49,6 +53,7 @@ export function labelled(client: SelectableListWatchClient, selector: string): L
     listPage: (path, options) => client.listPage(path, { ...options, labelSelector: selector }),
     watch: (path, options) => client.watch(path, { ...options, labelSelector: selector }),
     resetConnections: (quietMs) => client.resetConnections?.(quietMs),
+    ...(client.confirmAlive ? { confirmAlive: (q: number, t: number) => client.confirmAlive!(q, t) } : {}),
   };
 }
 
@@ -118,7 +123,8 @@ class StreamStalledError extends Error {
  *   reported through `onChange`, so deletions during a gap are seen;
  * - a stream with no event or bookmark for `idleTimeoutMs` is aborted and reopened over a new
  *   connection (`resetConnections`), since the silent one may be half-open (a connection other streams share is kept
- *   while they received anything within the same quiet spell: it is alive);
+ *   while they received anything within the same quiet spell: it is alive); unless the client confirms the connection
+ *   alive (`confirmAlive`: an HTTP/2 PING answered within half the timeout, at most 10 s), which keeps the stream;
  * - a list page the client refuses as too large (`too-large`) is asked for again with half the objects, down to
  *   one, so a collection of objects each under the client's cap is always listed with at most one page of it held;
  *   a single object or watch event over the cap puts the phase in `too-large`, and the loop relists after the backoff.
@@ -252,14 +258,29 @@ export class Watcher {
     let lastActivity = this.#clock.now();
     // The watchdog is due `idle` after the last activity: one timer per quiet spell (an idle watch's bookmark about
     // once a minute moves it on once), not a re-arm every fraction of `idle`.
+    const stall = (quiet: number) => {
+      if (stream.signal.aborted) return;
+      stalled = true;
+      // A silent stream is most likely a half-open connection: never send the reconnect over it.
+      client.resetConnections?.(quiet);
+      stream.abort();
+    };
     const check = () => {
       const quiet = this.#clock.now() - lastActivity;
-      if (quiet >= idle) {
-        stalled = true;
-        // A silent stream is most likely a half-open connection: never send the reconnect over it.
-        client.resetConnections?.(quiet);
-        stream.abort();
-      } else timer = this.#clock.setTimer(Math.max(1, idle - quiet), check);
+      if (quiet < idle) {
+        timer = this.#clock.setTimer(Math.max(1, idle - quiet), check);
+        return;
+      }
+      // On a shared HTTP/2 connection that answers a PING, the stream is only quiet (the server had nothing to say):
+      // it is kept, as client-go keeps it, instead of paying a reopen (and a new connection) per quiet watch.
+      const alive = client.confirmAlive?.(quiet, Math.min(10_000, Math.max(1, idle / 2)));
+      if (!alive) return stall(quiet);
+      alive.then((yes) => {
+        if (stream.signal.aborted) return;
+        if (!yes) return stall(this.#clock.now() - lastActivity);
+        lastActivity = this.#clock.now();
+        timer = this.#clock.setTimer(Math.max(1, idle), check);
+      }, () => stall(this.#clock.now() - lastActivity));
     };
     let timer = this.#clock.setTimer(Math.max(1, idle), check);
     const openedAt = this.#clock.now();

@@ -265,6 +265,35 @@ Deno.test("Watcher's watchdog makes the client drop its connection before reconn
   await t.done;
 });
 
+Deno.test("Watcher keeps a quiet stream while its client confirms the connection alive (an HTTP/2 PING), and reopens it once it does not", async () => {
+  const t = setup([
+    { list: { items: [], rv: "10" } },
+    { watch: [], hang: true },
+    { watch: [], hang: true },
+  ], 5_000);
+  let alive = true;
+  const asked: number[] = [];
+  (t.client as ListWatchClient).confirmAlive = (quietMs, timeoutMs) => {
+    asked.push(quietMs, timeoutMs);
+    return Promise.resolve(alive);
+  };
+  await t.clock.advance(10);
+  await t.clock.advance(11_000); // two quiet spells, each confirmed
+  assert.deepEqual(asked.slice(0, 2), [5_000, 2_500], "asked after the idle timeout, the PING bounded by half of it");
+  assert.equal(asked.length, 4, "asked once per quiet spell");
+  assert.deepEqual(t.client.calls, ["list", "watch@10"], "the quiet stream was kept");
+  assert.equal(t.watcher.snapshot().watchdogAborts, 0);
+  assert.equal(t.client.resets, 0);
+  alive = false;
+  await t.clock.advance(5_000);
+  assert.equal(t.watcher.snapshot().watchdogAborts, 1, "no PING answer: stalled");
+  assert.equal(t.client.resets, 1, "connections reset before the reopen");
+  await t.clock.advance(2_000); // backoff after the stall
+  assert.deepEqual(t.client.calls, ["list", "watch@10", "watch@10"]);
+  t.stop.abort();
+  await t.done;
+});
+
 Deno.test("Watcher shows credentials that cannot be obtained (an AuthError from a failing exec plugin) as unauthorized", async () => {
   const noCredentials = Object.assign(new Error('exec credential plugin "x" failed'), { name: "AuthError" });
   const t = setup([{ listError: noCredentials }]);
