@@ -134,6 +134,18 @@ export class CounterSeries extends ScalarFamily {
   value(...values: string[]): number {
     return this.series.get(values.join(SEP))?.s.v ?? 0;
   }
+
+  /**
+   * The series summed by the value of label `label` (e.g. per cluster), as kept: nothing folded, nothing rendered, so
+   * reading it costs no scrape (which reads every cluster's health to fold).
+   */
+  sumsBy(label: string): Map<string, number> {
+    const out = new Map<string, number>();
+    const i = this.labelNames.indexOf(label);
+    if (i < 0) return out;
+    this.series.forEach(({ labels, s }) => out.set(labels[i], (out.get(labels[i]) ?? 0) + s.v));
+    return out;
+  }
 }
 
 /** A gauge family: `set(value, ...labelValues)`. */

@@ -2,6 +2,7 @@
 
 import type client from "prom-client";
 import { type Clock, type Logger, SystemClock } from "../../util/mod.ts";
+import { CounterSeries } from "./metric_series.ts";
 
 /** What /status adds for the status page's sparklines: one rate per step, oldest first, the newest last. */
 export interface ReconcileHistorySnapshot {
@@ -128,6 +129,13 @@ export async function reconcileTotals(registry: client.Registry, clusters?: stri
   if (clusters) { for (let i = 0; i < clusters.length; i++) totals.set(clusters[i], 0); }
   const metric = registry.getSingleMetric("controller_runtime_reconcile_total");
   if (!metric) return totals;
+  // The hub's own counter is summed as kept: rendering it would fold clusters, reading every cluster's health.
+  if (metric instanceof CounterSeries) {
+    metric.sumsBy("cluster").forEach((total, cluster) => {
+      if (!clusters || totals.has(cluster)) totals.set(cluster, (totals.get(cluster) ?? 0) + total);
+    });
+    return totals;
+  }
   const values = (await metric.get()).values;
   for (let i = 0; i < values.length; i++) {
     const cluster = values[i].labels.cluster;

@@ -67,6 +67,22 @@ Deno.test("reconcileTotals() sums controller_runtime_reconcile_total per cluster
   );
 });
 
+Deno.test("reconcileTotals() reads the hub's counter without a scrape: folding clusters (which reads every cluster's health) is never asked", async () => {
+  const registry = new client.Registry();
+  const total = new CounterSeries(registry, "controller_runtime_reconcile_total", "help", ["cluster", "result"]);
+  let healthReads = 0;
+  total.foldClusters(() => {
+    healthReads++;
+    return (c) => c === "prod";
+  });
+  total.inc("prod", "success");
+  total.inc("stranger", "success");
+  assert.deepEqual(await reconcileTotals(registry), new Map([["prod", 1], ["stranger", 1]]));
+  assert.equal(healthReads, 0, "no health read to sample the totals");
+  assert.match(await registry.metrics(), /cluster=""/, "a scrape still folds the stranger's series");
+  assert.equal(healthReads, 1);
+});
+
 Deno.test("ReconcileHistory with clusters() keeps a flat line for a cluster read() does not name, and only those", async () => {
   const clock = new VirtualClock();
   let names = ["prod", "idle"];
