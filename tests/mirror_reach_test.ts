@@ -289,7 +289,12 @@ Deno.test("The Mirror's source watch keeps no last-applied-configuration of a ku
       clock: new SystemClock(),
       log: silentLogger(),
     },
-    { cached: (c) => c === "prod" ? [mirror] : [], queue: () => {} },
+    {
+      cached: (c) => c === "prod" ? [mirror] : [],
+      count: (c) => c === "prod" ? 1 : 0,
+      queue: () => {},
+      actingHere: () => [],
+    },
     stop.signal,
   );
   try {
