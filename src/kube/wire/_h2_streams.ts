@@ -139,6 +139,11 @@ export class H2Streams {
       release();
       throw err;
     }
+    // Aborted after the session was ready and before the hook below (registered with no await between): no stream.
+    if (abort.aborted !== undefined) {
+      release();
+      throw abort.aborted;
+    }
     const h: http2.OutgoingHttpHeaders = { ":method": method, ":path": target };
     for (const name in headers) h[name.toLowerCase()] = headers[name];
     let stream: http2.ClientHttp2Stream;

@@ -119,6 +119,12 @@ export class Http1Pool implements ConnectionOwner {
       abort.onAbort(() => {
         if (c.owner === abort) this.destroy(c);
       });
+      // An abort between the checkout and the line above ran no hook: without this, a watch aborted there (a
+      // pre-flight attempt that failed, a shutdown) would be sent and held open until the server ends it.
+      if (abort.aborted !== undefined) {
+        this.destroy(c);
+        throw abort.aborted;
+      }
       let written = false;
       try {
         await c.write(bytes);

@@ -212,6 +212,28 @@ Deno.test("A POST the server read on a reused connection and closed without answ
 });
 const firstOf = new WeakSet<Deno.Conn>();
 
+Deno.test("A request aborted while it takes a pooled connection is not sent: it rejects with the reason and the connection is closed", async () => {
+  await withPeer(async (conn) => {
+    await send(conn, ok('{"ok":true}'));
+    return "keep";
+  }, async (peer, pool) => {
+    assert.equal(await (await pool.request("GET", "/warm", "", undefined, new TestAbort())).text(), '{"ok":true}');
+    assert.equal(pool.open, 1);
+    // Aborted after the call began and before its hook was registered (the checkout's await): no hook runs for it.
+    const abort = new TestAbort();
+    const pending = pool.request("GET", "/api?watch=true", "", undefined, abort);
+    abort.abort(new Error("stopped"));
+    await assert.rejects(pending, /stopped/);
+    assert.equal(pool.open, 0, "the connection it took was closed");
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(
+      peer.requests.map((r) => r.split(" ")[1]),
+      ["/warm"],
+      "the aborted watch never reached the server",
+    );
+  });
+});
+
 Deno.test("Http1Pool reads a body delimited by the connection's end and does not reuse that connection", async () => {
   await withPeer(async (conn) => {
     await send(conn, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n");
