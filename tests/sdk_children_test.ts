@@ -5,7 +5,7 @@
 // deno-lint-ignore-file no-explicit-any -- JSON from the apiserver is checked by the test itself.
 
 import assert from "node:assert/strict";
-import { ClusterApiError, localApi, waitFor } from "../dev/support/cluster_api.ts";
+import { localApi, waitFor } from "../dev/support/cluster_api.ts";
 import { HubProcess } from "../dev/support/hub_process.ts";
 import type { InterceptProxy, InterceptRecord } from "./support/intercept_proxy.ts";
 import { adminKubeconfigVia, proxyInFrontOf } from "./support/local_proxy.ts";
@@ -26,19 +26,9 @@ function website(namespace: string, name: string, image: string): string {
 const childPath = (ns: string, group: string, plural: string, name = "") =>
   `${group ? `/apis/${group}/v1` : "/api/v1"}/namespaces/${ns}/${plural}${name ? `/${name}` : ""}`;
 
-/** The object, or undefined on a 404. */
-async function read(api: ReturnType<typeof localApi>, path: string): Promise<any> {
-  try {
-    return await api.request("GET", path);
-  } catch (err) {
-    if (err instanceof ClusterApiError && err.status === 404) return undefined;
-    throw err;
-  }
-}
-
 /** The three children of Website `name`, or undefined until all exist. */
 async function childrenOf(api: ReturnType<typeof localApi>, ns: string, name: string): Promise<any[] | undefined> {
-  const found = await Promise.all(CHILDREN.map(([g, p]) => read(api, childPath(ns, g, p, name))));
+  const found = await Promise.all(CHILDREN.map(([g, p]) => api.find(childPath(ns, g, p, name))));
   return found.every(Boolean) ? found : undefined;
 }
 
@@ -122,7 +112,7 @@ Deno.test("The Website example on prod, staging and dev: children adopted, the i
     // SIGKILL in the middle of creating held's children (its ConfigMap and Deployment exist, its Service does not).
     await held;
     const heldBefore = await Promise.all(
-      CHILDREN.slice(0, 2).map(([g, p]) => read(apis[0], childPath(ns.name, g, p, "held"))),
+      CHILDREN.slice(0, 2).map(([g, p]) => apis[0].find(childPath(ns.name, g, p, "held"))),
     );
     assert.ok(heldBefore.every(Boolean), "held's ConfigMap and Deployment were created before the kill");
     assert.equal((await hub.kill()).signal, "SIGKILL");
@@ -159,7 +149,7 @@ Deno.test("The Website example on prod, staging and dev: children adopted, the i
     for (const [i, c] of CLUSTERS.entries()) {
       await waitFor(
         async () => {
-          const d = await read(apis[i], childPath(ns.name, "apps", "deployments", "site"));
+          const d = await apis[i].find(childPath(ns.name, "apps", "deployments", "site"));
           return d?.spec.template.spec.containers[0].image === "web:2";
         },
         `${c}: the Deployment runs web:2`,
@@ -176,7 +166,7 @@ Deno.test("The Website example on prod, staging and dev: children adopted, the i
       await api.request("DELETE", childPath(ns.name, g, p, "site"));
       const again = await waitFor(
         async () => {
-          const o = await read(api, childPath(ns.name, g, p, "site"));
+          const o = await api.find(childPath(ns.name, g, p, "site"));
           return o && o.metadata.uid !== before.metadata.uid ? o : undefined;
         },
         `${c}: ${p}/site recreated`,
@@ -194,7 +184,7 @@ Deno.test("The Website example on prod, staging and dev: children adopted, the i
     await apis[0].request("DELETE", `/apis/examples.operator-hub.dev/v1/namespaces/${ns.name}/websites/site`);
     await waitFor(
       async () => {
-        const left = await Promise.all(CHILDREN.map(([g, p]) => read(apis[0], childPath(ns.name, g, p, "site"))));
+        const left = await Promise.all(CHILDREN.map(([g, p]) => apis[0].find(childPath(ns.name, g, p, "site"))));
         return left.every((o) => o === undefined);
       },
       "prod: site's children collected",
@@ -272,7 +262,7 @@ Deno.test("The Website example on prod, staging and dev: children adopted, the i
       console.log(`figure: ${late.length} child(ren) created again after their Website's deletion: ${late.join(", ")}`);
       await waitFor(
         async () => {
-          const left = await Promise.all(CHILDREN.map(([g, p]) => read(apis[0], childPath(ns.name, g, p, "site"))));
+          const left = await Promise.all(CHILDREN.map(([g, p]) => apis[0].find(childPath(ns.name, g, p, "site"))));
           return left.every((o) => o === undefined);
         },
         "prod: site's children created after its deletion collected",
@@ -280,7 +270,7 @@ Deno.test("The Website example on prod, staging and dev: children adopted, the i
       );
       // Once collected, they stay collected: the hub has seen site go.
       await new Promise((r) => setTimeout(r, 3_000));
-      const left = await Promise.all(CHILDREN.map(([g, p]) => read(apis[0], childPath(ns.name, g, p, "site"))));
+      const left = await Promise.all(CHILDREN.map(([g, p]) => apis[0].find(childPath(ns.name, g, p, "site"))));
       assert.deepEqual(left.filter(Boolean).map((o) => o.kind), [], "no child of site left after its deletion");
     }
     assert.equal((await hub.stop("SIGTERM")).code, 0, hub.tail());

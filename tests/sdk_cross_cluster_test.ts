@@ -6,7 +6,7 @@
 // deno-lint-ignore-file no-explicit-any -- JSON from the apiserver is checked by the test itself.
 
 import assert from "node:assert/strict";
-import { ClusterApiError, localApi, waitFor } from "../dev/support/cluster_api.ts";
+import { localApi, waitFor } from "../dev/support/cluster_api.ts";
 import { HubProcess } from "../dev/support/hub_process.ts";
 import { applySharedCrd, kubectlOk, testNamespace } from "./support/mod.ts";
 import { MIRROR_TO } from "./fixtures/website_mirror_operator.ts";
@@ -14,15 +14,6 @@ import { MIRROR_TO } from "./fixtures/website_mirror_operator.ts";
 const CLUSTERS = ["prod", "staging", "dev"];
 const CRD_FILE = new URL("../examples/website_crd.yaml", import.meta.url).pathname;
 const WEBSITES = "/apis/examples.operator-hub.dev/v1";
-
-async function read(api: ReturnType<typeof localApi>, path: string): Promise<any> {
-  try {
-    return await api.request("GET", path);
-  } catch (err) {
-    if (err instanceof ClusterApiError && err.status === 404) return undefined;
-    throw err;
-  }
-}
 
 Deno.test("A handler in prod makes and owns a ConfigMap in staging (and dev's in prod): deleted by hand it is made again, and the Website's delete handler removes it", async () => {
   const started = performance.now();
@@ -50,22 +41,22 @@ Deno.test("A handler in prod makes and owns a ConfigMap in staging (and dev's in
     await dev.request("POST", `${WEBSITES}/namespaces/${ns.name}/websites`, website("b", "prod"));
 
     // Made in the other cluster, marked as the parent's by labels and annotation, with no owner reference.
-    const first = await waitFor(() => read(staging, cm("a-mirror")), "a-mirror in staging", 15_000);
-    const b = await waitFor(() => read(prod, cm("b-mirror")), "b-mirror in prod", 15_000);
+    const first = await waitFor(() => staging.find(cm("a-mirror")), "a-mirror in staging", 15_000);
+    const b = await waitFor(() => prod.find(cm("b-mirror")), "b-mirror in prod", 15_000);
     for (const [obj, parent] of [[first, `prod/${ns.name}/a`], [b, `dev/${ns.name}/b`]]) {
       assert.equal(obj.metadata.ownerReferences, undefined, "no owner reference across clusters");
       assert.equal(obj.metadata.annotations["operator-hub.dev/parent"], parent);
       assert.equal(obj.metadata.labels["operator-hub.dev/parent-resource"], "websites.examples.operator-hub.dev");
     }
     assert.deepEqual(first.data, { image: "web:a", from: "prod" });
-    assert.equal(await read(prod, cm("a-mirror")), undefined, "a's ConfigMap is not in its own cluster");
-    assert.equal(await read(dev, cm("b-mirror")), undefined, "b's ConfigMap is not in its own cluster");
+    assert.equal(await prod.find(cm("a-mirror")), undefined, "a's ConfigMap is not in its own cluster");
+    assert.equal(await dev.find(cm("b-mirror")), undefined, "b's ConfigMap is not in its own cluster");
 
     // Deleted by hand in staging: the owns watch there requeues the Website in prod, whose handler makes it again.
     await staging.request("DELETE", cm("a-mirror"));
     const again = await waitFor(
       async () => {
-        const o = await read(staging, cm("a-mirror"));
+        const o = await staging.find(cm("a-mirror"));
         return o && o.metadata.uid !== first.metadata.uid ? o : undefined;
       },
       "a-mirror made again in staging",
@@ -75,9 +66,9 @@ Deno.test("A handler in prod makes and owns a ConfigMap in staging (and dev's in
 
     // The Website deleted in prod: its delete handler removes the ConfigMap in staging, then its finalizer.
     await prod.request("DELETE", site("a"));
-    await waitFor(async () => !(await read(staging, cm("a-mirror"))), "a-mirror removed from staging", 15_000);
-    await waitFor(async () => !(await read(prod, site("a"))), "Website a gone from prod", 15_000);
-    assert.ok(await read(prod, cm("b-mirror")), "b's ConfigMap in prod stays");
+    await waitFor(async () => !(await staging.find(cm("a-mirror"))), "a-mirror removed from staging", 15_000);
+    await waitFor(async () => !(await prod.find(site("a"))), "Website a gone from prod", 15_000);
+    assert.ok(await prod.find(cm("b-mirror")), "b's ConfigMap in prod stays");
     assert.equal((await hub.stop("SIGTERM")).code, 0, hub.tail());
     console.log(`figure: sdk_cross_cluster scenario wall time ${((performance.now() - started) / 1000).toFixed(1)} s`);
   } finally {

@@ -5,10 +5,9 @@
 //   a hand edit is undone; the Mirror deleted, the watches close.
 // - The Website example (`owns`): no child watch runs in a cluster without a Website; a Website in staging opens
 //   staging's, a child deleted by hand before their first list comes back; the Website deleted, they close.
-// deno-lint-ignore-file no-explicit-any -- JSON from the apiserver is checked by the test itself.
 
 import assert from "node:assert/strict";
-import { ClusterApiError, localApi, waitFor } from "../dev/support/cluster_api.ts";
+import { localApi, waitFor } from "../dev/support/cluster_api.ts";
 import { HubProcess } from "../dev/support/hub_process.ts";
 import type { InterceptProxy } from "./support/intercept_proxy.ts";
 import { adminKubeconfigVia, proxyInFrontOf } from "./support/local_proxy.ts";
@@ -27,8 +26,12 @@ const RESTORE_GUARD_MS = 30_000;
 const isCopyWatchOrList = (path: string, query: string) =>
   (path.endsWith("/configmaps") || path.endsWith("/secrets")) && query.includes(COPY_SELECTOR);
 
-Deno.test("A Mirror's copy watches run only in the clusters it targets: none before it, staging's from its creation (a copy deleted by hand before their first list comes back), none after it", async () => {
-  const ns = await testNamespace("secondary-watches");
+/**
+ * A hub on prod, staging and dev, each behind a counting proxy, with staging's first list that `held` selects held
+ * until `releaseList()`; `watching(i)` counts the watches `selects` open through cluster i's proxy now, `sent(i)` the
+ * lists and watches it ever sent.
+ */
+async function proxiedHub(args: string[], selects: (path: string, query: string) => boolean) {
   const proxies: InterceptProxy[] = await Promise.all(CLUSTERS.map((c) => proxyInFrontOf(c)));
   const apis = CLUSTERS.map((c) => localApi(c));
   const dir = await Deno.makeTempDir({ prefix: "secondary-watches-" });
@@ -37,31 +40,48 @@ Deno.test("A Mirror's copy watches run only in the clusters it targets: none bef
     await Deno.writeTextFile(file, adminKubeconfigVia(c, proxies[i].url, via(c)));
     return file;
   }));
-  const copyWatches = (i: number) => proxies[i].openStreams().filter((r) => isCopyWatchOrList(r.path, r.query)).length;
-  const copyRequests = (i: number) => proxies[i].seen((r) => isCopyWatchOrList(r.path, r.query)).length;
-  // staging's first copy list is held until the copy was deleted by hand: the list then finds no copy, and only the
-  // requeue at that list brings it back.
   let released = false;
   let release!: () => void;
   const listReleased = new Promise<void>((r) => release = r);
-  const releaseList = () => {
-    released = true;
-    release();
-  };
   let listHeld!: () => void;
   const held = new Promise<void>((r) => listHeld = r);
   proxies[1].hook = async (req) => {
-    if (req.method !== "GET" || req.query.get("watch") || !req.path.endsWith("/configmaps")) return undefined;
-    if (!isCopyWatchOrList(req.path, `?${req.query}`) || released) return undefined;
+    if (req.method !== "GET" || req.query.get("watch") || released) return undefined;
+    if (!req.path.endsWith("/configmaps") || !selects(req.path, `?${req.query}`)) return undefined;
     listHeld();
     await listReleased;
     return undefined;
   };
-  const hub = HubProcess.start({
-    clusters: CLUSTERS.map(via),
-    kubeconfigs,
-    args: ["--operators", "mirror", "--home-cluster", via("prod"), "--namespace", ns.name],
-  });
+  const hub = HubProcess.start({ clusters: CLUSTERS.map(via), kubeconfigs, args });
+  return {
+    apis,
+    hub,
+    held,
+    releaseList: () => {
+      released = true;
+      release();
+    },
+    watching: (i: number) => proxies[i].openStreams().filter((r) => selects(r.path, r.query)).length,
+    sent: (i: number) => proxies[i].seen((r) => selects(r.path, r.query)).length,
+    async close() {
+      released = true;
+      release();
+      await hub.kill();
+      await Promise.all(proxies.map((p) => p.close()));
+      apis.forEach((a) => a.close());
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+Deno.test("A Mirror's copy watches run only in the clusters it targets: none before it, staging's from its creation (a copy deleted by hand before their first list comes back), none after it", async () => {
+  const ns = await testNamespace("secondary-watches");
+  // staging's first copy list is held until the copy was deleted by hand: the list then finds no copy, and only the
+  // requeue at that list brings it back.
+  const { apis, hub, held, releaseList, watching: copyWatches, sent: copyRequests, close } = await proxiedHub(
+    ["--operators", "mirror", "--home-cluster", via("prod"), "--namespace", ns.name],
+    isCopyWatchOrList,
+  );
   try {
     await hub.waitReady();
     // Ready with no Mirror: no cluster listed or watched a copy.
@@ -78,12 +98,12 @@ Deno.test("A Mirror's copy watches run only in the clusters it targets: none bef
     });
     await held;
     const copyPath = `/api/v1/namespaces/${ns.name}/configmaps/settings`;
-    const first = await waitFor(() => read(apis[1], copyPath), "staging: the first copy", 30_000);
+    const first = await waitFor(() => apis[1].find(copyPath), "staging: the first copy", 30_000);
     await apis[1].request("DELETE", copyPath);
     releaseList();
     const again = await waitFor(
       async () => {
-        const c = await read(apis[1], copyPath);
+        const c = await apis[1].find(copyPath);
         return c && c.metadata.uid !== first.metadata.uid ? c : undefined;
       },
       "staging: the copy deleted by hand before the copy watch's first list is made again",
@@ -94,7 +114,7 @@ Deno.test("A Mirror's copy watches run only in the clusters it targets: none bef
     await apis[1].request("PATCH", copyPath, { data: { color: "red" } }, {
       contentType: "application/merge-patch+json",
     });
-    await waitFor(async () => (await read(apis[1], copyPath))?.data.color === "blue", "staging: hand edit undone");
+    await waitFor(async () => (await apis[1].find(copyPath))?.data.color === "blue", "staging: hand edit undone");
     assert.deepEqual(
       [copyWatches(0), copyWatches(1), copyWatches(2)],
       [0, 2, 0],
@@ -103,7 +123,7 @@ Deno.test("A Mirror's copy watches run only in the clusters it targets: none bef
     assert.equal(copyRequests(2), 0, "dev never listed or watched a copy");
 
     await apis[0].request("DELETE", `/apis/demo.operator/v1/namespaces/${ns.name}/mirrors/settings`);
-    await waitFor(async () => !(await read(apis[1], copyPath)), "staging: the copy goes with its Mirror");
+    await waitFor(async () => !(await apis[1].find(copyPath)), "staging: the copy goes with its Mirror");
     await waitFor(() => copyWatches(1) === 0, "staging: its copy watches close once no Mirror targets it");
     console.log(
       `figure: copy lists and watches sent per cluster (prod, staging, dev): ${
@@ -112,11 +132,7 @@ Deno.test("A Mirror's copy watches run only in the clusters it targets: none bef
     );
     assert.equal((await hub.stop("SIGTERM")).code, 0, hub.tail());
   } finally {
-    releaseList();
-    await hub.kill();
-    await Promise.all(proxies.map((p) => p.close()));
-    apis.forEach((a) => a.close());
-    await Deno.remove(dir, { recursive: true });
+    await close();
     await ns.cleanup();
   }
 });
@@ -132,40 +148,10 @@ Deno.test("A Website's child watches (owns) run only in clusters with a Website:
     await kubectlOk(c, ["wait", "--for=condition=Established", "crd/websites.examples.operator-hub.dev"]);
   }));
   const ns = await testNamespace("secondary-owns");
-  const proxies: InterceptProxy[] = await Promise.all(CLUSTERS.map((c) => proxyInFrontOf(c)));
-  const apis = CLUSTERS.map((c) => localApi(c));
-  const dir = await Deno.makeTempDir({ prefix: "secondary-owns-" });
-  const kubeconfigs = await Promise.all(CLUSTERS.map(async (c, i) => {
-    const file = `${dir}/${c}.yaml`;
-    await Deno.writeTextFile(file, adminKubeconfigVia(c, proxies[i].url, via(c)));
-    return file;
-  }));
-  const childWatches = (i: number) =>
-    proxies[i].openStreams().filter((r) => isChildWatchOrList(r.path, r.query)).length;
-  const childRequests = (i: number) => proxies[i].seen((r) => isChildWatchOrList(r.path, r.query)).length;
-  let released = false;
-  let release!: () => void;
-  const listReleased = new Promise<void>((r) => release = r);
-  const releaseList = () => {
-    released = true;
-    release();
-  };
-  let listHeld!: () => void;
-  const held = new Promise<void>((r) => listHeld = r);
-  proxies[1].hook = async (req) => {
-    if (req.method !== "GET" || req.query.get("watch") || !req.path.endsWith("/configmaps") || released) {
-      return undefined;
-    }
-    if (!isChildWatchOrList(req.path, `?${req.query}`)) return undefined;
-    listHeld();
-    await listReleased;
-    return undefined;
-  };
-  const hub = HubProcess.start({
-    clusters: CLUSTERS.map(via),
-    kubeconfigs,
-    args: ["--namespace", ns.name, "--operators", "none", "examples/website_operator.ts"],
-  });
+  const { apis, hub, held, releaseList, watching: childWatches, sent: childRequests, close } = await proxiedHub(
+    ["--namespace", ns.name, "--operators", "none", "examples/website_operator.ts"],
+    isChildWatchOrList,
+  );
   try {
     await hub.waitReady();
     assert.deepEqual(CLUSTERS.map((_, i) => childRequests(i)), [0, 0, 0], "child lists or watches before any Website");
@@ -176,12 +162,12 @@ Deno.test("A Website's child watches (owns) run only in clusters with a Website:
     });
     await held;
     const cmPath = `/api/v1/namespaces/${ns.name}/configmaps/site`;
-    const first = await waitFor(() => read(apis[1], cmPath), "staging: site's ConfigMap", 30_000);
+    const first = await waitFor(() => apis[1].find(cmPath), "staging: site's ConfigMap", 30_000);
     await apis[1].request("DELETE", cmPath);
     releaseList();
     await waitFor(
       async () => {
-        const c = await read(apis[1], cmPath);
+        const c = await apis[1].find(cmPath);
         return c && c.metadata.uid !== first.metadata.uid ? c : undefined;
       },
       "staging: the ConfigMap deleted by hand before the child watch's first list is made again",
@@ -197,21 +183,7 @@ Deno.test("A Website's child watches (owns) run only in clusters with a Website:
     await waitFor(() => childWatches(1) === 0, "staging: its child watches close once no Website is there");
     assert.equal((await hub.stop("SIGTERM")).code, 0, hub.tail());
   } finally {
-    releaseList();
-    await hub.kill();
-    await Promise.all(proxies.map((p) => p.close()));
-    apis.forEach((a) => a.close());
-    await Deno.remove(dir, { recursive: true });
+    await close();
     await ns.cleanup();
   }
 });
-
-/** The object at `path`, or undefined on a 404. */
-async function read(api: ReturnType<typeof localApi>, path: string): Promise<any> {
-  try {
-    return await api.request("GET", path);
-  } catch (err) {
-    if (err instanceof ClusterApiError && err.status === 404) return undefined;
-    throw err;
-  }
-}

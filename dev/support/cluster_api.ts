@@ -123,6 +123,16 @@ export class ClusterApi {
     });
   }
 
+  /** The object at `path`, or undefined when the apiserver answers 404. */
+  async find(path: string): Promise<any> {
+    try {
+      return await this.request("GET", path);
+    } catch (err) {
+      if (err instanceof ClusterApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
   async createNamespace(name: string): Promise<void> {
     await this.request("POST", "/api/v1/namespaces", {
       apiVersion: "v1",

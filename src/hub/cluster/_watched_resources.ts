@@ -150,16 +150,16 @@ function wholeInformer(w: WatchedResource, ctx: WatchContext, onSynced?: () => v
   });
 }
 
-/** One WatchedResource with `neededIn`: its watch runs here only while the operator's objects need it here. */
-class NeededWatch {
+/** Watches of one WatchedResource that `refresh` starts and stops, each informer's changes mapped to requests. */
+abstract class RefreshedWatches {
   readonly stopped: Promise<void>;
-  readonly #w: WatchedResource;
-  readonly #operator: string;
-  readonly #ctx: WatchContext;
-  readonly #options: OtherWatchesOptions;
-  readonly #signal: AbortSignal;
+  protected readonly w: WatchedResource;
+  protected readonly operator: string;
+  protected readonly ctx: WatchContext;
+  protected readonly options: OtherWatchesOptions;
+  protected readonly signal: AbortSignal;
+  /** The cluster's live list of watchers, which health reads. */
   readonly #watchers: Watcher[];
-  #running: { informer: Informer; watchers: readonly Watcher[] } | undefined;
   /** Every run not settled yet, those already stopped by `refresh` included. */
   readonly #runs = new Set<Promise<void>>();
 
@@ -171,11 +171,11 @@ class NeededWatch {
     signal: AbortSignal,
     watchers: Watcher[],
   ) {
-    this.#w = w;
-    this.#operator = operator;
-    this.#ctx = ctx;
-    this.#options = options;
-    this.#signal = signal;
+    this.w = w;
+    this.operator = operator;
+    this.ctx = ctx;
+    this.options = options;
+    this.signal = signal;
     this.#watchers = watchers;
     this.stopped = new Promise<void>((resolve) => {
       const done = () => Promise.all(this.#runs).then(() => resolve());
@@ -184,122 +184,101 @@ class NeededWatch {
     });
   }
 
+  abstract refresh(): void;
+
+  /** Starts `informer`, its changes mapped to the operator's requests; returns its watchers (now in the live list). */
+  protected run(informer: Informer): Watcher[] {
+    const map = requestMapper(this.w, informer, this.operator, this.ctx, this.options.cached);
+    informer.addListener((requests, priority) => this.options.queue(map(requests), priority));
+    const watchers = [...informer.watchers];
+    this.#watchers.push(...watchers);
+    informer.start(this.signal);
+    const run: Promise<void> = informer.stopped.finally(() => this.#runs.delete(run));
+    this.#runs.add(run);
+    return watchers;
+  }
+
+  /** Stops `informer` (its store emptied and dropped with it) and takes its watchers out of the live list. */
+  protected drop(informer: Informer, watchers: readonly Watcher[]): void {
+    for (const watcher of watchers) this.#watchers.splice(this.#watchers.indexOf(watcher), 1);
+    informer.stop();
+  }
+}
+
+/** One WatchedResource with `neededIn`: its watch runs here only while the operator's objects need it here. */
+class NeededWatch extends RefreshedWatches {
+  #running: { informer: Informer; watchers: readonly Watcher[] } | undefined;
+
   refresh(): void {
-    if (this.#signal.aborted) return;
+    if (this.signal.aborted) return;
     let needed: boolean;
     try {
-      needed = this.#w.neededIn!(this.#ctx.cluster, this.#options.cached, this.#options.count);
+      needed = this.w.neededIn!(this.ctx.cluster, this.options.cached, this.options.count);
     } catch (err) {
       // A throwing predicate keeps the watch as it is: never a missed change because of an operator's mistake.
-      this.#ctx.log.error("watch neededIn function failed", { operator: this.#operator, error: err });
+      this.ctx.log.error("watch neededIn function failed", { operator: this.operator, error: err });
       return;
     }
     if (needed === !!this.#running) return;
     if (!needed) {
       const { informer, watchers } = this.#running!;
       this.#running = undefined;
-      for (const watcher of watchers) this.#watchers.splice(this.#watchers.indexOf(watcher), 1);
-      informer.stop();
+      this.drop(informer, watchers);
       return;
     }
     let first = true;
-    const informer = wholeInformer(this.#w, this.#ctx, () => {
+    const informer = wholeInformer(this.w, this.ctx, () => {
       // Once the first list is in: what acts here is queued, so a change made before it is seen by its reconcile.
       if (!first || this.#running?.informer !== informer) return;
       first = false;
-      this.#options.queue(this.#options.actingHere(), "low");
+      this.options.queue(this.options.actingHere(), "low");
     });
-    const map = requestMapper(this.#w, informer, this.#operator, this.#ctx, this.#options.cached);
-    informer.addListener((requests, priority) => this.#options.queue(map(requests), priority));
-    const watchers = [...informer.watchers];
-    this.#running = { informer, watchers };
-    this.#watchers.push(...watchers);
-    informer.start(this.#signal);
-    const run: Promise<void> = informer.stopped.finally(() => this.#runs.delete(run));
-    this.#runs.add(run);
+    this.#running = { informer, watchers: [] };
+    this.#running.watchers = this.run(informer);
   }
 }
 
 /** One WatchedResource with `objects`: a watch per named object, kept in line with what `objects` returns. */
-class PerObjectWatches {
-  readonly stopped: Promise<void>;
-  readonly #w: WatchedResource;
-  readonly #operator: string;
-  readonly #ctx: WatchContext;
-  readonly #options: OtherWatchesOptions;
-  readonly #signal: AbortSignal;
-  readonly #watchers: Watcher[];
-  readonly #running = new Map<string, { watcher: Watcher; informer: Informer }>();
-  /** Every watch run not settled yet, those already stopped by `refresh` included. */
-  readonly #runs = new Set<Promise<void>>();
-
-  constructor(
-    w: WatchedResource,
-    operator: string,
-    ctx: WatchContext,
-    options: OtherWatchesOptions,
-    signal: AbortSignal,
-    watchers: Watcher[],
-  ) {
-    this.#w = w;
-    this.#operator = operator;
-    this.#ctx = ctx;
-    this.#options = options;
-    this.#signal = signal;
-    this.#watchers = watchers;
-    this.stopped = new Promise<void>((resolve) => {
-      const done = () => Promise.all(this.#runs).then(() => resolve());
-      if (signal.aborted) done();
-      else signal.addEventListener("abort", done, { once: true });
-    });
-  }
+class PerObjectWatches extends RefreshedWatches {
+  readonly #running = new Map<string, { watchers: readonly Watcher[]; informer: Informer }>();
 
   refresh(): void {
-    if (this.#signal.aborted) return;
+    if (this.signal.aborted) return;
     let wanted: Map<string, { namespace: string; name: string }>;
     try {
-      wanted = new Map(this.#w.objects!(this.#options.cached).map((o) => [`${o.namespace}/${o.name}`, o]));
+      wanted = new Map(this.w.objects!(this.options.cached).map((o) => [`${o.namespace}/${o.name}`, o]));
     } catch (err) {
-      this.#ctx.log.error("watch objects function failed", { operator: this.#operator, error: err });
+      this.ctx.log.error("watch objects function failed", { operator: this.operator, error: err });
       return;
     }
     for (const [key, entry] of this.#running) {
       if (wanted.has(key)) continue;
-      // Stopped, its store emptied and dropped with the informer.
-      entry.informer.stop();
       this.#running.delete(key);
-      this.#watchers.splice(this.#watchers.indexOf(entry.watcher), 1);
+      this.drop(entry.informer, entry.watchers);
     }
     for (const [key, ref] of wanted) {
       if (this.#running.has(key)) continue;
-      const { group, version, plural } = this.#w.type;
+      const { group, version, plural } = this.w.type;
       const selector = `fieldSelector=${encodeURIComponent(`metadata.name=${ref.name}`)}` +
-        (this.#w.labelSelector ? `&labelSelector=${encodeURIComponent(this.#w.labelSelector)}` : "");
+        (this.w.labelSelector ? `&labelSelector=${encodeURIComponent(this.w.labelSelector)}` : "");
       const informer = new Informer({
-        cluster: this.#ctx.cluster,
-        projection: watchProjection(this.#w),
+        cluster: this.ctx.cluster,
+        projection: watchProjection(this.w),
         watches: (store, onChange) => [
           new Watcher({
             path: `${resourcePath({ group, version, plural, namespace: ref.namespace })}?${selector}`,
             namespace: ref.namespace,
-            client: watchClient(this.#ctx.client, this.#w.metadataOnly),
+            client: watchClient(this.ctx.client, this.w.metadataOnly),
             store,
             onChange,
-            clock: this.#ctx.clock,
-            logger: this.#ctx.log.child({ resource: plural, namespace: ref.namespace, name: ref.name }),
-            idleTimeoutMs: this.#ctx.idleTimeoutMs,
-            pageSize: this.#ctx.pageSize,
+            clock: this.ctx.clock,
+            logger: this.ctx.log.child({ resource: plural, namespace: ref.namespace, name: ref.name }),
+            idleTimeoutMs: this.ctx.idleTimeoutMs,
+            pageSize: this.ctx.pageSize,
           }),
         ],
       });
-      const map = requestMapper(this.#w, informer, this.#operator, this.#ctx, this.#options.cached);
-      informer.addListener((requests, priority) => this.#options.queue(map(requests), priority));
-      const watcher = informer.watchers[0];
-      informer.start(this.#signal);
-      const run: Promise<void> = informer.stopped.finally(() => this.#runs.delete(run));
-      this.#runs.add(run);
-      this.#running.set(key, { watcher, informer });
-      this.#watchers.push(watcher);
+      this.#running.set(key, { informer, watchers: this.run(informer) });
     }
   }
 }
