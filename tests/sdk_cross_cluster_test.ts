@@ -3,7 +3,6 @@
 // staging and one in dev gets its ConfigMap in prod, labelled and annotated for their parent (no owner reference);
 // the ConfigMap deleted by hand in staging requeues the Website in prod, which makes it again; deleting the Website
 // removes the ConfigMap in staging through its delete handler.
-// deno-lint-ignore-file no-explicit-any -- JSON from the apiserver is checked by the test itself.
 
 import assert from "node:assert/strict";
 import { localApi, waitFor } from "../dev/support/cluster_api.ts";
