@@ -1,7 +1,7 @@
 // Metadata-only watches (client-go's metadata informers, kube-rs's metadata_watcher): objects as PartialObjectMetadata.
 
 import type { WatchEvent } from "../../kube/mod.ts";
-import type { ListWatchClient } from "./watcher.ts";
+import { type ConnectionHooks, connectionHooks, type ListWatchClient } from "./watcher.ts";
 import { type ObjectMeta, objectMeta, type Projection, type StoredObject } from "./store.ts";
 
 /**
@@ -108,7 +108,7 @@ export function metadataProjection(project?: (object: PartialObjectMetadata) => 
 }
 
 /** A client whose list and watch can ask for metadata only (the kube layer's KubeClient fits). */
-export interface MetadataListWatchClient {
+export interface MetadataListWatchClient extends ConnectionHooks {
   listPage(
     path: string,
     options: { limit?: number; continueToken?: string; signal?: AbortSignal; metadataOnly?: boolean },
@@ -117,9 +117,6 @@ export interface MetadataListWatchClient {
     path: string,
     options: Parameters<ListWatchClient["watch"]>[1] & { metadataOnly?: boolean },
   ): AsyncIterable<WatchEvent>;
-  resetConnections?(quietMs?: number): void;
-  /** Whether the connection the watch is on is alive (an HTTP/2 PING answered); absent where it cannot tell. */
-  confirmAlive?(quietMs: number, timeoutMs: number): Promise<boolean>;
 }
 
 /**
@@ -131,7 +128,6 @@ export function metadataOnlyClient(client: MetadataListWatchClient): ListWatchCl
   return {
     listPage: (path, options) => client.listPage(path, { ...options, metadataOnly: true }),
     watch: (path, options) => client.watch(path, { ...options, metadataOnly: true }),
-    resetConnections: (quietMs) => client.resetConnections?.(quietMs),
-    ...(client.confirmAlive ? { confirmAlive: (q: number, t: number) => client.confirmAlive!(q, t) } : {}),
+    ...connectionHooks(client),
   };
 }

@@ -32,8 +32,19 @@ export interface ListWatchClient {
   confirmAlive?(quietMs: number, timeoutMs: number): Promise<boolean>;
 }
 
+/** What a watchdog asks of a client's connections; a wrapping client passes them on with {@link connectionHooks}. */
+export type ConnectionHooks = Pick<ListWatchClient, "resetConnections" | "confirmAlive">;
+
+/** The connection hooks of `client`, for a client that wraps it. */
+export function connectionHooks(client: ConnectionHooks): ConnectionHooks {
+  return {
+    resetConnections: (quietMs) => client.resetConnections?.(quietMs),
+    ...(client.confirmAlive ? { confirmAlive: (q: number, t: number) => client.confirmAlive!(q, t) } : {}),
+  };
+}
+
 /** A ListWatchClient whose list and watch also take a label selector (the kube layer's KubeClient fits). */
-export interface SelectableListWatchClient {
+export interface SelectableListWatchClient extends ConnectionHooks {
   listPage(
     path: string,
     options: { limit?: number; continueToken?: string; signal?: AbortSignal; labelSelector?: string },
@@ -42,9 +53,6 @@ export interface SelectableListWatchClient {
     path: string,
     options: Parameters<ListWatchClient["watch"]>[1] & { labelSelector?: string },
   ): AsyncIterable<WatchEvent>;
-  resetConnections?(quietMs?: number): void;
-  /** Whether the connection the watch is on is alive (an HTTP/2 PING answered); absent where it cannot tell. */
-  confirmAlive?(quietMs: number, timeoutMs: number): Promise<boolean>;
 }
 
 /** `client` with every list and watch restricted to objects matching the label `selector` (`key=value,…`). */
@@ -52,8 +60,7 @@ export function labelled(client: SelectableListWatchClient, selector: string): L
   return {
     listPage: (path, options) => client.listPage(path, { ...options, labelSelector: selector }),
     watch: (path, options) => client.watch(path, { ...options, labelSelector: selector }),
-    resetConnections: (quietMs) => client.resetConnections?.(quietMs),
-    ...(client.confirmAlive ? { confirmAlive: (q: number, t: number) => client.confirmAlive!(q, t) } : {}),
+    ...connectionHooks(client),
   };
 }
 
