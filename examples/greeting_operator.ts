@@ -15,6 +15,8 @@ const done = (g: GreetingObject) =>
 export const greetingOperator = defineOperator({
   name: "greeting",
   resource: Greeting,
+  // The fields it reads: the cache keeps these (and the metadata identity) and nothing else of a Greeting.
+  reads: ["spec.name", "status.message", "status.observedGeneration"],
   verbs: ["patchStatus"],
   needsReconcile: (g) => !done(g),
   async reconcile(request, { client }) {

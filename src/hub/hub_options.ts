@@ -37,6 +37,12 @@ export interface HubOptions {
   leaderElection?: HubLeaderElection;
   /** Offer HTTP/2 to the API servers instead of HTTP/1.1 keep-alive (`--http2`). Default false. */
   http2?: boolean;
+  /**
+   * Development: an operator that declared `reads` gets an UndeclaredFieldError when it reads any other field of an
+   * object its client returns (`--check-reads`; on in every hub of the test kit). Default false: each read of a
+   * guarded object goes through a Proxy.
+   */
+  checkReads?: boolean;
   /** Which clusters hold readiness back besides the hub itself (see HubReadiness). Default: the command line's. */
   readiness?: HubReadiness;
   /**

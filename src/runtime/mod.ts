@@ -1,5 +1,6 @@
 // Public surface of src/runtime: watcher, store, controller loop, reconciler contract, typed client, events. No resource type is named here.
 export * from "./cache/store.ts";
+export * from "./cache/field_projection.ts";
 export * from "./cache/watcher.ts";
 export * from "./reconciler.ts";
 export * from "./controller.ts";

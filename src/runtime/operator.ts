@@ -167,6 +167,11 @@ export interface Operator<T extends StoredObject = StoredObject> {
   /** What the cache keeps of each object. Default: `trimObject`. Operators of one resource with the same projection share one watch and cache. */
   readonly project?: Projection;
   /**
+   * The fields of its objects it reads, when it declared them (`project` is then their `fieldProjection`): a hub
+   * built with `checkReads` makes reading any other field of a cached object an UndeclaredFieldError.
+   */
+  readonly reads?: readonly string[];
+  /**
    * A cheap pre-check on the cached object, from its current state only (never the event): false
    * means a reconcile would certainly do nothing, so the key is not queued. It keeps the watch
    * event of the operator's own write, and every finished object at startup, out of the queue.

@@ -13,6 +13,7 @@ import type { ApiClient, EventSink } from "./api_client.ts";
 import type { Request } from "../queue/mod.ts";
 import { TerminalError } from "./terminal_error.ts";
 import { objectKey, type Projection, type Store, type StoredObject } from "./cache/store.ts";
+import { unguarded } from "./cache/field_projection.ts";
 
 /**
  * What an operator does with a resource; the RBAC pre-flight checks exactly these (plus `list` and
@@ -163,6 +164,8 @@ export interface ResourceClientDeps {
   /** The operator's watch cache, for its own resource; absent for other resources. */
   store?: Store;
   project: Projection;
+  /** What every object the client returns is seen through (the `checkReads` guard); default the object itself. */
+  view?: (obj: StoredObject) => StoredObject;
   /** Discovery's latest answer for this cluster and resource; updated in place by `rediscover`. */
   info: ResourceInfo;
   rediscover(signal?: AbortSignal): Promise<ResourceInfo>;
@@ -226,12 +229,19 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
   cached(ref: ObjectRef): T | undefined {
     const store = this.#d.store;
     if (!store) throw new TerminalError(`${this.#what()} has no watch cache in this hub: use get() instead`);
-    return store.get(objectKey(ref)) as T | undefined;
+    const obj = store.get(objectKey(ref));
+    return (obj && this.#d.view ? this.#d.view(obj) : obj) as T | undefined;
   }
 
   async get(ref: ObjectRef): Promise<T> {
     this.#need("get");
-    return this.#d.project(await this.#d.api.request("GET", this.#path(ref), { signal: this.#signal })) as T;
+    return this.#project(await this.#d.api.request("GET", this.#path(ref), { signal: this.#signal }));
+  }
+
+  /** What the client returns of a raw object: the projection, seen through `view` when there is one. */
+  #project(raw: unknown): T {
+    const obj = this.#d.project(raw as Record<string, unknown>);
+    return (this.#d.view ? this.#d.view(obj) : obj) as T;
   }
 
   async list(options: ListOptions = {}): Promise<T[]> {
@@ -253,7 +263,7 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
           signal: this.#signal,
         },
       );
-      for (const item of page.items ?? []) out.push(this.#d.project(item) as T);
+      for (const item of page.items ?? []) out.push(this.#project(item));
       token = page.metadata?.continue || undefined;
     } while (token);
     return out;
@@ -263,7 +273,7 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
     this.#need("create");
     const body = { apiVersion: apiVersionOf(this.#d.type), kind: this.#d.type.kind, ...object };
     const path = this.#path({ namespace: object.metadata.namespace, name: "" });
-    return this.#d.project(await this.#d.api.request("POST", path, { body, signal: this.#signal })) as T;
+    return this.#project(await this.#d.api.request("POST", path, { body, signal: this.#signal }));
   }
 
   async patch(ref: ObjectRef, patch: unknown, options: { type?: PatchType } = {}): Promise<T> {
@@ -271,7 +281,7 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
     const contentType = CONTENT_TYPES[options.type ?? "merge"];
     const raw = await this.#d.api.request("PATCH", this.#path(ref), { body: patch, contentType, signal: this.#signal });
     this.#d.store?.takeWritten(raw as Record<string, unknown>);
-    return this.#d.project(raw as Record<string, unknown>) as T;
+    return this.#project(raw);
   }
 
   async delete(ref: ObjectRef): Promise<void> {
@@ -290,11 +300,12 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
       signal: this.#signal,
     });
     this.#d.store?.takeWritten(raw as Record<string, unknown>);
-    return this.#d.project(raw as Record<string, unknown>) as T;
+    return this.#project(raw);
   }
 
   async patchStatus(object: StoredObject, status: Record<string, unknown>): Promise<void> {
     this.#need("patchStatus");
+    object = unguarded(object);
     const viaSubresource = this.#d.info.statusSubresource;
     const { namespace, name, resourceVersion } = object.metadata;
     try {

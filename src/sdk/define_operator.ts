@@ -3,16 +3,18 @@
 import type { ResourceType } from "../kube/mod.ts";
 import { type OwnedResource, ownedWatch } from "./adopt.ts";
 import { admissionWebhooks, type MutateHandlers, type ValidateHandlers } from "./admission.ts";
-import type {
-  Operator,
-  Projection,
-  ReconcileResult,
-  ReconcileScope,
-  Request,
-  ResourceUse,
-  StoredObject,
-  Verb,
-  WatchedResource,
+import {
+  fieldProjection,
+  type Operator,
+  type Projection,
+  readsProblem,
+  type ReconcileResult,
+  type ReconcileScope,
+  type Request,
+  type ResourceUse,
+  type StoredObject,
+  type Verb,
+  type WatchedResource,
 } from "../runtime/mod.ts";
 import { OperatorDefinitionError } from "./operator_definition_error.ts";
 
@@ -106,8 +108,32 @@ export interface OperatorDefinition<T extends StoredObject = StoredObject> {
   onEngage?: (cluster: string, cached: (cluster: string) => StoredObject[]) => Request[];
   /** The finalizers it adds to its objects (removed by `operator-hub cleanup` when the hub is uninstalled). */
   finalizers?: readonly string[];
-  /** What the cache keeps of each object. Default: metadata identity, `spec` and `status`. */
+  /** What the cache keeps of each object. Default: metadata identity, `spec` and `status`. Not with `reads`. */
   project?: Projection;
+  /**
+   * The fields of its objects it reads, as dotted paths (`"status"`, `"spec.replicas"`, `"metadata.labels"`): the
+   * cache keeps those and the metadata identity (name, namespace, uid, resourceVersion, generation,
+   * deletionTimestamp), nothing else (see {@link fieldProjection}). A hub built with `checkReads` (`--check-reads`,
+   * and every hub of the test kit) makes reading any other field of a cached or fetched object an
+   * {@link UndeclaredFieldError} instead of a silent `undefined`.
+   *
+   * @example
+   * ```ts
+   * import { defineOperator } from "../../mod.ts";
+   * export const op = defineOperator({
+   *   name: "greeting",
+   *   resource: { group: "examples.operator-hub.dev", version: "v1", kind: "Greeting", plural: "greetings" },
+   *   reads: ["spec.who", "status.message"],
+   *   verbs: ["patchStatus"],
+   *   async reconcile(request, { client }) {
+   *     const obj = client.cached(request);
+   *     const who = (obj?.spec as { who?: string } | undefined)?.who ?? request.name;
+   *     if (obj && !obj.status?.message) await client.patchStatus(obj, { message: `Hello, ${who}` });
+   *   },
+   * });
+   * ```
+   */
+  reads?: readonly string[];
   /** False when a reconcile of the cached object would certainly do nothing, so it is not queued. */
   needsReconcile?: (object: T) => boolean;
   /**
@@ -245,6 +271,15 @@ export function defineOperator<T extends StoredObject = StoredObject>(definition
   if (typeof d.reconcile !== "function") {
     throw new OperatorDefinitionError(`operator ${d.name}: reconcile must be a function`);
   }
+  if (d.reads !== undefined) {
+    const problem = readsProblem(d.reads);
+    if (problem) throw new OperatorDefinitionError(`operator ${d.name}: ${problem}`);
+    if (d.project !== undefined) {
+      throw new OperatorDefinitionError(
+        `operator ${d.name}: give reads or project, not both (reads builds the projection)`,
+      );
+    }
+  }
   const webhooks = admissionWebhooks(d.name, { validate: d.validate, mutate: d.mutate });
   return {
     name: d.name,
@@ -258,7 +293,7 @@ export function defineOperator<T extends StoredObject = StoredObject>(definition
     ...(owned.length ? { adopts: true } : {}),
     onEngage: d.onEngage,
     ...(d.finalizers?.length ? { finalizers: [...d.finalizers] } : {}),
-    project: d.project,
+    ...(d.reads !== undefined ? { project: fieldProjection(d.reads), reads: [...d.reads] } : { project: d.project }),
     needsReconcile: d.needsReconcile,
     reconciler: { reconcile: (request, scope) => d.reconcile(request, scope) },
   };

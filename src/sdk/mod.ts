@@ -50,6 +50,7 @@ export {
   type ClusterConnection,
   type EventSink,
   type EventSubject,
+  fieldProjection,
   type HealthState,
   ignoreNotFound,
   type JsonPatchOperation,
@@ -75,6 +76,7 @@ export {
   type StoredObject,
   TerminalError,
   trimObject,
+  UndeclaredFieldError,
   type Verb,
   type WatchedResource,
 } from "../runtime/mod.ts";

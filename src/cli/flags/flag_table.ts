@@ -108,6 +108,10 @@ export const FLAGS = {
         return raw;
       },
     }),
+    "check-reads": bool({
+      help: "development: an operator that declared `reads` fails a reconcile that reads any other field of an object",
+      defaultText: "off (each read of a checked object goes through a Proxy); on in every hub of the test kit",
+    }),
     http2: bool({
       help: "offer HTTP/2 to the API servers",
       defaultText: "HTTP/1.1 keep-alive, about a third less CPU per request here; see docs/architecture.md",

@@ -29,6 +29,8 @@ export interface HubFlags {
   homeCluster?: string;
   /** `--http2`: offer HTTP/2 to the API servers; HTTP/1.1 keep-alive otherwise. */
   http2: boolean;
+  /** `--check-reads`: reading a field an operator's `reads` does not declare throws (development). */
+  checkReads: boolean;
   /** `--mirror-orphan-on-unreachable-after SECONDS`: when a deleted Mirror's finalizer gives up on a target. */
   mirrorOrphanOnUnreachableAfterMs: number;
   /** `--mirror-namespaces a,b`: the only namespaces Mirrors may write into; undefined = any but the system ones. */

@@ -77,6 +77,7 @@ export function parseFlags(argv: string[]): HubFlags {
     serviceAccountRoot: read("service-account-dir"),
     homeCluster,
     http2: read("http2"),
+    checkReads: read("check-reads"),
     mirrorOrphanOnUnreachableAfterMs: read("mirror-orphan-on-unreachable-after"),
     mirrorNamespaces: read("mirror-namespaces"),
     cleanupOnRemove: read("cleanup-on-remove"),

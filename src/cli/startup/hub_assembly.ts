@@ -78,6 +78,7 @@ export async function assembleHub(
       eventLevel: flags.eventLevel,
       leaderElection: clusters.leaderElection,
       http2: flags.http2,
+      checkReads: flags.checkReads,
       // The home cluster and the command line's clusters hold /readyz back; providers' clusters only with `all`.
       readiness: {
         clusters: flags.readinessClusters,

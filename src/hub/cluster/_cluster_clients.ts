@@ -20,6 +20,8 @@ export interface ResourceClientSpec {
   project: Projection;
   /** The operator's watch cache, for its own resource only. */
   store?: Store;
+  /** What every object the client returns is seen through (the `checkReads` guard); default the object itself. */
+  view?: (obj: StoredObject) => StoredObject;
 }
 
 /**
@@ -56,6 +58,7 @@ export class ClusterClients {
       verbs: new Set(spec.verbs),
       store: spec.store,
       project: spec.project,
+      view: spec.view,
       info,
       rediscover: async (s) => Object.assign(info, await discoverResource(api, cluster, spec.type, s)),
       events: this.events(spec.type),

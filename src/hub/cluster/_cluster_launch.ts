@@ -82,6 +82,7 @@ export class ClusterLauncher {
       requestTimeoutMs: limits.requestTimeoutMs,
       maxObjectBytes: limits.maxObjectBytes,
       http2: hub.http2,
+      checkReads: hub.checkReads,
       fetch: hub.fetch,
       clock,
       // An untrusted cluster's connection failures are logged as one generic reason; the detail only at debug.

@@ -222,6 +222,7 @@ export class EngagedCluster {
       onChange: (operator, requests, priority) => this.#o.onChange(operator, requests, priority),
       lookup: (cluster) => this.#o.lookup(cluster),
       clusters: () => this.#o.clusterNames?.() ?? [this.name],
+      checkReads: this.#o.checkReads,
     };
     for (const op of this.#o.operators) {
       const { slot, tasks } = wireSlot(op, wiring);

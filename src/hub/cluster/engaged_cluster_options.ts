@@ -52,6 +52,8 @@ export interface EngagedClusterOptions {
   pageSize?: number;
   /** Offer HTTP/2 to the API server instead of HTTP/1.1 keep-alive (see KubeClientOptions.http2). */
   http2?: boolean;
+  /** Reading a field an operator's `reads` does not declare throws (see HubOptions.checkReads). */
+  checkReads?: boolean;
   /** The transport, for in-process tests (see KubeClientOptions.fetch). */
   fetch?: FetchLike;
   clock?: Clock;

@@ -16,7 +16,9 @@ import {
   type InformerListener,
   type Operator,
   ownsResourceIn,
+  readGuard,
   type ReconcileTarget,
+  type StoredObject,
   TaskSet,
   trimObject,
 } from "../../runtime/mod.ts";
@@ -43,6 +45,8 @@ export interface SlotWiring {
   ): { connection(operator: string, signal: AbortSignal): ClusterConnection | undefined } | undefined;
   /** The names of every engaged cluster, for a reconcile's `clusters()`. */
   clusters(): string[];
+  /** Reading a field an operator's `reads` does not declare throws (see HubOptions.checkReads). */
+  checkReads?: boolean;
 }
 
 /**
@@ -73,12 +77,14 @@ export function wireSlot(op: Operator, w: SlotWiring): { slot: Slot; tasks: Task
   // Where the operator does not own its resource, its cache stays empty and unshared: nothing watches it.
   if (owns) w.informers.set(key, informer);
   const events = w.clients.events(op.resource);
+  const view = w.checkReads && op.reads ? readGuard(op.name, op.resource.kind, op.reads) : undefined;
   const { client, info } = w.clients.resource({
     operator: op.name,
     type: op.resource,
     verbs: op.verbs,
     project,
     store: informer.store,
+    view,
   });
   const log = w.watch.log.child({ operator: op.name });
   const clusters = w.clusters;
@@ -103,7 +109,7 @@ export function wireSlot(op: Operator, w: SlotWiring): { slot: Slot; tasks: Task
     others: [],
     info,
     preflight: { state: "registering", error: null, missing: [], attempts: 0 },
-    changed: changedFilter(op, informer, w),
+    changed: changedFilter(op, informer, w, view),
     target: {
       reconciler: op.reconciler as ReconcileTarget["reconciler"],
       client,
@@ -117,14 +123,32 @@ export function wireSlot(op: Operator, w: SlotWiring): { slot: Slot; tasks: Task
 }
 
 /** What the slot passes on to the queue: every changed request, minus the objects `needsReconcile` says need nothing. */
-function changedFilter(op: Operator, informer: Informer, w: SlotWiring): InformerListener {
+function changedFilter(
+  op: Operator,
+  informer: Informer,
+  w: SlotWiring,
+  view?: (obj: StoredObject) => StoredObject,
+): InformerListener {
   const needs = op.needsReconcile as ((o: unknown) => boolean) | undefined;
   if (!needs) return (requests, priority) => w.onChange(op.name, requests, priority);
+  let failed = false;
+  // The operator's own code: one that throws passes the object on (its reconcile decides), logged once per slot.
+  const needed = (obj: StoredObject): boolean => {
+    try {
+      return needs(view ? view(obj) : obj);
+    } catch (err) {
+      if (!failed) {
+        w.watch.log.error("needsReconcile threw; its objects are reconciled", { operator: op.name, error: err });
+      }
+      failed = true;
+      return true;
+    }
+  };
   return (requests, priority) => {
     const wanted: Request[] = [];
     for (const r of requests) {
       const obj = informer.cached(r);
-      if (obj === undefined || needs(obj)) wanted.push(r);
+      if (obj === undefined || needed(obj)) wanted.push(r);
     }
     if (wanted.length) w.onChange(op.name, wanted, priority);
   };

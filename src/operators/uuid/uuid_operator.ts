@@ -32,6 +32,8 @@ export function uuidOperator(options: { newUuid?: () => string } = {}): Operator
   return defineOperator({
     name: "uuid",
     resource: UUID_RESOURCE,
+    // What decide() reads; the cache keeps these and the metadata identity, not the spec nor the rest of the status.
+    reads: ["status.uuid", "status.state", "status.message"],
     verbs: ["get", "patchStatus"],
     events: true,
     needsReconcile: (obj) => !obj.metadata.deletionTimestamp && decide(obj.status).action !== "none",

@@ -243,6 +243,8 @@ export class TestEnv implements AsyncDisposable {
     const hub = new Hub({
       operators: Array.isArray(operators) ? operators : [operators as Operator],
       namespaces: options.namespaces ? [...options.namespaces] : undefined,
+      // Development: an operator that declared `reads` fails on reading anything else (UndeclaredFieldError).
+      checkReads: options.checkReads ?? true,
       logger: options.logger ?? new Logger({ level: options.logLevel ?? "error" }),
     });
     const stop = new AbortController();

@@ -59,6 +59,11 @@ export interface RunOptions {
   logger?: Logger;
   /** How long to wait for the operators' first full list in every cluster. Default 60 s. */
   readyTimeoutMs?: number;
+  /**
+   * An operator that declared `reads` gets an UndeclaredFieldError when it reads any other field of an object (see
+   * HubOptions.checkReads). Default true: what production would read as a silent `undefined` fails the test.
+   */
+  checkReads?: boolean;
 }
 
 /**
