@@ -25,7 +25,9 @@ const USAGE = `Usage: deno run -A bench/tools/clusters_ab.ts [options]
   --reps R           runs per variant, alternating which goes first (default 1)
   --settle-s S       after ready, wait S seconds then read RSS (default 0: skip)
   --idle-s S         then measure idle CPU over S seconds (default 0: skip)
-  --deno-flag FLAG   extra \`deno run\` flag for the hub, repeatable (e.g. --deno-flag=--cpu-prof)`;
+  --deno-flag FLAG   extra \`deno run\` flag for the hub, repeatable (e.g. --deno-flag=--cpu-prof)
+  --a-deno-flag FLAG, --b-deno-flag FLAG
+                     an extra \`deno run\` flag for that variant, repeatable`;
 
 /** The API servers' counters that matter here, summed over the three. */
 interface ServerCounters {
@@ -87,6 +89,8 @@ async function main(): Promise<void> {
       "settle-s": { type: "string", default: "0" },
       "idle-s": { type: "string", default: "0" },
       "deno-flag": { type: "string", multiple: true, default: [] },
+      "a-deno-flag": { type: "string", multiple: true, default: [] },
+      "b-deno-flag": { type: "string", multiple: true, default: [] },
       help: { type: "boolean" },
     },
   });
@@ -99,8 +103,16 @@ async function main(): Promise<void> {
     const variants = [["A", values.a], ...(values.b ? [["B", values.b]] : [])] as [string, string][];
     const operatorsOf = (list: string) => list === "default" ? null : list.split(",");
     const spec = {
-      A: { operators: operatorsOf(values["a-operators"] ?? values.operators), args: values["a-arg"] },
-      B: { operators: operatorsOf(values["b-operators"] ?? values.operators), args: values["b-arg"] },
+      A: {
+        operators: operatorsOf(values["a-operators"] ?? values.operators),
+        args: values["a-arg"],
+        denoFlags: values["a-deno-flag"],
+      },
+      B: {
+        operators: operatorsOf(values["b-operators"] ?? values.operators),
+        args: values["b-arg"],
+        denoFlags: values["b-deno-flag"],
+      },
     };
     const results: Record<string, unknown[]> = {};
     for (let r = 0; r < reps; r++) {
@@ -118,7 +130,7 @@ async function main(): Promise<void> {
           extraArgs: spec[label as "A" | "B"].args,
           settleMs: Number(values["settle-s"]) * 1000,
           idleMs: Number(values["idle-s"]) * 1000,
-          denoFlags: values["deno-flag"],
+          denoFlags: [...values["deno-flag"], ...spec[label as "A" | "B"].denoFlags],
           log,
           onReady: async () => {
             serverMs = cpuMsOf(pids) - server0;
