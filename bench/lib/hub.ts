@@ -45,7 +45,7 @@ export class BenchHub {
       env,
       entry,
       args: [...namespaces.flatMap((n) => ["--namespace", n]), ...args],
-      permissions: [...runTaskPermissions(), ...runTaskV8Flags(), ...denoFlags],
+      permissions: [...runTaskPermissions(), ...runTaskV8Flags(entry), ...denoFlags],
     });
     const hub = new BenchHub(proc, spawnedAt);
     hub.#sampler = setInterval(() => {
@@ -121,9 +121,21 @@ export class BenchHub {
   }
 }
 
-/** The `--v8-flags=...` of deno.json's `run` task, so the hub runs with the heap settings users get. */
-export function runTaskV8Flags(): string[] {
-  const config = JSON.parse(Deno.readTextFileSync(new URL("../../deno.json", import.meta.url)));
+/**
+ * The `--v8-flags=...` of the `run` task, so the hub runs with the heap settings users get: of the deno.json of the
+ * checkout `entry` belongs to (the nearest one above it, relative to the repository root: an A/B baseline runs with
+ * its own settings), or of this repository's.
+ */
+export function runTaskV8Flags(entry?: string): string[] {
+  const root = new URL("../../", import.meta.url);
+  let config: { tasks?: { run?: string } } | undefined;
+  for (let dir = entry ? new URL(".", new URL(entry, root)) : root; !config; dir = new URL("..", dir)) {
+    try {
+      config = JSON.parse(Deno.readTextFileSync(new URL("deno.json", dir)));
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound) || dir.href === root.href || dir.pathname === "/") throw err;
+    }
+  }
   return String(config.tasks?.run ?? "").split(/\s+/).filter((w) => w.startsWith("--v8-flags"));
 }
 

@@ -82,7 +82,7 @@ export async function clustersRun(all: Tenant[], n: number, options: ClustersRun
       ...(options.extraArgs ?? []),
     ],
     entry: options.entry,
-    permissions: [...runTaskPermissions(), ...runTaskV8Flags(), ...(options.denoFlags ?? [])],
+    permissions: [...runTaskPermissions(), ...runTaskV8Flags(options.entry), ...(options.denoFlags ?? [])],
     env: options.env,
   });
   options.onSpawn?.(hub.pid);

@@ -114,3 +114,35 @@ Deno.test("defineOperator() with owns marks the operator as adopting, so the pre
   ]);
   assert.equal(defineOperator({ name: "plain", resource, reconcile }).adopts, undefined);
 });
+
+Deno.test("defineOperator() with reads keeps only the declared fields, and refuses bad paths and reads beside project", () => {
+  const resource = { group: "examples.operator-hub.dev", version: "v1", kind: "Greeting", plural: "greetings" };
+  const reconcile = () => Promise.resolve();
+  const op = defineOperator({ name: "greeting", resource, reads: ["spec.name"], reconcile });
+  assert.deepEqual(op.reads, ["spec.name"]);
+  const raw = {
+    metadata: { name: "g", namespace: "web", resourceVersion: "3" },
+    spec: { name: "Ada", x: 1 },
+    status: {},
+  };
+  assert.deepEqual(op.project?.(raw), {
+    metadata: { name: "g", namespace: "web", resourceVersion: "3", uid: undefined, generation: undefined },
+    spec: { name: "Ada" },
+  });
+  assert.equal(defineOperator({ name: "plain", resource, reconcile }).reads, undefined);
+  assert.throws(
+    () => defineOperator({ name: "bad", resource, reads: ["spec..name"], reconcile }),
+    /operator bad: reads: "spec\.\.name" is not a field path/,
+  );
+  assert.throws(
+    () =>
+      defineOperator({
+        name: "both",
+        resource,
+        reads: ["spec"],
+        project: (r) => ({ metadata: { name: "" }, r }),
+        reconcile,
+      }),
+    /operator both: give reads or project, not both/,
+  );
+});

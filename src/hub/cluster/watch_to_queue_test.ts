@@ -8,6 +8,7 @@ import {
   type ApiClient,
   Controller,
   EventRecorder,
+  fieldProjection,
   type Informer,
   type ListWatchClient,
   type Operator,
@@ -83,6 +84,36 @@ Deno.test("wireSlot passes changed requests on as they are, minus the objects ne
   slot.changed([done, fresh, gone], "live");
   assert.deepEqual(queued, [{ operator: "a", requests: [fresh, gone], priority: "live" }]);
   assert.equal(queued[0].requests[0], fresh, "the same request object, not a copy");
+});
+
+Deno.test("with checkReads, needsReconcile sees the guarded object: an undeclared read passes the object on, logged once", () => {
+  const lines: Record<string, unknown>[] = [];
+  const log = new Logger({ level: "info", write: (l) => lines.push(JSON.parse(l)) });
+  const { w, queued } = wiring(log);
+  w.checkReads = true;
+  const reads = ["status.state"];
+  const careless = operator("careless", {
+    reads,
+    project: fieldProjection(reads),
+    needsReconcile: (o) => (o as { status?: { state?: string; uuid?: string } }).status?.uuid === undefined,
+  });
+  const careful = operator("careful", {
+    reads,
+    project: fieldProjection(reads),
+    needsReconcile: (o) => (o as { status?: { state?: string } }).status?.state !== "Ok",
+  });
+  const slots = [careless, careful].map((op) => wireSlot(op, w).slot);
+  const requests = ["a", "b"].map((name) => ({ cluster: "prod", namespace: "ns", name }));
+  for (const slot of slots) {
+    for (const r of requests) {
+      slot.informer.store.upsert({ ...widget(r.name, "1"), status: { state: "Ok", uuid: "u" } });
+    }
+    slot.changed(requests, "live");
+  }
+  assert.deepEqual(queued.map((q) => [q.operator, q.requests.length]), [["careless", 2]], "careful's objects are done");
+  assert.equal(lines.length, 1, "one line for the slot, not one per object");
+  assert.equal(lines[0].msg, "needsReconcile threw; its objects are reconciled");
+  assert.match(String(lines[0].error), /operator careless read Widget field status\.uuid/);
 });
 
 Deno.test("cacheListener tells the observer of each request and logs an observer's failure without stopping", () => {
