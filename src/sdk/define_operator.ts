@@ -128,7 +128,8 @@ export interface OperatorDefinition<T extends StoredObject = StoredObject> {
    *   async reconcile(request, { client }) {
    *     const obj = client.cached(request);
    *     const who = (obj?.spec as { who?: string } | undefined)?.who ?? request.name;
-   *     if (obj && !obj.status?.message) await client.patchStatus(obj, { message: `Hello, ${who}` });
+   *     const message = (obj?.status as { message?: string } | undefined)?.message;
+   *     if (obj && !message) await client.patchStatus(obj, { message: `Hello, ${who}` });
    *   },
    * });
    * ```
