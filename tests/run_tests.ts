@@ -53,6 +53,7 @@ const SERIAL_FILES: Readonly<Record<string, string>> = {
 const APART_FILES: Readonly<Record<string, string>> = {
   "tests/doc_surface_test.ts": "runs deno doc and deno check on the package, no cluster",
   "tests/testing_kit_test.ts": "the test kit starts private apiservers of its own",
+  "tests/checked_reads_test.ts": "runs its hubs on the test kit's private apiserver",
   "src/sdk/typed_resources_test.ts": "runs its hub on the test kit's private apiservers",
   "tests/providers/cluster_cli_test.ts":
     "a private target cluster and a namespace of its own in prod, with no Uuid; its CRD cleanup after " +
