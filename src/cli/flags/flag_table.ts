@@ -110,7 +110,7 @@ export const FLAGS = {
     }),
     "check-reads": bool({
       help: "development: an operator that declared `reads` fails a reconcile that reads any other field of an object",
-      defaultText: "off (each read of a checked object goes through a Proxy); on in every hub of the test kit",
+      defaultText: "off: each read of a checked object goes through a Proxy; the test kit's hubs turn it on",
     }),
     http2: bool({
       help: "offer HTTP/2 to the API servers",

@@ -49,6 +49,8 @@ Deno.test("parseFlags() splits comma lists and repeated flags, and applies the d
   assert.equal(f.eventLevel, "Warning");
   assert.equal(f.http2, false, "HTTP/1.1 keep-alive is the default");
   assert.equal(parse("--http2").http2, true);
+  assert.equal(f.checkReads, false, "the read check is for development");
+  assert.equal(parse("--check-reads").checkReads, true);
   assert.equal(parse("--event-level=normal").eventLevel, "Normal", "case-insensitive, spelled as documented");
 });
 
