@@ -3,6 +3,7 @@
 import type { StoredObject } from "../runtime/mod.ts";
 import { trimObject } from "../runtime/mod.ts";
 import { OperatorDefinitionError } from "./operator_definition_error.ts";
+import { STATE_FIELD } from "./handler_state.ts";
 import type { HandlerFn, Handlers, TimerSpec } from "./handler_definition.ts";
 
 /** A handler with its id settled. */
@@ -57,6 +58,14 @@ export function resolveTimers<T extends StoredObject>(
 /** A copy of the object's finalizers (kept by keepHandlerFields). */
 export function finalizersOf(obj: StoredObject): string[] {
   return ((obj.metadata as { finalizers?: string[] }).finalizers ?? []).slice();
+}
+
+/**
+ * What the handlers' machinery reads (its diffs, its state, its finalizer) beside an operator's own `reads`, once each.
+ */
+export function handlerReads(reads: readonly string[]): string[] {
+  const own = ["spec", `status.${STATE_FIELD}`, "metadata.labels", "metadata.annotations", "metadata.finalizers"];
+  return [...new Set([...own, ...reads])];
 }
 
 /** The default projection plus what handlers read: labels, annotations and finalizers. */

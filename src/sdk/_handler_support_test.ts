@@ -1,7 +1,7 @@
 // Unit tests for the stateless parts of defineHandlers(): handler and timer resolution, the projection.
 import assert from "node:assert/strict";
 import type { StoredObject } from "../runtime/mod.ts";
-import { finalizersOf, keepHandlerFields, resolve, resolveTimers } from "./_handler_support.ts";
+import { finalizersOf, handlerReads, keepHandlerFields, resolve, resolveTimers } from "./_handler_support.ts";
 import { OperatorDefinitionError } from "./define_operator.ts";
 
 const noop = () => Promise.resolve();
@@ -103,4 +103,15 @@ Deno.test("finalizersOf returns a copy, and an empty list when there are none", 
   copy.push("b");
   assert.deepEqual((obj.metadata as { finalizers?: string[] }).finalizers, ["a"]);
   assert.deepEqual(finalizersOf({ metadata: { name: "y" } }), []);
+});
+
+Deno.test("handlerReads adds what the handlers' machinery reads to an operator's reads, each once", () => {
+  assert.deepEqual(handlerReads(["status.message", "spec"]), [
+    "spec",
+    "status.handlers",
+    "metadata.labels",
+    "metadata.annotations",
+    "metadata.finalizers",
+    "status.message",
+  ]);
 });

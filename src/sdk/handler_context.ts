@@ -1,7 +1,14 @@
 // What a Kopf-style handler gets: the object and its parts, the diff, clients for any declared kind, adopt, events.
 
 import type { ResourceType } from "../kube/mod.ts";
-import type { NewObject, ReconcileScope, Request, ResourceClient, StoredObject } from "../runtime/mod.ts";
+import {
+  fieldOrEmpty,
+  type NewObject,
+  type ReconcileScope,
+  type Request,
+  type ResourceClient,
+  type StoredObject,
+} from "../runtime/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { adopt, type Adopted, type AdoptOptions, type OwnedResource } from "./adopt.ts";
 import type { DiffItem } from "./handler_state.ts";
@@ -121,8 +128,8 @@ export function contextFor<T extends StoredObject>(
     scope.events.record(obj, kind, reason, message);
   return {
     body: obj,
-    spec: (obj.spec ?? {}) as HandlerContext<T>["spec"],
-    status: (obj.status ?? {}) as HandlerContext<T>["status"],
+    spec: fieldOrEmpty(obj, "spec") as HandlerContext<T>["spec"],
+    status: fieldOrEmpty(obj, "status") as HandlerContext<T>["status"],
     cluster: request.cluster,
     namespace: request.namespace,
     name: request.name,

@@ -125,6 +125,14 @@ export interface HandlersDefinition<T extends StoredObject = StoredObject> {
    * every handler's `body`, `spec` and `status`, its indexes and its admission handlers.
    */
   resource: ResourceType<T> | ResourceType;
+  /**
+   * The fields of its objects its handlers read beyond what the handlers' own machinery keeps (the whole `spec`,
+   * `status.handlers`, labels, annotations and finalizers): the cache keeps those and nothing else, and under the
+   * read check (see `OperatorDefinition.reads`) a handler that reads any other field, e.g. a status field not
+   * listed, fails with an UndeclaredFieldError. Status fields that `resume` and `reconcile` handlers return are
+   * compared with the object's before they are written: list them, or they are written on every pass.
+   */
+  reads?: readonly string[];
   /** Kopf's `@kopf.on.create`: once per object, ever (see the guarantees of defineHandlers). */
   create?: Handlers<T>;
   /**

@@ -9,6 +9,7 @@ import {
   retryOnConflict,
   type StoredObject,
   TerminalError,
+  unguarded,
   type Verb,
 } from "../runtime/mod.ts";
 import { defineOperator } from "./define_operator.ts";
@@ -17,6 +18,7 @@ import { Daemons, resolveDaemons } from "./daemons.ts";
 import { ObjectIndexes } from "./indexes.ts";
 import {
   finalizersOf,
+  handlerReads,
   keepHandlerFields,
   type Phase,
   resolve,
@@ -153,7 +155,7 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
     mutate: d.mutate,
     // Declared even without delete handlers: an older definition of the operator may have added it.
     finalizers: [FINALIZER],
-    project: keepHandlerFields,
+    ...(d.reads !== undefined ? { reads: handlerReads(d.reads) } : { project: keepHandlerFields }),
     needsReconcile: (obj) => phaseOf(obj) !== undefined || daemons.wanted(obj),
     reconcile: async (request, scope) => {
       // Daemons first: an object being deleted has them stopped before its delete handlers run.
@@ -339,7 +341,7 @@ export function defineHandlers<T extends StoredObject = StoredObject>(definition
       }
     } else {
       // Resume and level handlers leave no mark: their status is written only when it changes something.
-      const status = (obj.status ?? {}) as Record<string, unknown>;
+      const status = (unguarded(obj).status ?? {}) as Record<string, unknown>;
       const changed = Object.keys(statusOut).some((k) => JSON.stringify(status[k]) !== JSON.stringify(statusOut[k]));
       if (changed) await write(obj, scope, request.cluster, statusOut);
     }

@@ -32,6 +32,20 @@ const TOOL_KEYS = new Set([
 /** Each guard view and the object behind it, so the hub's own code reads past the guard (see `unguarded`). */
 const TARGETS = new WeakMap<object, object>();
 
+/** For each guard view, how to make a view of an empty object for one of its fields (see `fieldOrEmpty`). */
+const EMPTIES = new WeakMap<object, (key: string) => object | undefined>();
+
+/**
+ * `obj[key]` when it holds an object, else an empty object: seen through the same guard when `obj` is a guard view
+ * and `key` is declared in part, so a read of an undeclared field under an absent `status` still fails in development
+ * (what a Kopf-style handler's `status` and `spec` are).
+ */
+export function fieldOrEmpty(obj: StoredObject, key: string): Record<string, unknown> {
+  const v = obj[key];
+  if (v !== null && typeof v === "object") return v as Record<string, unknown>;
+  return (EMPTIES.get(obj)?.(key) ?? {}) as Record<string, unknown>;
+}
+
 /** The object behind a `readGuard` view (the object itself when it is not one): for the hub's own reads of it. */
 export function unguarded<T>(obj: T): T {
   return (obj !== null && typeof obj === "object" ? TARGETS.get(obj) ?? obj : obj) as T;
@@ -211,6 +225,10 @@ export function readGuard(
     });
     views.set(target, proxy);
     TARGETS.set(proxy, target);
+    EMPTIES.set(proxy, (key) => {
+      const sub = node.get(key);
+      return sub instanceof Map ? view({}, sub, `${at}${key}.`) : undefined;
+    });
     return proxy;
   };
   return (obj) => view(obj, tree, "") as StoredObject;

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { fieldProjection, readGuard, readsProblem, UndeclaredFieldError, unguarded } from "./field_projection.ts";
+import {
+  fieldOrEmpty,
+  fieldProjection,
+  readGuard,
+  readsProblem,
+  UndeclaredFieldError,
+  unguarded,
+} from "./field_projection.ts";
 import { Store } from "./store.ts";
 
 const raw = () => ({
@@ -91,4 +98,17 @@ Deno.test("a Store with a field projection keeps less of each object than trimOb
     metadata: { name: "a", namespace: "web", uid: "u-1", resourceVersion: "7", generation: 2 },
     status: { uuid: "6f1c2a9e-3d4b-4c5a-9e8f-0a1b2c3d4e5f" },
   });
+});
+
+Deno.test("fieldOrEmpty gives an absent field declared in part as a guarded empty object, and plain {} otherwise", () => {
+  const reads = ["status.uuid"];
+  const obj = readGuard("uuid", "Uuid", reads)(fieldProjection(reads)({ metadata: { name: "a" } }));
+  assert.equal(obj.status, undefined, "the guard itself keeps an absent field absent");
+  const status = fieldOrEmpty(obj, "status");
+  assert.equal(status.uuid, undefined);
+  assert.throws(() => status.state, /operator uuid read Uuid field status\.state/);
+  assert.throws(() => fieldOrEmpty(obj, "spec"), /read Uuid field spec,/, "an undeclared field is still refused");
+  assert.deepEqual(fieldOrEmpty({ metadata: { name: "a" } }, "spec"), {}, "an unguarded object gets a plain {}");
+  const held = { metadata: { name: "a" }, spec: { size: 1 } };
+  assert.equal(fieldOrEmpty(held, "spec"), held.spec);
 });
