@@ -230,7 +230,7 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
     const store = this.#d.store;
     if (!store) throw new TerminalError(`${this.#what()} has no watch cache in this hub: use get() instead`);
     const obj = store.get(objectKey(ref));
-    return (obj && this.#d.view ? this.#d.view(obj) : obj) as T | undefined;
+    return obj && this.#seen(obj);
   }
 
   async get(ref: ObjectRef): Promise<T> {
@@ -240,7 +240,11 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
 
   /** What the client returns of a raw object: the projection, seen through `view` when there is one. */
   #project(raw: unknown): T {
-    const obj = this.#d.project(raw as Record<string, unknown>);
+    return this.#seen(this.#d.project(raw as Record<string, unknown>));
+  }
+
+  /** `obj` as the client hands it out: through `view` when there is one. */
+  #seen(obj: StoredObject): T {
     return (this.#d.view ? this.#d.view(obj) : obj) as T;
   }
 

@@ -2,20 +2,7 @@
 // that makes reading anything else an error in development.
 
 import { TerminalError } from "../terminal_error.ts";
-import { objectMeta, type Projection, type StoredObject } from "./store.ts";
-
-/**
- * Metadata every projection keeps whatever `reads` says (what writes, events and ownership need): name, namespace,
- * uid, resourceVersion, generation and deletionTimestamp.
- */
-export const IDENTITY_FIELDS: readonly string[] = [
-  "name",
-  "namespace",
-  "uid",
-  "resourceVersion",
-  "generation",
-  "deletionTimestamp",
-];
+import { IDENTITY_FIELDS, objectMeta, type Projection, type StoredObject } from "./store.ts";
 
 /** Keys read by the language and by tools (printing, JSON, promises, tests' deep equality), never by an operator. */
 const TOOL_KEYS = new Set([

@@ -93,6 +93,19 @@ export function trimObject(raw: Record<string, unknown>): StoredObject {
 }
 
 /**
+ * The metadata fields `objectMeta` keeps of every object (what writes, events and ownership need): what a `reads`
+ * projection keeps whatever it declares, and what its read guard always lets through.
+ */
+export const IDENTITY_FIELDS: readonly string[] = [
+  "name",
+  "namespace",
+  "uid",
+  "resourceVersion",
+  "generation",
+  "deletionTimestamp",
+];
+
+/**
  * The metadata every projection keeps: name, namespace, uid, resourceVersion, generation and deletionTimestamp;
  * with `labels: true`, the labels and annotations too (for projections that select or compare on them). The one
  * place a raw object's metadata is trimmed: managedFields, ownerReferences and the rest are dropped.

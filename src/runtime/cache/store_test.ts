@@ -1,6 +1,7 @@
 // Unit tests for the per-cluster store.
 import assert from "node:assert/strict";
 import {
+  IDENTITY_FIELDS,
   LAST_APPLIED_ANNOTATION,
   newerVersion,
   objectMeta,
@@ -123,4 +124,22 @@ Deno.test("newerVersion() compares decimal resourceVersions by value, never opaq
   assert.equal(newerVersion("a1", "1"), false);
   assert.equal(newerVersion(undefined, "1"), false);
   assert.equal(newerVersion("012", "11"), false, "a leading zero is not an etcd revision");
+});
+
+Deno.test("objectMeta() keeps exactly IDENTITY_FIELDS, the metadata a read guard always lets through", () => {
+  const full = {
+    metadata: {
+      name: "a",
+      namespace: "ns",
+      uid: "u",
+      resourceVersion: "1",
+      generation: 2,
+      deletionTimestamp: "2026-12-07T12:00:00Z",
+      labels: { app: "web" },
+      finalizers: ["f"],
+      ownerReferences: [{ uid: "p" }],
+      creationTimestamp: "2026-12-07T11:00:00Z",
+    },
+  };
+  assert.deepEqual(Object.keys(objectMeta(full)).sort(), [...IDENTITY_FIELDS].sort());
 });
