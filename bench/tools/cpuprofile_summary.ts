@@ -32,7 +32,6 @@ const AREAS: [RegExp, string][] = [
   [/00_url/, "URL parsing"],
   [/webidl/, "WebIDL conversions"],
   [/text_encoding|op_encode|op_decode/, "text encoding"],
-  [/prom-client/, "prom-client"],
   [/_ndjson/, "watch lines (JSON.parse)"],
   [/\/src\//, "own code (src/)"],
 ];

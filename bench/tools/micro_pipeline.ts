@@ -24,7 +24,7 @@ import { cpuMs } from "../lib/proc.ts";
 const N = Number(Deno.args[0] ?? 21_000);
 const ROUNDS = Number(Deno.args[1] ?? 5);
 const CLUSTERS = ["prod", "staging", "dev"];
-/** "nometrics" drops the Prometheus hooks, to show what prom-client costs per object. */
+/** "nometrics" drops the Prometheus hooks, to show what the metrics cost per object. */
 const VARIANT = Deno.args[2] ?? "";
 
 /** A watch event's object as the apiserver sends it (managedFields included), parsed from JSON like the real path. */

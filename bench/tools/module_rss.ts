@@ -14,7 +14,7 @@ import { round, summarize } from "../lib/stats.ts";
 const ROOT = new URL("../..", import.meta.url).pathname;
 
 /** The npm packages the hub imports (client-node only lazily, for kubeconfigs it cannot read itself). */
-const PACKAGES = ["yaml", "uuid", "prom-client", "@kubernetes/client-node"];
+const PACKAGES = ["js-yaml", "yaml", "@kubernetes/client-node"];
 
 /** In load order: src/ layers from the bottom up, then the entry point, then the lazily loaded client-node. */
 const MODULES = [

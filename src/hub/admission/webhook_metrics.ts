@@ -1,6 +1,6 @@
 // The admission port's Prometheus series, with controller-runtime's names and a cluster label from a bounded set.
 
-import client from "prom-client";
+import * as prom from "../../util/prometheus.ts";
 
 /** The label value of every answer given before a request reached a webhook of a served cluster. */
 export const UNROUTED = "unknown";
@@ -18,30 +18,30 @@ const UNROUTED_CODES = [404, 405] as const;
  */
 export class WebhookMetrics {
   /** Labels: webhook (`operator/type/id`), code (the HTTP status answered), cluster. */
-  readonly requests: client.Counter<"webhook" | "code" | "cluster">;
+  readonly requests: prom.Counter<"webhook" | "code" | "cluster">;
   /** Labels: webhook, cluster. */
-  readonly latency: client.Histogram<"webhook" | "cluster">;
+  readonly latency: prom.Histogram<"webhook" | "cluster">;
   /** Labels: webhook. */
-  readonly inFlight: client.Gauge<"webhook">;
+  readonly inFlight: prom.Gauge<"webhook">;
   /** Per cluster, the `webhook` and `code` label pairs it has series under. */
   readonly #labelled = new Map<string, Map<string, { webhook: string; code: string }>>();
 
-  constructor(registry: client.Registry) {
+  constructor(registry: prom.MetricRegistry) {
     const registers = [registry];
-    this.requests = new client.Counter({
+    this.requests = new prom.Counter({
       name: "controller_runtime_webhook_requests_total",
       help: "Total number of admission requests by HTTP status code, per webhook and calling cluster",
       labelNames: ["webhook", "code", "cluster"],
       registers,
     });
-    this.latency = new client.Histogram({
+    this.latency = new prom.Histogram({
       name: "controller_runtime_webhook_latency_seconds",
       help: "Histogram of the latency of processing admission requests, per webhook and calling cluster",
       labelNames: ["webhook", "cluster"],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
-    this.inFlight = new client.Gauge({
+    this.inFlight = new prom.Gauge({
       name: "controller_runtime_webhook_requests_in_flight",
       help: "Current number of admission requests being served, per webhook",
       labelNames: ["webhook"],

@@ -1,15 +1,15 @@
 // Unit tests for the admission series: controller-runtime's names, a cluster label from a bounded set.
 import assert from "node:assert/strict";
-import client from "prom-client";
+import * as prom from "../../util/prometheus.ts";
 import { WebhookMetrics } from "./webhook_metrics.ts";
 
 /** The number of sample lines in the registry's exposition. */
-async function series(registry: client.Registry): Promise<number> {
+async function series(registry: prom.MetricRegistry): Promise<number> {
   return (await registry.metrics()).split("\n").filter((l) => l && !l.startsWith("#")).length;
 }
 
 Deno.test("WebhookMetrics counts and times each answer by webhook, code and cluster", async () => {
-  const registry = new client.Registry();
+  const registry = new prom.MetricRegistry();
   const m = new WebhookMetrics(registry);
   m.observe("website/validating/image", "dev", 200, 0.003);
   m.observe("website/validating/image", "dev", 500, 0.2);
@@ -29,7 +29,7 @@ Deno.test("WebhookMetrics counts and times each answer by webhook, code and clus
 });
 
 Deno.test("WebhookMetrics counts 404 and 405 in series that exist from the start, and forgets a cluster's series", async () => {
-  const registry = new client.Registry();
+  const registry = new prom.MetricRegistry();
   const m = new WebhookMetrics(registry);
   const atStart = await series(registry);
   assert.match(

@@ -1,7 +1,7 @@
 // The admission port (--webhook-bind-address): AdmissionReview v1 over TLS, behind the connection gate, for every
 // webhook of every operator and every cluster whose apiserver calls.
 
-import type client from "prom-client";
+import type * as prom from "../../util/prometheus.ts";
 import type { AdmissionWebhook, Operator } from "../../runtime/mod.ts";
 import { errorText, LogBurst, type Logger, oneLine, redact, SystemClock } from "../../util/mod.ts";
 import type { ConnectionLimits, KeepAliveLimits } from "../http/connection_gate.ts";
@@ -29,7 +29,7 @@ export interface WebhookServerOptions {
   /** The operators whose webhooks are served (those without webhooks are ignored). */
   operators: readonly Operator[];
   /** Where the webhook series and the gate's shed counter are registered. */
-  registry: client.Registry;
+  registry: prom.MetricRegistry;
   logger: Logger;
   /** The gate's limits (defaults: connection_gate.ts). */
   limits?: ConnectionLimits;
@@ -286,8 +286,8 @@ export class WebhookServer {
  * that leave a body unread (404, 405, 415) keep the connection when the body came whole: Deno.serve skips it.
  */
 /** The gates' `hub_http_connections_shed_total{port,reason}` (gated_server.ts), once a gate registered it. */
-function shedCounter(registry: client.Registry): client.Counter<"port" | "reason"> | undefined {
-  return registry.getSingleMetric("hub_http_connections_shed_total") as client.Counter<"port" | "reason"> | undefined;
+function shedCounter(registry: prom.MetricRegistry): prom.Counter<"port" | "reason"> | undefined {
+  return registry.getSingleMetric("hub_http_connections_shed_total") as prom.Counter<"port" | "reason"> | undefined;
 }
 
 function text(status: number, body: string, unread = false): Response {

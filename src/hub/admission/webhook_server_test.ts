@@ -2,7 +2,7 @@
 // only with clusters served, a certificate rotation under a stream of requests with no failed one, and strangers'
 // connections and bodies (idle ones closed at the cap, a body deadline, a byte budget).
 import assert from "node:assert/strict";
-import client from "prom-client";
+import * as prom from "../../util/prometheus.ts";
 import { AdmissionError, defineOperator } from "../../sdk/mod.ts";
 import { silentLogger } from "../../util/mod.ts";
 import { SelfMadeCertificates } from "./webhook_certs.ts";
@@ -34,13 +34,13 @@ async function withServer(
     call: (path: string, init?: RequestInit) => Promise<Response>,
     s: WebhookServer,
     c: SelfMadeCertificates,
-    r: client.Registry,
+    r: prom.MetricRegistry,
   ) => Promise<void>,
   lifetimeMs?: number,
   options: Partial<WebhookServerOptions> = {},
 ): Promise<void> {
   const certs = await SelfMadeCertificates.create({ servingLifetimeMs: lifetimeMs });
-  const registry = new client.Registry();
+  const registry = new prom.MetricRegistry();
   const server = new WebhookServer({
     hostname: "127.0.0.1",
     port: 0,
@@ -148,7 +148,7 @@ Deno.test("WebhookServer takes a rotated certificate with no failed request whil
 });
 
 /** The number of sample lines in the registry's exposition. */
-async function series(registry: client.Registry): Promise<number> {
+async function series(registry: prom.MetricRegistry): Promise<number> {
   return (await registry.metrics()).split("\n").filter((l) => l && !l.startsWith("#")).length;
 }
 

@@ -1,27 +1,17 @@
-// Hot-path Prometheus series: plain numbers per label tuple, rendered through a prom-client registry.
+// Hot-path Prometheus series: plain numbers per label tuple, rendered through the hub's metric registry.
 //
-// prom-client hashes a label object on every inc/observe (sorting its keys, building a string); at a
-// few thousand reconciles a second that was about 6 % of the hub's CPU (`deno task bench`). These
-// classes key a series by its label values in a fixed order, so updating one is a Map lookup and an
-// addition. prom-client still does everything around it: the registry, the text format, /metrics.
+// A labelled metric of src/util/prometheus.ts (as prom-client's before it) takes a label object on every inc/observe
+// and checks and joins it; at a few thousand reconciles a second that was about 6 % of the hub's CPU (`deno task
+// bench`). These classes key a series by its label values in a fixed order, so updating one is a Map lookup and an
+// addition. The registry does everything around it: the text format, /metrics.
 
-import type client from "prom-client";
-
-/** One rendered sample, in the shape prom-client's registry reads from `get()`. */
-interface Sample {
-  metricName?: string;
-  labels: Record<string, string | number>;
-  value: number;
-}
-
-/** What `get()` returns: what prom-client's registry renders as text. */
-interface Values {
-  name: string;
-  help: string;
-  type: "counter" | "gauge" | "histogram";
-  values: Sample[];
-  aggregator: "sum";
-}
+import {
+  type HistogramBuckets,
+  histogramSamples,
+  type MetricRegistry,
+  type MetricValues,
+  type Sample,
+} from "../../util/prometheus.ts";
 
 const SEP = "\u0000";
 
@@ -34,12 +24,11 @@ abstract class Family<S> {
   /** Set by `foldClusters`: the index of the `cluster` label and which values keep series of their own. */
   #fold: { index: number; own: () => (cluster: string) => boolean } | undefined;
 
-  constructor(registry: client.Registry, name: string, help: string, labelNames: readonly string[]) {
+  constructor(registry: MetricRegistry, name: string, help: string, labelNames: readonly string[]) {
     this.name = name;
     this.help = help;
     this.labelNames = labelNames;
-    // prom-client renders any object with a name and an async get(); its Metric type is a class union.
-    registry.registerMetric(this as unknown as client.Metric);
+    registry.registerMetric(this);
   }
 
   /** Drops every series whose label `label` equals `value` (e.g. a disengaged cluster). */
@@ -103,18 +92,18 @@ abstract class Family<S> {
     this.series.clear();
   }
 
-  abstract readonly type: Values["type"];
+  abstract readonly type: MetricValues["type"];
 
-  abstract get(): Promise<Values>;
+  abstract get(): Promise<MetricValues>;
 
-  protected rendered(values: Sample[]): Promise<Values> {
+  protected rendered(values: Sample[]): Promise<MetricValues> {
     return Promise.resolve({ name: this.name, help: this.help, type: this.type, values, aggregator: "sum" });
   }
 }
 
 /** Counters and gauges: one number per series. */
 abstract class ScalarFamily extends Family<{ v: number }> {
-  get(): Promise<Values> {
+  get(): Promise<MetricValues> {
     const merge = (into: { v: number } | undefined, from: { v: number }) => ({ v: (into?.v ?? 0) + from.v });
     return this.rendered(
       [...this.rendering(merge)].map(({ labels, s }) => ({ labels: this.labelsOf(labels), value: s.v })),
@@ -157,19 +146,13 @@ export class GaugeSeries extends ScalarFamily {
   }
 }
 
-interface Buckets {
-  counts: Float64Array;
-  sum: number;
-  count: number;
-}
-
 /** A histogram family with fixed upper bounds: `observe(value, ...labelValues)`. */
-export class HistogramSeries extends Family<Buckets> {
+export class HistogramSeries extends Family<HistogramBuckets> {
   readonly type = "histogram";
   readonly #bounds: readonly number[];
 
   constructor(
-    registry: client.Registry,
+    registry: MetricRegistry,
     name: string,
     help: string,
     labelNames: readonly string[],
@@ -194,23 +177,15 @@ export class HistogramSeries extends Family<Buckets> {
     }
   }
 
-  get(): Promise<Values> {
+  get(): Promise<MetricValues> {
     const out: Sample[] = [];
-    const merge = (into: Buckets | undefined, from: Buckets): Buckets => {
+    const merge = (into: HistogramBuckets | undefined, from: HistogramBuckets): HistogramBuckets => {
       const counts = new Float64Array(from.counts);
       if (into) counts.forEach((_, i) => (counts[i] += into.counts[i]));
       return { counts, sum: (into?.sum ?? 0) + from.sum, count: (into?.count ?? 0) + from.count };
     };
     for (const { labels, s } of this.rendering(merge)) {
-      const base = this.labelsOf(labels);
-      let acc = 0;
-      this.#bounds.forEach((le, i) => {
-        acc += s.counts[i];
-        out.push({ metricName: `${this.name}_bucket`, labels: { ...base, le }, value: acc });
-      });
-      out.push({ metricName: `${this.name}_bucket`, labels: { ...base, le: "+Inf" }, value: s.count });
-      out.push({ metricName: `${this.name}_sum`, labels: base, value: s.sum });
-      out.push({ metricName: `${this.name}_count`, labels: base, value: s.count });
+      out.push(...histogramSamples(this.name, this.labelsOf(labels), this.#bounds, s));
     }
     return this.rendered(out);
   }

@@ -1,11 +1,11 @@
 // Unit tests for the hot-path series: values, cumulative buckets and removal, read back through
-// prom-client's own text exposition.
+// the hub's metric registry (src/util/prometheus.ts).
 import assert from "node:assert/strict";
-import client from "prom-client";
+import * as prom from "../../util/prometheus.ts";
 import { CounterSeries, GaugeSeries, HistogramSeries } from "./metric_series.ts";
 
-Deno.test("CounterSeries and GaugeSeries render one line per label tuple through prom-client", async () => {
-  const r = new client.Registry();
+Deno.test("CounterSeries and GaugeSeries render one line per label tuple through the registry", async () => {
+  const r = new prom.MetricRegistry();
   const c = new CounterSeries(r, "demo_total", "help text", ["cluster", "code"]);
   const g = new GaugeSeries(r, "demo_depth", "depth", ["cluster"]);
   c.inc("prod", "200");
@@ -23,7 +23,7 @@ Deno.test("CounterSeries and GaugeSeries render one line per label tuple through
 });
 
 Deno.test("HistogramSeries keeps cumulative buckets, +Inf, sum and count", async () => {
-  const r = new client.Registry();
+  const r = new prom.MetricRegistry();
   const h = new HistogramSeries(r, "demo_seconds", "latency", ["cluster"], [0.1, 1, 10]);
   for (const v of [0.05, 0.1, 0.5, 2, 50]) h.observe(v, "prod");
   const text = await r.metrics();
@@ -38,7 +38,7 @@ Deno.test("HistogramSeries keeps cumulative buckets, +Inf, sum and count", async
 });
 
 Deno.test("removeWhere() drops only the series carrying that label value", async () => {
-  const r = new client.Registry();
+  const r = new prom.MetricRegistry();
   const c = new CounterSeries(r, "demo_total", "x", ["name", "cluster"]);
   const h = new HistogramSeries(r, "demo_seconds", "x", ["cluster"], [1]);
   c.inc("uuid", "prod");
@@ -53,7 +53,7 @@ Deno.test("removeWhere() drops only the series carrying that label value", async
 });
 
 Deno.test("foldClusters() renders the series of clusters without their own as one per other labels, summed, and keeps the rest", async () => {
-  const r = new client.Registry();
+  const r = new prom.MetricRegistry();
   const c = new CounterSeries(r, "c_total", "c", ["cluster", "code"]);
   const h = new HistogramSeries(r, "h_seconds", "h", ["cluster"], [1, 10]);
   for (const cluster of ["a", "x", "y"]) {

@@ -1,6 +1,6 @@
 // Prometheus metrics with controller-runtime and workqueue names, each labelled by cluster.
 
-import client from "prom-client";
+import * as prom from "../../util/prometheus.ts";
 import { HEALTH_STATES, type HealthState } from "../../runtime/mod.ts";
 import type { ClusterHealth } from "./cluster_health.ts";
 import { CounterSeries, GaugeSeries, HistogramSeries } from "./metric_series.ts";
@@ -21,7 +21,7 @@ interface Scrape {
 }
 
 /** A registry that reads the clusters' health once per scrape, however many families use it. */
-class ScrapeRegistry extends client.Registry {
+class ScrapeRegistry extends prom.MetricRegistry {
   #depth = 0;
   #scrape: Scrape | undefined;
   readonly #read: () => Scrape;
@@ -62,7 +62,7 @@ class ScrapeRegistry extends client.Registry {
  * - the clusters' health is read once per scrape.
  */
 export class HubMetrics {
-  readonly registry: client.Registry;
+  readonly registry: prom.MetricRegistry;
   /** Clusters reached since they were engaged (forgotten at disengage). */
   readonly #reached = new Set<string>();
   /** Labels: controller, cluster, result. */
@@ -81,7 +81,7 @@ export class HubMetrics {
   readonly retries: CounterSeries;
   /** Labels: cluster, code, method. */
   readonly requests: CounterSeries;
-  readonly leader: client.Gauge<"name">;
+  readonly leader: prom.Gauge<"name">;
 
   constructor(health: () => Record<string, ClusterHealth>) {
     const reg = new ScrapeRegistry(() => this.#read(health()));
@@ -139,13 +139,13 @@ export class HubMetrics {
       "Number of HTTP requests to each cluster, partitioned by status code and method",
       ["cluster", "code", "method"],
     );
-    this.leader = new client.Gauge({
+    this.leader = new prom.Gauge({
       name: "leader_election_master_status",
       help: "1 while this process holds the lease with the given name, 0 otherwise",
       labelNames: ["name"],
       registers,
     });
-    new client.Gauge({
+    new prom.Gauge({
       name: "hub_cluster_state",
       help: "1 for the state each cluster is in, 0 for the others",
       labelNames: ["cluster", "state"],
@@ -157,7 +157,7 @@ export class HubMetrics {
         }
       },
     });
-    new client.Gauge({
+    new prom.Gauge({
       name: "hub_operator_state",
       help: "1 for the state each operator is in, in each cluster, 0 for the others",
       labelNames: ["cluster", "controller", "state"],
@@ -171,7 +171,7 @@ export class HubMetrics {
         }
       },
     });
-    new client.Gauge({
+    new prom.Gauge({
       name: "hub_cluster_last_event_age_seconds",
       help: "Seconds since the cluster's watch last delivered an event or bookmark",
       labelNames: ["cluster"],
@@ -183,7 +183,7 @@ export class HubMetrics {
         }
       },
     });
-    new client.Gauge({
+    new prom.Gauge({
       name: "hub_cluster_objects",
       help: "Objects held in the cluster's store",
       labelNames: ["cluster"],
@@ -193,7 +193,7 @@ export class HubMetrics {
         for (const [cluster, h] of own()) this.set({ cluster }, h.objects);
       },
     });
-    new client.Counter({
+    new prom.Counter({
       name: "hub_watch_connect_attempts_total",
       help: "List and watch requests started per cluster",
       labelNames: ["cluster"],
@@ -205,7 +205,7 @@ export class HubMetrics {
     });
     /** Providers seen (a fixed set in code: flag, folder, secret, cluster-profile, cluster-api). */
     const providers = new Set<string>();
-    new client.Gauge({
+    new prom.Gauge({
       name: "hub_clusters_by_state",
       help: "Clusters engaged or held, by the provider that registered them and their state (every cluster, " +
         "including those without series of their own)",

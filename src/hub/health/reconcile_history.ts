@@ -1,6 +1,6 @@
 // Reconciles per second per cluster over the last 10 minutes, sampled from the reconcile counters, bounded in memory.
 
-import type client from "prom-client";
+import type * as prom from "../../util/prometheus.ts";
 import { type Clock, type Logger, SystemClock } from "../../util/mod.ts";
 import { CounterSeries } from "./metric_series.ts";
 
@@ -124,7 +124,10 @@ export class ReconcileHistory {
  * Reads `controller_runtime_reconcile_total` from a registry, summed per cluster: with `clusters`, every name in it is
  * present (0 before its first reconcile) and no other; without, the clusters that have a count.
  */
-export async function reconcileTotals(registry: client.Registry, clusters?: string[]): Promise<Map<string, number>> {
+export async function reconcileTotals(
+  registry: prom.MetricRegistry,
+  clusters?: string[],
+): Promise<Map<string, number>> {
   const totals = new Map<string, number>();
   if (clusters) { for (let i = 0; i < clusters.length; i++) totals.set(clusters[i], 0); }
   const metric = registry.getSingleMetric("controller_runtime_reconcile_total");

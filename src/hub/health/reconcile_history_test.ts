@@ -1,6 +1,6 @@
 // Unit tests of ReconcileHistory on virtual time: rates, the 10-minute bound, resets and forgotten clusters.
 import assert from "node:assert/strict";
-import client from "prom-client";
+import * as prom from "../../util/prometheus.ts";
 import { VirtualClock } from "../../util/mod.ts";
 import { CounterSeries } from "./metric_series.ts";
 import { ReconcileHistory, reconcileTotals } from "./reconcile_history.ts";
@@ -48,7 +48,7 @@ Deno.test("ReconcileHistory keeps at most the last 10 minutes and forgets cluste
 });
 
 Deno.test("reconcileTotals() sums controller_runtime_reconcile_total per cluster and lists idle clusters at 0", async () => {
-  const registry = new client.Registry();
+  const registry = new prom.MetricRegistry();
   const total = new CounterSeries(registry, "controller_runtime_reconcile_total", "help", [
     "controller",
     "cluster",
@@ -59,7 +59,7 @@ Deno.test("reconcileTotals() sums controller_runtime_reconcile_total per cluster
   total.inc("mirror", "prod", "success");
   total.inc("uuid", "gone", "success");
   assert.deepEqual(await reconcileTotals(registry, ["prod", "down"]), new Map([["prod", 3], ["down", 0]]));
-  assert.deepEqual(await reconcileTotals(new client.Registry(), ["a"]), new Map([["a", 0]]));
+  assert.deepEqual(await reconcileTotals(new prom.MetricRegistry(), ["a"]), new Map([["a", 0]]));
   assert.deepEqual(
     await reconcileTotals(registry),
     new Map([["prod", 3], ["gone", 1]]),
@@ -68,7 +68,7 @@ Deno.test("reconcileTotals() sums controller_runtime_reconcile_total per cluster
 });
 
 Deno.test("reconcileTotals() reads the hub's counter without a scrape: folding clusters (which reads every cluster's health) is never asked", async () => {
-  const registry = new client.Registry();
+  const registry = new prom.MetricRegistry();
   const total = new CounterSeries(registry, "controller_runtime_reconcile_total", "help", ["cluster", "result"]);
   let healthReads = 0;
   total.foldClusters(() => {

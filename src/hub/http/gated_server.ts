@@ -1,6 +1,6 @@
 // Deno.serve behind a ConnectionGate (behind a TCP front when it speaks TLS): how the hub's ports are served.
 
-import client from "prom-client";
+import * as prom from "../../util/prometheus.ts";
 import { ConnectionGate, type ConnectionGateOptions, type ConnectionGateStats } from "./connection_gate.ts";
 import { isLoopbackBind, refuseForeignHost } from "./host_guard.ts";
 import { TlsFront } from "./tls_front.ts";
@@ -10,7 +10,7 @@ export interface GatedServerOptions extends ConnectionGateOptions {
   /** How long `shutdown()` lets handed-on requests finish before closing them. Default 2 s. */
   shutdownGraceMs?: number;
   /** Where `hub_http_connections_shed_total{port, reason}` is counted, under the label `portName`. */
-  metrics?: { registry: client.Registry; portName: string };
+  metrics?: { registry: prom.MetricRegistry; portName: string };
   /** Called once the public socket is bound, with its actual port. */
   onListen?(addr: { hostname: string; port: number }): void;
   /** Answers a handler that threw. */
@@ -148,9 +148,9 @@ export function serveGated(
 const SHED = "hub_http_connections_shed_total";
 
 /** The shed counter of `registry`, made once per registry (both ports, and each rebinding, share it). */
-function shedCounter(registry: client.Registry): client.Counter<"port" | "reason"> {
-  const existing = registry.getSingleMetric(SHED) as client.Counter<"port" | "reason"> | undefined;
-  return existing ?? new client.Counter({
+function shedCounter(registry: prom.MetricRegistry): prom.Counter<"port" | "reason"> {
+  const existing = registry.getSingleMetric(SHED) as prom.Counter<"port" | "reason"> | undefined;
+  return existing ?? new prom.Counter({
     name: SHED,
     help: "Connections a hub port closed before answering them: refused or evicted at the connection cap, " +
       "timedOut before their request head arrived, oversized heads",

@@ -1,6 +1,6 @@
 // Authentication and authorisation of the protected port: a TokenReview and a SubjectAccessReview in the home cluster.
 
-import client from "prom-client";
+import * as prom from "../../util/prometheus.ts";
 import type { KubeClient } from "../../kube/mod.ts";
 import { TokenBucket } from "../../queue/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
@@ -24,7 +24,7 @@ export interface RequestAuthorizerOptions {
   /** A client of the home cluster, whose credentials may create TokenReviews and SubjectAccessReviews. */
   api: Pick<KubeClient, "request">;
   /** Where `hub_access_reviews_total` and `hub_access_review_cache_hits_total` are registered. */
-  registry: client.Registry;
+  registry: prom.MetricRegistry;
   logger: Logger;
   clock?: Clock;
   /** How long an accepted token or an allowed path is trusted without asking again. Default 60 s. */
@@ -72,9 +72,9 @@ export class RequestAuthorizer {
   readonly #inFlight = new Map<string, Promise<unknown>>();
   readonly #maxInFlight: number;
   readonly #bucket: TokenBucket;
-  readonly #reviews: client.Counter<"review" | "result">;
-  readonly #hits: client.Counter<"review">;
-  readonly #throttled: client.Counter<"review">;
+  readonly #reviews: prom.Counter<"review" | "result">;
+  readonly #hits: prom.Counter<"review">;
+  readonly #throttled: prom.Counter<"review">;
 
   constructor(options: RequestAuthorizerOptions) {
     this.#o = options;
@@ -90,19 +90,19 @@ export class RequestAuthorizer {
       );
     }
     this.#bucket = new TokenBucket(options.reviewsPerSecond ?? 10, options.reviewBurst ?? 20, { clock: this.#clock });
-    this.#reviews = new client.Counter({
+    this.#reviews = new prom.Counter({
       name: "hub_access_reviews_total",
       help: "TokenReviews and SubjectAccessReviews the protected port sent to the home cluster, by result",
       labelNames: ["review", "result"],
       registers: [options.registry],
     });
-    this.#hits = new client.Counter({
+    this.#hits = new prom.Counter({
       name: "hub_access_review_cache_hits_total",
       help: "Requests to the protected port answered from the review cache, by review",
       labelNames: ["review"],
       registers: [options.registry],
     });
-    this.#throttled = new client.Counter({
+    this.#throttled = new prom.Counter({
       name: "hub_access_reviews_throttled_total",
       help:
         "Requests to the protected port answered 429: the review they needed was beyond the in-flight or rate limit",

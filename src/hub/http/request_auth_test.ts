@@ -1,7 +1,7 @@
 // Unit tests of the protected port's Authorization parsing and of its review limits, on virtual time (the reviews
 // themselves run against real apiservers in tests/production/protected_port_test.ts and port_hardening_test.ts).
 import assert from "node:assert/strict";
-import client from "prom-client";
+import * as prom from "../../util/prometheus.ts";
 import { silentLogger, VirtualClock } from "../../util/mod.ts";
 import { bearerToken, RequestAuthorizer, type RequestAuthorizerOptions } from "./request_auth.ts";
 
@@ -32,7 +32,7 @@ function limited(options: Partial<RequestAuthorizerOptions> = {}) {
   } as RequestAuthorizerOptions["api"];
   const authorizer = new RequestAuthorizer({
     api,
-    registry: new client.Registry(),
+    registry: new prom.MetricRegistry(),
     logger: silentLogger(),
     clock,
     ...options,

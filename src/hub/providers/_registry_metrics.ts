@@ -1,6 +1,6 @@
 // The registry's own series: clusters served by provider, contested names, refused offers by provider and reason.
 
-import client from "prom-client";
+import * as prom from "../../util/prometheus.ts";
 import type { Offers } from "./_offers.ts";
 import { refusedOffers, type UnusableSource } from "./_provider_health.ts";
 import { type ProviderName, PROVIDERS } from "./cluster_offer.ts";
@@ -19,9 +19,9 @@ export interface RegistrySeriesSources {
  * Guarantees: every label value comes from a fixed set (PROVIDERS, the collision and refusal reasons), never from a
  * cluster's name or a source, so the number of series is the same whatever is offered (5 + 2 + 20).
  */
-export function registerRegistryMetrics(registry: client.Registry, sources: RegistrySeriesSources): void {
+export function registerRegistryMetrics(registry: prom.MetricRegistry, sources: RegistrySeriesSources): void {
   const { served, offers, unusable } = sources;
-  new client.Gauge({
+  new prom.Gauge({
     name: "hub_cluster_offers_refused",
     help: "Offers each provider makes now that are not served, by reason: reserved (a name the command line " +
       "defines), duplicate (a name an earlier source has), invalid (its kubeconfig or context cannot be used), " +
@@ -34,7 +34,7 @@ export function registerRegistryMetrics(registry: client.Registry, sources: Regi
       }
     },
   });
-  new client.Gauge({
+  new prom.Gauge({
     name: "hub_cluster_name_collisions",
     help: "Cluster names contested now: reserved (a Secret or dropped file offers a name the command line defines; " +
       "the command line's cluster keeps serving) or duplicate (two sources of one trust; the first untrusted one keeps it)",
@@ -46,7 +46,7 @@ export function registerRegistryMetrics(registry: client.Registry, sources: Regi
       for (const [reason, n] of counts) this.set({ reason }, n);
     },
   });
-  new client.Gauge({
+  new prom.Gauge({
     name: "hub_clusters_registered",
     help: "Clusters engaged, by the provider that registered them (flag, folder, secret, cluster-profile, cluster-api)",
     labelNames: ["provider"],

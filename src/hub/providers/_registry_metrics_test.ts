@@ -1,6 +1,6 @@
 // Unit tests of the registry's own series: a fixed set of label values, whatever is offered.
 import assert from "node:assert/strict";
-import client from "prom-client";
+import * as prom from "../../util/prometheus.ts";
 import type { ClusterAccess } from "../../kube/mod.ts";
 import { Offers } from "./_offers.ts";
 import { registerRegistryMetrics } from "./_registry_metrics.ts";
@@ -19,7 +19,7 @@ Deno.test("registerRegistryMetrics() counts served clusters, collisions and refu
   }
   offers.offer("folder", "/c/ok.yaml", [{ name: "ok", access, endpointDigest: "e", credentialsDigest: "c" }]);
   const served = new Map<string, { provider: ProviderName }>([["ok", { provider: "folder" }]]);
-  const registry = new client.Registry();
+  const registry = new prom.MetricRegistry();
   registerRegistryMetrics(registry, { served, offers, unusable: new Map() });
   const text = await registry.metrics();
   const series = text.split("\n").filter((l) => l && !l.startsWith("#"));

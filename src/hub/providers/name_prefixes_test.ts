@@ -2,7 +2,7 @@
 // enter, with the reserved-name and duplicate rules on the prefixed names (virtual time).
 
 import assert from "node:assert/strict";
-import client from "prom-client";
+import * as prometheus from "../../util/prometheus.ts";
 import type { ClusterAccess, ClusterAuth } from "../../kube/mod.ts";
 import { Logger, VirtualClock } from "../../util/mod.ts";
 import type { ClusterRegistration, RegistrationProblem } from "../health/hub_health.ts";
@@ -53,7 +53,7 @@ function registry(prefixes: Parameters<typeof parseNamePrefixes>[0]) {
   for (const p of ["folder", "secret", "cluster-api"] as const) {
     r.attach(p, () => ({ state: "watching", synced: true, watches: [p], lastError: null }));
   }
-  const prom = new client.Registry();
+  const prom = new prometheus.MetricRegistry();
   r.registerMetrics(prom);
   return { r, target, prom, clock };
 }

@@ -1,6 +1,6 @@
 // The registered set: what every provider offers, turned into engage / disengage / credential swaps, with collisions.
 
-import type client from "prom-client";
+import type * as prom from "../../util/prometheus.ts";
 import type { ClusterAccess } from "../../kube/mod.ts";
 import { type Clock, errorText, type Logger, oneLine, SystemClock } from "../../util/mod.ts";
 import type { ProviderHealth } from "../health/cluster_health.ts";
@@ -266,7 +266,7 @@ export class ClusterRegistry {
    * `hub_cluster_offers_refused{provider,reason}` to a Prometheus registry: label values from fixed sets, never a
    * cluster's name, so what strangers offer cannot add series.
    */
-  registerMetrics(registry: client.Registry): void {
+  registerMetrics(registry: prom.MetricRegistry): void {
     registerRegistryMetrics(registry, { served: this.#served, offers: this.#offers, unusable: this.#unusable });
   }
 

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import type { ClusterAccess, ClusterAuth } from "../../kube/mod.ts";
-import client from "prom-client";
+import * as prometheus from "../../util/prometheus.ts";
 import { Logger, VirtualClock } from "../../util/mod.ts";
 import type { ClusterRegistration, RegistrationProblem } from "../hub.ts";
 import type { ClusterOffer } from "./cluster_offer.ts";
@@ -255,7 +255,7 @@ Deno.test("ClusterRegistry keeps serving a command-line name a Secret or dropped
   r.connect(target);
   r.attach("folder", () => ({ state: "watching", synced: true, watches: ["/c"], lastError: null }));
   r.attach("secret", () => ({ state: "watching", synced: true, watches: ["hub:ns"], lastError: null }));
-  const prom = new client.Registry();
+  const prom = new prometheus.MetricRegistry();
   r.registerMetrics(prom);
   r.offer("folder", "/c/local.yaml", [offer("prod")], true);
   await r.idle();
@@ -299,7 +299,7 @@ Deno.test("ClusterRegistry serves the first of two untrusted sources offering on
   const target = new RecordingTarget();
   const r = new ClusterRegistry({ selection: "all", logger });
   r.connect(target);
-  const prom = new client.Registry();
+  const prom = new prometheus.MetricRegistry();
   r.registerMetrics(prom);
   r.offer("secret", "ns/x", [offer("x")]);
   r.offer("folder", "/c/x.yaml", [offer("x", "t2", "e2")]);
@@ -318,7 +318,7 @@ Deno.test("ClusterRegistry counts 1,000 broken Secrets in a fixed set of series 
     clock,
     logger: new Logger({ level: "info", format: "json", write: (l) => lines.push(JSON.parse(l)) }),
   });
-  const prom = new client.Registry();
+  const prom = new prometheus.MetricRegistry();
   r.registerMetrics(prom);
   r.connect(target);
   for (let i = 0; i < 1000; i++) {

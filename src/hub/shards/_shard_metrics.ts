@@ -1,12 +1,12 @@
 // The `hub_shard_*` Prometheus series, read from the coordinator's status at each scrape.
 
-import client from "prom-client";
+import * as prom from "../../util/prometheus.ts";
 import type { ShardStatus } from "./shard_status.ts";
 
 /** Adds the `hub_shard_*` series to `registry`; each scrape calls `status` once per series. */
-export function registerShardMetrics(registry: client.Registry, status: () => ShardStatus): void {
+export function registerShardMetrics(registry: prom.MetricRegistry, status: () => ShardStatus): void {
   const registers = [registry];
-  new client.Gauge({
+  new prom.Gauge({
     name: "hub_shard_clusters_owned",
     help: "Registered clusters this replica owns (holds the fence of, and reconciles in)",
     registers,
@@ -14,7 +14,7 @@ export function registerShardMetrics(registry: client.Registry, status: () => Sh
       this.set(status().owned);
     },
   });
-  new client.Gauge({
+  new prom.Gauge({
     name: "hub_shard_clusters_unowned",
     help: "Registered clusters no live replica owns, as seen from this replica",
     registers,
@@ -22,7 +22,7 @@ export function registerShardMetrics(registry: client.Registry, status: () => Sh
       this.set(status().unowned);
     },
   });
-  new client.Gauge({
+  new prom.Gauge({
     name: "hub_shard_peers",
     help: "Live replicas of this shard group, this one included",
     registers,
@@ -30,7 +30,7 @@ export function registerShardMetrics(registry: client.Registry, status: () => Sh
       this.set(status().peers.filter((p) => p.live).length);
     },
   });
-  new client.Counter({
+  new prom.Counter({
     name: "hub_shard_handoffs_total",
     help: "Fences this replica acquired or released, by direction",
     labelNames: ["direction"],
@@ -42,7 +42,7 @@ export function registerShardMetrics(registry: client.Registry, status: () => Sh
       this.inc({ direction: "released" }, s.handoffs.released);
     },
   });
-  new client.Counter({
+  new prom.Counter({
     name: "hub_shard_fence_violations_total",
     help: "Fences found taken by another replica while this one still counted itself their holder (should be 0)",
     registers,
@@ -51,7 +51,7 @@ export function registerShardMetrics(registry: client.Registry, status: () => Sh
       this.inc(status().fenceViolations);
     },
   });
-  new client.Counter({
+  new prom.Counter({
     name: "hub_shard_lease_writes_total",
     help: "Peer and fence Lease writes this replica sent successfully",
     registers,

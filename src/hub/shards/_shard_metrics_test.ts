@@ -1,7 +1,7 @@
 // Unit tests of the hub_shard_* series: each reads the coordinator's status at scrape time.
 
 import assert from "node:assert/strict";
-import client from "prom-client";
+import * as prom from "../../util/prometheus.ts";
 import { registerShardMetrics } from "./_shard_metrics.ts";
 import type { ShardStatus } from "./shard_status.ts";
 
@@ -32,7 +32,7 @@ function status(over: Partial<ShardStatus> = {}): ShardStatus {
 }
 
 Deno.test("registerShardMetrics exposes owned, unowned, live peers, handoffs, violations and writes as read at scrape", async () => {
-  const registry = new client.Registry();
+  const registry = new prom.MetricRegistry();
   let current = status();
   registerShardMetrics(registry, () => current);
   const text = await registry.metrics();

@@ -1,6 +1,6 @@
 // One replica's side of sharding: which registered clusters it owns, the fence Leases it takes and frees for them, and its hand-over on stop.
 
-import type client from "prom-client";
+import type * as prom from "../../util/prometheus.ts";
 import type { ClusterAccess } from "../../kube/mod.ts";
 import { KubeClient } from "../../kube/mod.ts";
 import { type Clock, errorText, type Logger, SystemClock } from "../../util/mod.ts";
@@ -214,7 +214,7 @@ export class ShardCoordinator implements EngageTarget {
   }
 
   /** Adds the `hub_shard_*` series to a Prometheus registry. */
-  registerMetrics(registry: client.Registry): void {
+  registerMetrics(registry: prom.MetricRegistry): void {
     registerShardMetrics(registry, () => this.status());
   }
 

@@ -272,7 +272,9 @@ export class KubeconfigParser implements UntrustedKubeconfigParser {
     this.#starting = undefined;
     if (!worker) return;
     worker.onmessage = null;
-    worker.onerror = null;
+    // A second error event from a worker being stopped (a module that fails to load can report twice) must not
+    // reach the hub's own thread, where an unhandled worker error ends the process.
+    worker.onerror = (event) => event.preventDefault?.();
     worker.terminate();
   }
 

@@ -17,14 +17,16 @@
 //   names a node and changes nothing;
 // - block nesting deeper than js-yaml's `maxDepth` (100) is refused;
 // - more than MAX_UNTRUSTED_KUBECONFIG_ENTRIES contexts, users or clusters are refused.
-// Trusted text (the command line's kubeconfig files) is parsed as before, by the `yaml` package's `parse` (aliases
-// allowed up to its `maxAliasCount` of 100), as kubectl parses its own kubeconfig.
+// Trusted text (the command line's kubeconfig files) is parsed by js-yaml too, without the size and entry caps, with
+// aliases allowed up to MAX_TRUSTED_KUBECONFIG_ALIASES and block nesting up to MAX_TRUSTED_KUBECONFIG_DEPTH, as
+// kubectl parses its own kubeconfig. js-yaml reads the YAML 1.2 core schema (no timestamps, no merge keys), as the
+// `yaml` package did before it; the `yaml` package is not loaded at start, which keeps about 5 MB out of the idle hub
+// (docs/benchmarks.md, "What loading costs").
 //
 // Assumptions: a real kubeconfig nests fewer than ten levels, has no aliases (kubectl, clusterctl and the cloud CLIs
 // never write them) and is rarely over 64 KiB; a Secret holds at most 1 MiB.
 
-import { load as loadUntrusted } from "js-yaml";
-import { parse as parseYaml } from "yaml";
+import { load } from "js-yaml";
 import { ConfigError } from "../errors.ts";
 
 /**
@@ -41,6 +43,10 @@ export const MAX_UNTRUSTED_KUBECONFIG_BYTES = 256 * 1024;
 export const MAX_UNTRUSTED_KUBECONFIG_ENTRIES = 200;
 /** Flow-style nesting allowed in any kubeconfig document. */
 export const MAX_KUBECONFIG_DEPTH = 64;
+/** Aliases a trusted kubeconfig may use (the `yaml` package's `maxAliasCount`, which parsed it before). */
+export const MAX_TRUSTED_KUBECONFIG_ALIASES = 100;
+/** Block nesting allowed in a trusted kubeconfig (an untrusted one: js-yaml's own 100). */
+export const MAX_TRUSTED_KUBECONFIG_DEPTH = 1000;
 
 /** The lists that {@linkcode MAX_UNTRUSTED_KUBECONFIG_ENTRIES} caps. */
 const CAPPED_LISTS = ["contexts", "users", "clusters"] as const;
@@ -65,14 +71,7 @@ export function parseKubeconfigYaml(path: string, text: string, options: Kubecon
       `invalid kubeconfig ${path}: nested more than ${MAX_KUBECONFIG_DEPTH} levels deep (line ${depth.line})`,
     );
   }
-  if (options.untrusted) return parseUntrusted(path, text);
-  try {
-    return parseYaml(text);
-  } catch (err) {
-    const pos = (err as { linePos?: { line: number; col: number }[] }).linePos?.[0];
-    const code = (err as { code?: unknown }).code;
-    throw notYaml(path, pos, typeof code === "string" ? code : undefined);
-  }
+  return options.untrusted ? parseUntrusted(path, text) : parseJsYaml(path, text, true);
 }
 
 /**
@@ -118,28 +117,40 @@ export function flowDepthOver(text: string, limit: number): { line: number } | u
   return undefined;
 }
 
-/** The untrusted pipeline: js-yaml without aliases, then the entries counted. */
-function parseUntrusted(path: string, text: string): unknown {
-  let doc: unknown;
+/**
+ * One YAML document by js-yaml, or null for an empty one (as kubectl reads it). Trusted text may use aliases (up to
+ * MAX_TRUSTED_KUBECONFIG_ALIASES) and nest deeper; untrusted text may use none.
+ */
+function parseJsYaml(path: string, text: string, trusted: boolean): unknown {
   try {
-    doc = loadUntrusted(text, { maxAliases: 0 });
+    return trusted
+      ? load(text, { maxAliases: MAX_TRUSTED_KUBECONFIG_ALIASES, maxDepth: MAX_TRUSTED_KUBECONFIG_DEPTH })
+      : load(text, { maxAliases: 0 });
   } catch (err) {
     const e = err as { reason?: unknown; mark?: { line?: unknown; column?: unknown } };
     const reason = typeof e.reason === "string" ? e.reason : "";
     const line = typeof e.mark?.line === "number" ? e.mark.line + 1 : undefined;
     const col = typeof e.mark?.column === "number" ? e.mark.column + 1 : undefined;
-    // An empty document (or comments only) is null, as the `yaml` package and kubectl read it.
+    // An empty document (or comments only) is null, as kubectl reads it.
     if (/input is empty/.test(reason)) return null;
     if (/maxAliases/.test(reason)) {
       throw new ConfigError(
-        `invalid kubeconfig ${path}: uses a YAML alias${line ? ` (line ${line})` : ""}, which an untrusted ` +
-          `kubeconfig may not; write each entry out in full`,
+        trusted
+          ? `invalid kubeconfig ${path}: uses more than ${MAX_TRUSTED_KUBECONFIG_ALIASES} YAML aliases` +
+            `${line ? ` (line ${line})` : ""}`
+          : `invalid kubeconfig ${path}: uses a YAML alias${line ? ` (line ${line})` : ""}, which an untrusted ` +
+            `kubeconfig may not; write each entry out in full`,
       );
     }
     // js-yaml's reasons are fixed phrases, but some quote a tag, an alias or a handle from the text: only those made
     // of plain words are shown.
     throw notYaml(path, line ? { line, col: col ?? 1 } : undefined, /^[A-Za-z0-9 ,.()-]+$/.test(reason) ? reason : "");
   }
+}
+
+/** The untrusted pipeline: js-yaml without aliases, then the entries counted. */
+function parseUntrusted(path: string, text: string): unknown {
+  const doc = parseJsYaml(path, text, false);
   const top = typeof doc === "object" && doc !== null && !Array.isArray(doc) ? doc as Record<string, unknown> : {};
   for (const list of CAPPED_LISTS) {
     const value = top[list];

@@ -6,7 +6,7 @@ import { h2For, type Multiplex, multiplexRoute, withH2 } from "./_h2_transport.t
 import { Http1Pool } from "./_http1.ts";
 import type { Call } from "./_call.ts";
 import { headerCheck, headerLines } from "./_header_lines.ts";
-import { nodeHttpsTransport } from "./_node_https.ts";
+import type { NodeHttpsTransport } from "./_node_https.ts";
 import type { ClusterAuth } from "../config/cluster_access.ts";
 import { TransportError } from "../errors.ts";
 import type { Transport, WireResponse } from "./_transport_interface.ts";
@@ -85,13 +85,16 @@ export function makeTransport(auth: ClusterAuth, fp: string, o: TransportOptions
     retired: false,
   });
   if (auth.insecureSkipTlsVerify) {
-    const t = nodeHttpsTransport({
-      caCerts: auth.caCerts,
-      cert: auth.cert,
-      key: auth.key,
-      rejectUnauthorized: false,
-    });
-    const base = fetchTransport(t.fetch, t.close);
+    // node:https (about 3 MB once imported) loads on the first request of such a cluster, not at start.
+    let node: Promise<NodeHttpsTransport> | undefined;
+    const t = () =>
+      node ??= import("./_node_https.ts").then((m) =>
+        m.nodeHttpsTransport({ caCerts: auth.caCerts, cert: auth.cert, key: auth.key, rejectUnauthorized: false })
+      );
+    const base = fetchTransport(
+      (url, init) => t().then((n) => n.fetch(url, init)),
+      () => void node?.then((n) => n.close(), () => {}),
+    );
     const h2 = o.multiplex === false ? undefined : h2For(server, auth, undefined, false);
     return h2
       ? withH2(

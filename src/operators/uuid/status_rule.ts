@@ -1,6 +1,11 @@
 // The Uuid operator's one rule: what a Uuid's status should become, decided from the object alone.
 
-import { validate } from "uuid";
+/**
+ * A UUID in its canonical 8-4-4-4-12 form, versions 1 to 8, the nil and the max UUID: what the `uuid` package's
+ * `validate` accepts (RFC 9562), any letter case. Written out here so the hub loads no npm package for it.
+ */
+const UUID_PATTERN =
+  /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$/i;
 
 /** The status fields this operator owns (the seed's three, plus modern additions). */
 export interface UuidStatus {
@@ -33,7 +38,7 @@ export function decide(current: unknown): Decision {
   const status = current as UuidStatus | undefined;
   const uuid = status?.uuid;
   if (uuid === undefined || uuid === null || uuid === "") return { action: "generate" };
-  if (typeof uuid !== "string" || !validate(uuid)) {
+  if (typeof uuid !== "string" || !UUID_PATTERN.test(uuid)) {
     const message = invalidMessage(uuid);
     if (status?.state === "Error" && status?.message === message) return { action: "none" };
     return { action: "mark-error", message };

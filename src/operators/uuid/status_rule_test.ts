@@ -49,3 +49,29 @@ Deno.test("statusFor() writes a new UUID only for generate, and the message of a
     observedGeneration: 3,
   });
 });
+
+Deno.test("decide() accepts exactly the UUIDs the uuid package's validate() accepts", async () => {
+  const { validate, v1, v4, v7 } = await import("uuid");
+  const corpus = [
+    VALID,
+    VALID.toUpperCase(),
+    v1(),
+    v4(),
+    v7(),
+    crypto.randomUUID(),
+    "00000000-0000-0000-0000-000000000000",
+    "ffffffff-ffff-ffff-ffff-ffffffffffff",
+    "0f8fad5b-d9cb-069f-a165-70867728950e", // version 0
+    "0f8fad5b-d9cb-969f-a165-70867728950e", // version 9
+    "0f8fad5b-d9cb-469f-c165-70867728950e", // variant bits
+    "0f8fad5bd9cb469fa16570867728950e", // no hyphens
+    `${VALID}\n`,
+    ` ${VALID}`,
+    "{0f8fad5b-d9cb-469f-a165-70867728950e}",
+    "not-a-uuid",
+  ];
+  for (const uuid of corpus) {
+    const accepted = decide({ uuid, state: "Ok", message: OK_MESSAGE }).action !== "mark-error";
+    assert.equal(accepted, validate(uuid), JSON.stringify(uuid));
+  }
+});

@@ -1,6 +1,5 @@
 // The Uuid operator (the seed's Kopf example): gives every Uuid object one generated UUID and the state Ok.
 
-import { v4 } from "uuid";
 import { defineOperator, ignoreNotFound, type Operator, type ResourceType, retryOnConflict } from "../../sdk/mod.ts";
 import { decide, statusFor } from "./status_rule.ts";
 import type { Uuid } from "./uuid_resource.ts";
@@ -28,7 +27,7 @@ export const UUID_RESOURCE: ResourceType<Uuid> = {
  * ```
  */
 export function uuidOperator(options: { newUuid?: () => string } = {}): Operator {
-  const newUuid = options.newUuid ?? v4;
+  const newUuid = options.newUuid ?? (() => crypto.randomUUID());
   return defineOperator({
     name: "uuid",
     resource: UUID_RESOURCE,
