@@ -15,6 +15,14 @@ import { AuthError } from "../errors.ts";
 /** How long an exec credential plugin may run before it is killed (client-node sets no limit). */
 export const EXEC_PLUGIN_TIMEOUT_MS = 10_000;
 
+/**
+ * Decoded `certificate-authority-data`, shared by every context that names the same bytes (at most MAX_SHARED_CAS,
+ * the oldest dropped first): namespaced tenants of one API server share its CA, and 1,000 of them held 1,000 copies
+ * of the same 2.4 KB PEM. Only CAs, which are public; client keys and certificates stay with their own context.
+ */
+const SHARED_CAS = new Map<string, string>();
+const MAX_SHARED_CAS = 256;
+
 export interface AccessInit {
   name: string;
   server: string;
@@ -156,7 +164,7 @@ export class KubeconfigAccess implements ClusterAccess {
   #applyPlain(opts: RequestOptions): void {
     const { cluster, user } = this.#init;
     if (cluster.skipTLSVerify) opts.rejectUnauthorized = false;
-    const ca = this.#fileOrData(cluster.caFile, cluster.caData);
+    const ca = this.#fileOrData(cluster.caFile, cluster.caData, SHARED_CAS);
     if (ca) opts.ca = ca;
     const cert = this.#fileOrData(user.certFile, user.certData);
     if (cert) opts.cert = cert;
@@ -173,7 +181,11 @@ export class KubeconfigAccess implements ClusterAccess {
    * client-node's bufferFromFileOrString, as PEM text: the file wins over inline base64 data. Files
    * are read on every call (certificates rotate); inline data is decoded once.
    */
-  #fileOrData(file: string | undefined, data: string | undefined): string | undefined {
+  #fileOrData(
+    file: string | undefined,
+    data: string | undefined,
+    decoded: Map<string, string> = this.#decoded,
+  ): string | undefined {
     if (file) {
       try {
         return Deno.readTextFileSync(file);
@@ -182,13 +194,14 @@ export class KubeconfigAccess implements ClusterAccess {
       }
     }
     if (!data) return undefined;
-    let text = this.#decoded.get(data);
+    let text = decoded.get(data);
     if (text === undefined) {
       const bin = atob(data.replace(/\s+/g, ""));
       const bytes = new Uint8Array(bin.length);
       for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
       text = new TextDecoder().decode(bytes);
-      this.#decoded.set(data, text);
+      if (decoded === SHARED_CAS && decoded.size >= MAX_SHARED_CAS) decoded.delete(decoded.keys().next().value!);
+      decoded.set(data, text);
     }
     return text;
   }
