@@ -20,8 +20,8 @@
 // Trusted text (the command line's kubeconfig files) is parsed by js-yaml too, without the size and entry caps, with
 // aliases allowed up to MAX_TRUSTED_KUBECONFIG_ALIASES and block nesting up to MAX_TRUSTED_KUBECONFIG_DEPTH, as
 // kubectl parses its own kubeconfig. js-yaml reads the YAML 1.2 core schema (no timestamps, no merge keys), as the
-// `yaml` package did before it; the `yaml` package is not loaded at start, which keeps about 5 MB out of the idle hub
-// (docs/benchmarks.md, "What loading costs").
+// `yaml` package does by default; the `yaml` package is not loaded at start, which keeps about 5 MB out of the idle
+// hub (docs/benchmarks.md, "What loading costs").
 //
 // Assumptions: a real kubeconfig nests fewer than ten levels, has no aliases (kubectl, clusterctl and the cloud CLIs
 // never write them) and is rarely over 64 KiB; a Secret holds at most 1 MiB.
@@ -43,7 +43,7 @@ export const MAX_UNTRUSTED_KUBECONFIG_BYTES = 256 * 1024;
 export const MAX_UNTRUSTED_KUBECONFIG_ENTRIES = 200;
 /** Flow-style nesting allowed in any kubeconfig document. */
 export const MAX_KUBECONFIG_DEPTH = 64;
-/** Aliases a trusted kubeconfig may use (the `yaml` package's `maxAliasCount`, which parsed it before). */
+/** Aliases a trusted kubeconfig may use (the `yaml` package's default `maxAliasCount`). */
 export const MAX_TRUSTED_KUBECONFIG_ALIASES = 100;
 /** Block nesting allowed in a trusted kubeconfig (an untrusted one: js-yaml's own 100). */
 export const MAX_TRUSTED_KUBECONFIG_DEPTH = 1000;
