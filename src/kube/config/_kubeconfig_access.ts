@@ -16,12 +16,16 @@ import { AuthError } from "../errors.ts";
 export const EXEC_PLUGIN_TIMEOUT_MS = 10_000;
 
 /**
- * Decoded `certificate-authority-data`, shared by every context that names the same bytes (at most MAX_SHARED_CAS,
- * the oldest dropped first): namespaced tenants of one API server share its CA, and 1,000 of them held 1,000 copies
- * of the same 2.4 KB PEM. Only CAs, which are public; client keys and certificates stay with their own context.
+ * Decoded `certificate-authority-data`, shared by every context that names the same bytes: namespaced tenants of one
+ * API server share its CA, and 1,000 of them held 1,000 copies of the same 2.4 KB PEM. Only CAs, which are public;
+ * client keys and certificates stay with their own context. Bounded, since strangers' Secrets choose these bytes and
+ * an entry outlives its cluster: at most MAX_SHARED_CAS entries (the oldest dropped first), each of at most
+ * MAX_SHARED_CA_CHARS base64 characters (a CA bundle is 1-10 KB; a larger one is decoded for its context alone), so
+ * under 2 MiB in all.
  */
 const SHARED_CAS = new Map<string, string>();
-const MAX_SHARED_CAS = 256;
+const MAX_SHARED_CAS = 64;
+const MAX_SHARED_CA_CHARS = 16 * 1024;
 
 export interface AccessInit {
   name: string;
@@ -164,7 +168,7 @@ export class KubeconfigAccess implements ClusterAccess {
   #applyPlain(opts: RequestOptions): void {
     const { cluster, user } = this.#init;
     if (cluster.skipTLSVerify) opts.rejectUnauthorized = false;
-    const ca = this.#fileOrData(cluster.caFile, cluster.caData, SHARED_CAS);
+    const ca = this.#fileOrData(cluster.caFile, cluster.caData, true);
     if (ca) opts.ca = ca;
     const cert = this.#fileOrData(user.certFile, user.certData);
     if (cert) opts.cert = cert;
@@ -181,11 +185,7 @@ export class KubeconfigAccess implements ClusterAccess {
    * client-node's bufferFromFileOrString, as PEM text: the file wins over inline base64 data. Files
    * are read on every call (certificates rotate); inline data is decoded once.
    */
-  #fileOrData(
-    file: string | undefined,
-    data: string | undefined,
-    decoded: Map<string, string> = this.#decoded,
-  ): string | undefined {
+  #fileOrData(file: string | undefined, data: string | undefined, shared = false): string | undefined {
     if (file) {
       try {
         return Deno.readTextFileSync(file);
@@ -194,13 +194,15 @@ export class KubeconfigAccess implements ClusterAccess {
       }
     }
     if (!data) return undefined;
+    const shareable = shared && data.length <= MAX_SHARED_CA_CHARS;
+    const decoded = shareable ? SHARED_CAS : this.#decoded;
     let text = decoded.get(data);
     if (text === undefined) {
       const bin = atob(data.replace(/\s+/g, ""));
       const bytes = new Uint8Array(bin.length);
       for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
       text = new TextDecoder().decode(bytes);
-      if (decoded === SHARED_CAS && decoded.size >= MAX_SHARED_CAS) decoded.delete(decoded.keys().next().value!);
+      if (shareable && decoded.size >= MAX_SHARED_CAS) decoded.delete(decoded.keys().next().value!);
       decoded.set(data, text);
     }
     return text;
