@@ -27,7 +27,10 @@ const USAGE = `Usage: deno run -A bench/tools/clusters_ab.ts [options]
   --idle-s S         then measure idle CPU over S seconds (default 0: skip)
   --deno-flag FLAG   extra \`deno run\` flag for the hub, repeatable (e.g. --deno-flag=--cpu-prof)
   --a-deno-flag FLAG, --b-deno-flag FLAG
-                     an extra \`deno run\` flag for that variant, repeatable`;
+                     an extra \`deno run\` flag for that variant, repeatable
+  --a-env K=V, --b-env K=V
+                     an environment variable for that variant's hub, repeatable (e.g. the Dockerfile's
+                     --b-env=LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 --b-env=MALLOC_CONF=narenas:1,tcache:false)`;
 
 /** The API servers' counters that matter here, summed over the three. */
 interface ServerCounters {
@@ -73,6 +76,18 @@ function socketsOf(pid: number): number {
   return n;
 }
 
+/** `K=V` arguments as an environment (undefined for none). */
+function envOf(pairs: string[]): Record<string, string> | undefined {
+  if (!pairs.length) return undefined;
+  const env: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf("=");
+    if (at < 1) throw new Error(`--a-env/--b-env take K=V, not "${pair}"`);
+    env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return env;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     args: Deno.args,
@@ -91,6 +106,8 @@ async function main(): Promise<void> {
       "deno-flag": { type: "string", multiple: true, default: [] },
       "a-deno-flag": { type: "string", multiple: true, default: [] },
       "b-deno-flag": { type: "string", multiple: true, default: [] },
+      "a-env": { type: "string", multiple: true, default: [] },
+      "b-env": { type: "string", multiple: true, default: [] },
       help: { type: "boolean" },
     },
   });
@@ -107,11 +124,13 @@ async function main(): Promise<void> {
         operators: operatorsOf(values["a-operators"] ?? values.operators),
         args: values["a-arg"],
         denoFlags: values["a-deno-flag"],
+        env: envOf(values["a-env"]),
       },
       B: {
         operators: operatorsOf(values["b-operators"] ?? values.operators),
         args: values["b-arg"],
         denoFlags: values["b-deno-flag"],
+        env: envOf(values["b-env"]),
       },
     };
     const results: Record<string, unknown[]> = {};
@@ -131,6 +150,7 @@ async function main(): Promise<void> {
           settleMs: Number(values["settle-s"]) * 1000,
           idleMs: Number(values["idle-s"]) * 1000,
           denoFlags: [...values["deno-flag"], ...spec[label as "A" | "B"].denoFlags],
+          env: spec[label as "A" | "B"].env,
           log,
           onReady: async () => {
             serverMs = cpuMsOf(pids) - server0;
@@ -157,6 +177,7 @@ async function main(): Promise<void> {
           entry,
           operators: spec[label as "A" | "B"].operators ?? "default",
           args: spec[label as "A" | "B"].args,
+          env: spec[label as "A" | "B"].env,
           load1: load,
           readySeconds: Math.round(run.readySeconds * 100) / 100,
           hubStartupCpuS: Math.round(run.startupCpuMs! / 10) / 100,

@@ -28,7 +28,8 @@ export const DEFAULT_GRACE_MS = 5_000;
 export class TaskSet implements BackgroundTasks {
   readonly #o: TaskSetOptions;
   readonly #clock: Clock;
-  readonly #tasks = new Map<string, Task>();
+  /** Made with the first task: most operators run none. */
+  #tasks: Map<string, Task> | undefined;
   #open = true;
 
   constructor(options: TaskSetOptions) {
@@ -38,7 +39,7 @@ export class TaskSet implements BackgroundTasks {
 
   /** Tasks running (stopped ones still winding down included). */
   get size(): number {
-    return this.#tasks.size;
+    return this.#tasks?.size ?? 0;
   }
 
   /** False between `close` and the next `open`. */
@@ -47,28 +48,30 @@ export class TaskSet implements BackgroundTasks {
   }
 
   has(key: string): boolean {
-    return this.#tasks.has(key);
+    return this.#tasks?.has(key) ?? false;
   }
 
   start(key: string, run: BackgroundRun, options: { graceMs?: number } = {}): boolean {
-    if (!this.#open || this.#tasks.has(key)) return false;
+    if (!this.#open) return false;
+    const tasks = this.#tasks ??= new Map();
+    if (tasks.has(key)) return false;
     const abort = new AbortController();
     const task: Task = { abort, graceMs: options.graceMs ?? this.#o.graceMs ?? DEFAULT_GRACE_MS, done: undefined! };
-    this.#tasks.set(key, task);
+    tasks.set(key, task);
     task.done = (async () => {
       try {
         await run(this.#o.scopeFor(key, abort.signal));
       } catch (err) {
         this.#o.logger.error("background task failed", { task: key, error: errorText(err) });
       } finally {
-        this.#tasks.delete(key);
+        tasks.delete(key);
       }
     })();
     return true;
   }
 
   stop(key: string): Promise<void> {
-    const task = this.#tasks.get(key);
+    const task = this.#tasks?.get(key);
     if (!task) return Promise.resolve();
     return task.stopping ??= this.#stop(key, task);
   }
@@ -76,7 +79,7 @@ export class TaskSet implements BackgroundTasks {
   /** Stops every task (each within its grace period) and refuses new ones until `open`. */
   async close(): Promise<void> {
     this.#open = false;
-    await Promise.all([...this.#tasks.keys()].map((key) => this.stop(key)));
+    await Promise.all([...this.#tasks?.keys() ?? []].map((key) => this.stop(key)));
   }
 
   /** Accepts new tasks again (reconciling resumed in the cluster). */

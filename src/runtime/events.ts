@@ -37,7 +37,8 @@ interface Series {
 export class EventRecorder {
   readonly #o: EventRecorderOptions;
   readonly #clock: Clock;
-  readonly #series = new Map<string, Series>();
+  /** Made with the first Event: most clusters of a many-cluster hub never record one. */
+  #series: Map<string, Series> | undefined;
 
   constructor(options: EventRecorderOptions) {
     this.#o = options;
@@ -55,7 +56,8 @@ export class EventRecorder {
     const seriesKey = `${namespace}/${object.metadata.name}/${object.metadata.uid}/${type}/${reason}/${message}`;
     const now = this.#clock.now();
     const window = this.#o.aggregateWindowMs ?? 600_000;
-    const existing = this.#series.get(seriesKey);
+    const series = this.#series ??= new Map();
+    const existing = series.get(seriesKey);
     const ts = new Date(now).toISOString();
     try {
       if (existing && now - existing.firstAt < window) {
@@ -91,13 +93,13 @@ export class EventRecorder {
           reportingInstance: this.#o.component,
         },
       });
-      this.#series.delete(seriesKey);
-      this.#series.set(seriesKey, { namespace, name, count: 1, firstAt: now, lastAt: now });
-      while (this.#series.size > (this.#o.maxSeries ?? 1000)) {
-        this.#series.delete(this.#series.keys().next().value!);
+      series.delete(seriesKey);
+      series.set(seriesKey, { namespace, name, count: 1, firstAt: now, lastAt: now });
+      while (series.size > (this.#o.maxSeries ?? 1000)) {
+        series.delete(series.keys().next().value!);
       }
     } catch (err) {
-      if (existing) this.#series.delete(seriesKey);
+      if (existing) series.delete(seriesKey);
       this.#o.logger?.warn("could not post event", { reason, error: errorText(err) });
     }
   }

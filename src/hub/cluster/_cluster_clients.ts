@@ -22,6 +22,8 @@ export interface ResourceClientSpec {
   store?: Store;
   /** What every object the client returns is seen through (the `checkReads` guard); default the object itself. */
   view?: (obj: StoredObject) => StoredObject;
+  /** Its events' sink, when the caller made one already (default: `events(type)`). */
+  events?: EventSink;
 }
 
 /**
@@ -61,7 +63,7 @@ export class ClusterClients {
       view: spec.view,
       info,
       rediscover: async (s) => Object.assign(info, await discoverResource(api, cluster, spec.type, s)),
-      events: this.events(spec.type),
+      events: spec.events ?? this.events(spec.type),
     }, signal);
     return { client, info };
   }

@@ -108,20 +108,13 @@ export function watchOtherResources(
 ): OtherWatches {
   const watchers: Watcher[] = [];
   const runs: Promise<void>[] = [];
-  const perObject: PerObjectWatches[] = [];
-  const conditional: NeededWatch[] = [];
+  const refreshed: RefreshedWatches[] = [];
+  const shared: RefreshedContext = { operator: op.name, ctx, options, signal, watchers, live: undefined };
   for (const w of op.watches ?? []) {
     if (w.clusters && !w.clusters(ctx.cluster)) continue;
-    if (w.objects) {
-      const set = new PerObjectWatches(w, op.name, ctx, options, signal, watchers);
-      perObject.push(set);
-      runs.push(set.stopped);
-      continue;
-    }
-    if (w.neededIn) {
-      const needed = new NeededWatch(w, op.name, ctx, options, signal, watchers);
-      conditional.push(needed);
-      runs.push(needed.stopped);
+    if (w.objects || w.neededIn) {
+      const Kind = w.objects ? PerObjectWatches : NeededWatch;
+      refreshed.push(new Kind(w, shared));
       continue;
     }
     const informer = wholeInformer(w, ctx);
@@ -131,9 +124,9 @@ export function watchOtherResources(
     informer.start(signal);
     runs.push(informer.stopped);
   }
+  if (refreshed.length) runs.push(settledAfter(signal, shared));
   const refresh = () => {
-    for (const set of perObject) set.refresh();
-    for (const needed of conditional) needed.refresh();
+    for (const r of refreshed) r.refresh();
   };
   refresh();
   return { watchers, runs, refresh };
@@ -150,57 +143,60 @@ function wholeInformer(w: WatchedResource, ctx: WatchContext, onSynced?: () => v
   });
 }
 
+/** What the refreshed watches of one operator in one cluster share (one object, not a copy per watched resource). */
+interface RefreshedContext {
+  readonly operator: string;
+  readonly ctx: WatchContext;
+  readonly options: OtherWatchesOptions;
+  readonly signal: AbortSignal;
+  /** The cluster's live list of watchers, which health reads. */
+  readonly watchers: Watcher[];
+  /**
+   * Every run not settled yet, those already stopped by `refresh` included (see settledAfter); made with the first
+   * run, since most of these watches never run in most clusters.
+   */
+  live: Set<Promise<void>> | undefined;
+}
+
+/** Settles once `signal` aborted and every run in `r.live` then settled (none starts after the abort). */
+function settledAfter(signal: AbortSignal, r: RefreshedContext): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => Promise.all(r.live ?? []).then(() => resolve());
+    if (signal.aborted) done();
+    else signal.addEventListener("abort", done, { once: true });
+  });
+}
+
 /** Watches of one WatchedResource that `refresh` starts and stops, each informer's changes mapped to requests. */
 abstract class RefreshedWatches {
-  readonly stopped: Promise<void>;
   protected readonly w: WatchedResource;
-  protected readonly operator: string;
-  protected readonly ctx: WatchContext;
-  protected readonly options: OtherWatchesOptions;
-  protected readonly signal: AbortSignal;
-  /** The cluster's live list of watchers, which health reads. */
-  readonly #watchers: Watcher[];
-  /** Every run not settled yet, those already stopped by `refresh` included. */
-  readonly #runs = new Set<Promise<void>>();
+  protected readonly r: RefreshedContext;
 
-  constructor(
-    w: WatchedResource,
-    operator: string,
-    ctx: WatchContext,
-    options: OtherWatchesOptions,
-    signal: AbortSignal,
-    watchers: Watcher[],
-  ) {
+  constructor(w: WatchedResource, r: RefreshedContext) {
     this.w = w;
-    this.operator = operator;
-    this.ctx = ctx;
-    this.options = options;
-    this.signal = signal;
-    this.#watchers = watchers;
-    this.stopped = new Promise<void>((resolve) => {
-      const done = () => Promise.all(this.#runs).then(() => resolve());
-      if (signal.aborted) done();
-      else signal.addEventListener("abort", done, { once: true });
-    });
+    this.r = r;
   }
 
   abstract refresh(): void;
 
   /** Starts `informer`, its changes mapped to the operator's requests; returns its watchers (now in the live list). */
   protected run(informer: Informer): Watcher[] {
-    const map = requestMapper(this.w, informer, this.operator, this.ctx, this.options.cached);
-    informer.addListener((requests, priority) => this.options.queue(map(requests), priority));
+    const { operator, ctx, options } = this.r;
+    const live = this.r.live ??= new Set();
+    const map = requestMapper(this.w, informer, operator, ctx, options.cached);
+    informer.addListener((requests, priority) => options.queue(map(requests), priority));
     const watchers = [...informer.watchers];
-    this.#watchers.push(...watchers);
-    informer.start(this.signal);
-    const run: Promise<void> = informer.stopped.finally(() => this.#runs.delete(run));
-    this.#runs.add(run);
+    this.r.watchers.push(...watchers);
+    informer.start(this.r.signal);
+    const run: Promise<void> = informer.stopped.finally(() => live.delete(run));
+    live.add(run);
     return watchers;
   }
 
   /** Stops `informer` (its store emptied and dropped with it) and takes its watchers out of the live list. */
   protected drop(informer: Informer, watchers: readonly Watcher[]): void {
-    for (const watcher of watchers) this.#watchers.splice(this.#watchers.indexOf(watcher), 1);
+    const list = this.r.watchers;
+    for (const watcher of watchers) list.splice(list.indexOf(watcher), 1);
     informer.stop();
   }
 }
@@ -210,13 +206,14 @@ class NeededWatch extends RefreshedWatches {
   #running: { informer: Informer; watchers: readonly Watcher[] } | undefined;
 
   refresh(): void {
-    if (this.signal.aborted) return;
+    const { ctx, options, signal, operator } = this.r;
+    if (signal.aborted) return;
     let needed: boolean;
     try {
-      needed = this.w.neededIn!(this.ctx.cluster, this.options.cached, this.options.count);
+      needed = this.w.neededIn!(ctx.cluster, options.cached, options.count);
     } catch (err) {
       // A throwing predicate keeps the watch as it is: never a missed change because of an operator's mistake.
-      this.ctx.log.error("watch neededIn function failed", { operator: this.operator, error: err });
+      ctx.log.error("watch neededIn function failed", { operator, error: err });
       return;
     }
     if (needed === !!this.#running) return;
@@ -227,11 +224,11 @@ class NeededWatch extends RefreshedWatches {
       return;
     }
     let first = true;
-    const informer = wholeInformer(this.w, this.ctx, () => {
+    const informer = wholeInformer(this.w, ctx, () => {
       // Once the first list is in: what acts here is queued, so a change made before it is seen by its reconcile.
       if (!first || this.#running?.informer !== informer) return;
       first = false;
-      this.options.queue(this.options.actingHere(), "low");
+      options.queue(options.actingHere(), "low");
     });
     this.#running = { informer, watchers: [] };
     this.#running.watchers = this.run(informer);
@@ -243,12 +240,13 @@ class PerObjectWatches extends RefreshedWatches {
   readonly #running = new Map<string, { watchers: readonly Watcher[]; informer: Informer }>();
 
   refresh(): void {
-    if (this.signal.aborted) return;
+    const { ctx, options, signal, operator } = this.r;
+    if (signal.aborted) return;
     let wanted: Map<string, { namespace: string; name: string }>;
     try {
-      wanted = new Map(this.w.objects!(this.options.cached).map((o) => [`${o.namespace}/${o.name}`, o]));
+      wanted = new Map(this.w.objects!(options.cached).map((o) => [`${o.namespace}/${o.name}`, o]));
     } catch (err) {
-      this.ctx.log.error("watch objects function failed", { operator: this.operator, error: err });
+      ctx.log.error("watch objects function failed", { operator, error: err });
       return;
     }
     for (const [key, entry] of this.#running) {
@@ -262,19 +260,19 @@ class PerObjectWatches extends RefreshedWatches {
       const selector = `fieldSelector=${encodeURIComponent(`metadata.name=${ref.name}`)}` +
         (this.w.labelSelector ? `&labelSelector=${encodeURIComponent(this.w.labelSelector)}` : "");
       const informer = new Informer({
-        cluster: this.ctx.cluster,
+        cluster: ctx.cluster,
         projection: watchProjection(this.w),
         watches: (store, onChange) => [
           new Watcher({
             path: `${resourcePath({ group, version, plural, namespace: ref.namespace })}?${selector}`,
             namespace: ref.namespace,
-            client: watchClient(this.ctx.client, this.w.metadataOnly),
+            client: watchClient(ctx.client, this.w.metadataOnly),
             store,
             onChange,
-            clock: this.ctx.clock,
-            logger: this.ctx.log.child({ resource: plural, namespace: ref.namespace, name: ref.name }),
-            idleTimeoutMs: this.ctx.idleTimeoutMs,
-            pageSize: this.ctx.pageSize,
+            clock: ctx.clock,
+            logger: ctx.log.child({ resource: plural, namespace: ref.namespace, name: ref.name }),
+            idleTimeoutMs: ctx.idleTimeoutMs,
+            pageSize: ctx.pageSize,
           }),
         ],
       });

@@ -65,14 +65,14 @@ export class EngagedCluster {
   /** Each operator's re-evaluation of its watches here (see refreshWatches). */
   readonly #refreshers = new Map<string, () => void>();
   /** Operators whose peers' watches are due a re-evaluation (see #refreshPeers). */
-  readonly #peersDue = new Set<string>();
+  #peersDue: Set<string> | undefined;
   /**
    * The rules review of the one namespace checked here (a namespaced cluster's, or the only one watched), shared by
    * its operators' first pre-flight attempts.
    */
   readonly #firstRules: { namespace: string; firstRules: FirstRulesReview } | undefined;
   /** The informers whose watch runs early, before any of their operators passed pre-flight (see #run). */
-  readonly #early = new Set<Informer>();
+  #early: Set<Informer> | undefined;
   /** Per operator: its background tasks here (daemons), closed whenever this replica stops reconciling here. */
   readonly #tasks = new Map<string, TaskSet>();
   /** False while this replica does not reconcile here (stopBackground until openBackground). */
@@ -256,7 +256,7 @@ export class EngagedCluster {
       onFailedAttempt: () => this.#stopEarly(slot.informer),
     };
     if (!(await preflight(slot, ctx, signal))) return;
-    this.#early.delete(slot.informer);
+    this.#early?.delete(slot.informer);
     this.#engaged(slot);
     if (!slot.owns) {
       slot.preflight = null;
@@ -271,13 +271,13 @@ export class EngagedCluster {
   /** The operator's first pre-flight attempt began: its resource's list starts now, unless its watch already runs. */
   #watchEarly(slot: Slot, signal: AbortSignal): void {
     if (!slot.owns || slot.informer.started || signal.aborted) return;
-    this.#early.add(slot.informer);
+    (this.#early ??= new Set()).add(slot.informer);
     slot.informer.start(signal);
   }
 
   /** An attempt failed before any operator of `informer` passed: its early watch stops and its cache is emptied. */
   #stopEarly(informer: Informer): void {
-    if (this.#early.delete(informer)) this.#otherRuns.push(informer.stop());
+    if (this.#early?.delete(informer)) this.#otherRuns.push(informer.stop());
   }
 
   /** The operator's objects that act on this cluster (its `onEngage`), queued in their clusters. */
@@ -333,10 +333,11 @@ export class EngagedCluster {
    * its watches run only where needed follow (a Mirror that starts or stops targeting a cluster).
    */
   #refreshPeers(operator: string): void {
-    if (this.#peersDue.has(operator)) return;
-    this.#peersDue.add(operator);
+    const due = this.#peersDue ??= new Set();
+    if (due.has(operator)) return;
+    due.add(operator);
     queueMicrotask(() => {
-      this.#peersDue.delete(operator);
+      due.delete(operator);
       for (const name of this.#o.clusterNames?.() ?? []) {
         if (name !== this.name) this.#o.lookup(name)?.refreshWatches?.(operator);
       }

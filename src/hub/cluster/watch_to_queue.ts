@@ -85,6 +85,7 @@ export function wireSlot(op: Operator, w: SlotWiring): { slot: Slot; tasks: Task
     project,
     store: informer.store,
     view,
+    events,
   });
   const log = w.watch.log.child({ operator: op.name });
   const clusters = w.clusters;

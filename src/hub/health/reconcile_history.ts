@@ -27,8 +27,9 @@ export interface ReconcileHistoryOptions {
 }
 
 interface Series {
-  rates: Float64Array;
-  /** Rates recorded so far, up to rates.length. */
+  /** The ring; undefined while every rate recorded is 0 (an idle cluster holds no array). */
+  rates: Float64Array | undefined;
+  /** Rates recorded so far, up to the ring's length. */
   count: number;
   /** Index of the next write. */
   head: number;
@@ -43,8 +44,9 @@ interface Series {
  * Why sample the counters instead of hooking into the controller: the reconcile path stays as it is (no extra work
  * per reconcile), and the history sees exactly what /metrics exports.
  *
- * Guarantees: memory is `windowMs / stepMs` numbers per cluster; a cluster missing from a sample is forgotten; a
- * counter that went down (the cluster was re-engaged) counts from zero, as Prometheus' rate() does.
+ * Guarantees: memory is at most `windowMs / stepMs` numbers per cluster, and none for a cluster whose every rate so
+ * far is 0 (most of a many-cluster hub's); a cluster missing from a sample is forgotten; a counter that went down (the
+ * cluster was re-engaged) counts from zero, as Prometheus' rate() does.
  */
 export class ReconcileHistory {
   readonly #o: ReconcileHistoryOptions;
@@ -95,14 +97,16 @@ export class ReconcileHistory {
   #record(name: string, total: number, seconds: number, no: number): void {
     const s = this.#series.get(name);
     if (!s) {
-      this.#series.set(name, { rates: new Float64Array(this.#slots), count: 0, head: 0, lastTotal: total, seen: no });
+      this.#series.set(name, { rates: undefined, count: 0, head: 0, lastTotal: total, seen: no });
       return;
     }
     s.seen = no;
     const delta = total >= s.lastTotal ? total - s.lastTotal : total;
     s.lastTotal = total;
     if (seconds <= 0) return;
-    s.rates[s.head] = delta / seconds;
+    // The ring's slots not written yet read 0, as the idle steps recorded before it existed were.
+    if (delta > 0) s.rates ??= new Float64Array(this.#slots);
+    if (s.rates) s.rates[s.head] = delta / seconds;
     s.head = (s.head + 1) % this.#slots;
     s.count = Math.min(s.count + 1, this.#slots);
   }
@@ -112,7 +116,7 @@ export class ReconcileHistory {
     for (const [name, s] of this.#series) {
       const out: number[] = [];
       for (let i = s.count; i > 0; i--) {
-        out.push(Math.round(s.rates[(s.head - i + this.#slots) % this.#slots] * 1000) / 1000);
+        out.push(s.rates ? Math.round(s.rates[(s.head - i + this.#slots) % this.#slots] * 1000) / 1000 : 0);
       }
       clusters[name] = out;
     }

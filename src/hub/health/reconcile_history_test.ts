@@ -47,6 +47,29 @@ Deno.test("ReconcileHistory keeps at most the last 10 minutes and forgets cluste
   await running;
 });
 
+Deno.test("ReconcileHistory: a cluster idle for more than the window, then busy, reads zeros then its rate", async () => {
+  const clock = new VirtualClock();
+  let n = 0;
+  const h = new ReconcileHistory({
+    read: () => Promise.resolve(new Map([["idle", n]])),
+    clock,
+    stepMs: 5_000,
+    windowMs: 20_000,
+  });
+  await h.sample();
+  for (let i = 0; i < 6; i++) {
+    await clock.advance(5_000);
+    await h.sample();
+  }
+  assert.deepEqual(h.snapshot().clusters.idle, [0, 0, 0, 0], "idle steps read 0, at most the window's 4");
+  n = 10;
+  await clock.advance(5_000);
+  await h.sample();
+  await clock.advance(5_000);
+  await h.sample();
+  assert.deepEqual(h.snapshot().clusters.idle, [0, 0, 2, 0], "the busy step where it happened, in a full ring");
+});
+
 Deno.test("reconcileTotals() sums controller_runtime_reconcile_total per cluster and lists idle clusters at 0", async () => {
   const registry = new prom.MetricRegistry();
   const total = new CounterSeries(registry, "controller_runtime_reconcile_total", "help", [

@@ -70,11 +70,11 @@ export class KubeconfigAccess implements ClusterAccess {
   readonly #init: AccessInit;
   readonly #tokenFile: TokenFile | undefined;
   /** Inline base64 data (CA, client certificate and key) already decoded. */
-  readonly #decoded = new Map<string, string>();
+  #decoded: Map<string, string> | undefined;
   /** Only for exec plugins and auth providers; made on first use and after `invalidate()`. */
   #kc: Promise<KubeConfig> | undefined;
   #pending: Promise<ClusterAuth> | undefined;
-  readonly #plugins = new Set<ReturnType<ExecFnHolder["execFn"]>>();
+  #plugins: Set<ReturnType<ExecFnHolder["execFn"]>> | undefined;
 
   constructor(init: AccessInit) {
     this.name = init.name;
@@ -122,8 +122,9 @@ export class KubeconfigAccess implements ClusterAccess {
         // client-node hands the plugin the hub's whole process.env plus exec.env; an untrusted one gets only its own.
         if (execEnv) args[2] = { ...(record(args[2]) ?? {}), env: { ...execEnv } };
         const child = spawn(...args);
-        this.#plugins.add(child);
-        child.once("close", () => this.#plugins.delete(child));
+        const plugins = this.#plugins ??= new Set();
+        plugins.add(child);
+        child.once("close", () => plugins.delete(child));
         return child;
       };
     }
@@ -149,8 +150,8 @@ export class KubeconfigAccess implements ClusterAccess {
       await Promise.race([run, timeout]);
     } catch (err) {
       if (err instanceof ExecTimeout) {
-        for (const child of this.#plugins) child.kill("SIGKILL");
-        this.#plugins.clear();
+        for (const child of this.#plugins ?? []) child.kill("SIGKILL");
+        this.#plugins?.clear();
         this.#kc = undefined; // its authenticator still waits on the killed run
         throw new AuthError(
           this.name,
@@ -195,7 +196,7 @@ export class KubeconfigAccess implements ClusterAccess {
     }
     if (!data) return undefined;
     const shareable = shared && data.length <= MAX_SHARED_CA_CHARS;
-    const decoded = shareable ? SHARED_CAS : this.#decoded;
+    const decoded = shareable ? SHARED_CAS : (this.#decoded ??= new Map());
     let text = decoded.get(data);
     if (text === undefined) {
       const bin = atob(data.replace(/\s+/g, ""));

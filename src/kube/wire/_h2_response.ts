@@ -46,7 +46,11 @@ export class H2Response implements WireResponse {
   readonly status: number;
   readonly ok: boolean;
   readonly #stream: http2.ClientHttp2Stream;
-  readonly #head: http2.IncomingHttpHeaders;
+  /**
+   * The response headers as name, value, name, value… (names lower case, pseudo-headers left out): a watch holds its
+   * response for hours, and node's header object is a dictionary of about 0.4 KB; this is a fifth of that.
+   */
+  readonly #head: string[];
   readonly #abort: Abortable;
   readonly #queue: Uint8Array[] = [];
   #queued = 0;
@@ -61,7 +65,7 @@ export class H2Response implements WireResponse {
     abort: Abortable,
   ) {
     this.#stream = stream;
-    this.#head = head;
+    this.#head = flatHeaders(head);
     this.#abort = abort;
     this.status = Number(head[":status"]);
     this.ok = this.status >= 200 && this.status < 300;
@@ -91,9 +95,9 @@ export class H2Response implements WireResponse {
   }
 
   header(name: string): string | null {
-    const v = this.#head[name.toLowerCase()];
-    if (v === undefined) return null;
-    return Array.isArray(v) ? v.join(", ") : String(v);
+    const key = name.toLowerCase(), head = this.#head;
+    for (let i = 0; i < head.length; i += 2) if (head[i] === key) return head[i + 1];
+    return null;
   }
 
   async text(maxBytes = Infinity, scratch?: ByteScratch): Promise<string> {
@@ -155,4 +159,15 @@ export class H2Response implements WireResponse {
     this.#wake = undefined;
     wake?.();
   }
+}
+
+/** `head` as name, value, name, value… without pseudo-headers; a header sent several times joined by ", ". */
+function flatHeaders(head: http2.IncomingHttpHeaders): string[] {
+  const out: string[] = [];
+  for (const name in head) {
+    const v = head[name];
+    if (name.startsWith(":") || v === undefined) continue;
+    out.push(name.toLowerCase(), Array.isArray(v) ? v.join(", ") : String(v));
+  }
+  return out;
 }

@@ -103,3 +103,22 @@ Deno.test("H2Response ends a body only on the server's END_STREAM: a reset or a 
   closed.stream.emit("close");
   await assert.rejects(gone, H2StreamError);
 });
+
+Deno.test("H2Response.header() reads any header by name in any case, joins repeated ones and leaves pseudo-headers out", () => {
+  const head = {
+    ":status": 429,
+    "content-type": "application/json",
+    "retry-after": "3",
+    "content-length": 17,
+    "warning": ['299 - "a"', '299 - "b"'],
+  } as unknown as Record<string, string | number>;
+  const { res } = response(head);
+  assert.equal(res.status, 429);
+  assert.equal(res.ok, false);
+  assert.equal(res.header("Retry-After"), "3");
+  assert.equal(res.header("content-type"), "application/json");
+  assert.equal(res.header("content-length"), "17", "a number is read as text");
+  assert.equal(res.header("warning"), '299 - "a", 299 - "b"');
+  assert.equal(res.header(":status"), null, "the status is `status`, not a header");
+  assert.equal(res.header("audit-id"), null);
+});

@@ -19,8 +19,8 @@ import type { ClusterAuth } from "../config/cluster_access.ts";
 export class TransportPool {
   readonly #make: (auth: ClusterAuth, fp: string) => Transport;
   #current: Transport | undefined;
-  /** Retired transports with requests still in flight. */
-  readonly #retired = new Set<Transport>();
+  /** Retired transports with requests still in flight (made on first use: most clusters never retire one). */
+  #retired: Set<Transport> | undefined;
 
   constructor(make: (auth: ClusterAuth, fp: string) => Transport) {
     this.#make = make;
@@ -33,7 +33,7 @@ export class TransportPool {
       if (t) {
         t.retired = true;
         if (t.inflight === 0) closeQuietly(t);
-        else this.#retired.add(t);
+        else (this.#retired ??= new Set()).add(t);
       }
       t = this.#current = this.#make(auth, fp);
     }
@@ -44,7 +44,7 @@ export class TransportPool {
   /** A request on `t` finished: a retired `t` is closed with its last request. */
   release(t: Transport): void {
     t.inflight--;
-    if (t.retired && t.inflight <= 0 && this.#retired.delete(t)) closeQuietly(t);
+    if (t.retired && t.inflight <= 0 && this.#retired?.delete(t)) closeQuietly(t);
   }
 
   /** After a timeout (`why`), the connection a request used is presumed dead: retire its transport if still current. */
@@ -74,11 +74,11 @@ export class TransportPool {
 
   /** Closes every transport, in flight or not. */
   close(): void {
-    for (const t of [this.#current, ...this.#retired]) {
+    for (const t of [this.#current, ...this.#retired ?? []]) {
       if (t) closeQuietly(t);
     }
     this.#current = undefined;
-    this.#retired.clear();
+    this.#retired?.clear();
   }
 
   #retire(t: Transport): void {
@@ -86,6 +86,6 @@ export class TransportPool {
     if (t.retired) return;
     t.retired = true;
     if (t.inflight <= 0) closeQuietly(t);
-    else this.#retired.add(t);
+    else (this.#retired ??= new Set()).add(t);
   }
 }

@@ -20,7 +20,7 @@ export interface InformerOptions {
   cluster: string;
   /** What the store keeps of each object. Default: trimObject. */
   projection?: Projection;
-  /** Builds its watches (at construction, and afresh after `stop`). */
+  /** Builds its watches (on first use: `watchers` or `start`; afresh after `stop`). */
   watches: WatchFactory;
 }
 
@@ -36,8 +36,8 @@ export interface InformerOptions {
  *   array of Requests (built once per change from the store keys, whatever the number of listeners);
  * - a listener added with `replay` is first told every key cached at that moment (at that priority), so one that joins
  *   a watch already running misses nothing;
- * - the watches exist from construction (their snapshots read `connecting` until started) and start once: `start`
- *   again does nothing until `stop`; `stopped` settles once every watch it started stopped (at once when it never
+ * - the watches are built on first use (`watchers` or `start`, so an informer never used holds none; their snapshots
+ *   read `connecting` until started) and start once: `start` again does nothing until `stop`; `stopped` settles once every watch it started stopped (at once when it never
  *   started);
  * - the store is filled only by the watches (and by writes through clients given this store); it is emptied only by
  *   `stop`, never when `start`'s signal aborts.
@@ -52,6 +52,8 @@ export class Informer {
   readonly #listeners = new Set<InformerListener>();
   readonly #make: WatchFactory;
   readonly #watchers: Watcher[] = [];
+  /** Whether `#watchers` holds this start's watches: they are built on first use, so one never used costs none. */
+  #built = false;
   #stopped: Promise<void> | undefined;
   /** Stops the watches of the current start (`stop`); aborted with `start`'s signal too. */
   #stop: AbortController | undefined;
@@ -60,7 +62,6 @@ export class Informer {
     this.cluster = options.cluster;
     this.store = new Store(options.projection ?? trimObject);
     this.#make = options.watches;
-    this.#build();
   }
 
   /** What the store keeps of each object; handlers share an informer only when they share the projection. */
@@ -70,6 +71,7 @@ export class Informer {
 
   /** Its watches, for health snapshots (`connecting` until started). */
   get watchers(): readonly Watcher[] {
+    this.#build();
     return this.#watchers;
   }
 
@@ -106,8 +108,14 @@ export class Informer {
   start(signal: AbortSignal): void {
     if (this.#stopped) return;
     const stop = this.#stop = new AbortController();
-    const until = AbortSignal.any([signal, stop.signal]);
-    this.#stopped = Promise.all(this.#watchers.map((w) => w.start(until))).then(() => {});
+    // One listener, not AbortSignal.any: that keeps a signal, three Sets and weak references per informer, for hours.
+    const follow = () => stop.abort(signal.reason);
+    if (signal.aborted) follow();
+    else signal.addEventListener("abort", follow, { once: true });
+    this.#build();
+    this.#stopped = Promise.all(this.#watchers.map((w) => w.start(stop.signal))).then(() =>
+      signal.removeEventListener("abort", follow)
+    );
   }
 
   /**
@@ -122,15 +130,17 @@ export class Informer {
     this.#stop = undefined;
     this.#stopped = undefined;
     this.#watchers.length = 0;
+    this.#built = false;
     this.store.clear();
-    this.#build();
     return stopped.then(() => {
       if (!this.#stopped) this.store.clear();
     });
   }
 
-  /** Builds the watches into `#watchers`; what they change reaches every listener as requests. */
+  /** Builds the watches into `#watchers` once per start; what they change reaches every listener as requests. */
   #build(): void {
+    if (this.#built) return;
+    this.#built = true;
     this.#watchers.push(...this.#make(this.store, (keys, priority) => {
       const requests = this.#requests(keys);
       for (const listener of this.#listeners) listener(requests, priority);

@@ -82,13 +82,15 @@ Deno.test("Informer.addListener() with replay first tells what is cached; withou
   await informer.stopped;
 });
 
-Deno.test("Informer builds its watches at once, starts them once and settles stopped only after they stopped", async () => {
+Deno.test("Informer builds its watches on first use, starts them once and settles stopped only after they stopped", async () => {
   const { informer, client, start, made } = setup([obj("a", "1")]);
   client.releaseEvents();
   let stopped = false;
   await informer.stopped; // never started: settles at once
   assert.equal(informer.started, false);
-  assert.equal(informer.watchers.length, 1, "built before start, so health can read it");
+  assert.equal(made(), 0, "an informer nobody read or started holds no watch");
+  assert.equal(informer.watchers.length, 1, "built when read before start, so health can read it");
+  assert.equal(made(), 1);
   assert.equal(informer.watchers[0].snapshot().phase, "connecting");
   assert.equal(client.lists, 0, "nothing listed before start");
   const abort = new AbortController();
@@ -118,6 +120,7 @@ Deno.test("Informer.stop() stops the watches and empties the store; start then b
   assert.deepEqual([informer.store.size, seen], [1, ["prod:ns/a@low"]]);
   const before = informer.watchers[0];
   await informer.stop();
+  assert.equal(made(), 1, "stop builds nothing");
   assert.deepEqual([informer.started, informer.watchers.length, informer.store.size], [false, 1, 0]);
   assert.notEqual(informer.watchers[0], before, "built afresh");
   assert.equal(abort.signal.aborted, false, "stop aborts only the informer's own watches");
