@@ -238,14 +238,19 @@ Deno.test("Certificate rotation: a 12 s serving certificate renewed every 8 s wh
     const body = website(ns.name, "loop", { image: "web:1", content: "x" }, { strict: "true" });
     const failures: string[] = [];
     let applies = 0;
-    const until = Date.now() + 18_000;
-    while (Date.now() < until) {
+    const rotations = () => hub.logs.filter((l) => l.includes("webhook certificate rotated")).length;
+    // Applies run until two renewals happened, and once more after the second: the loop spans both, whatever the
+    // machine's load does to when they come (about every 8 s; a loaded machine makes a key more slowly).
+    const started = Date.now();
+    let after = 0;
+    while (after < 1 && Date.now() - started < 90_000) {
+      if (rotations() >= 2) after++;
       const r = await apply("prod", body, "--dry-run=server");
       applies++;
       if (r.code !== 0) failures.push(r.stderr.trim());
     }
-    const rotations = hub.logs.filter((l) => l.includes("webhook certificate rotated")).length;
-    assert.ok(rotations >= 2, `renewed ${rotations} times in 18 s`);
+    const seconds = Math.round((Date.now() - started) / 1000);
+    assert.ok(rotations() >= 2, `renewed ${rotations()} times in ${seconds} s of applies (expected 2 within 90 s)`);
     assert.deepEqual(failures, [], `${failures.length} of ${applies} dry-run applies failed`);
     const metrics = (await hub.get("/metrics")).text;
     const answered = metrics.match(
