@@ -124,7 +124,7 @@ export function watchOtherResources(
     informer.start(signal);
     runs.push(informer.stopped);
   }
-  if (refreshed.length) runs.push(settledAfter(signal, shared));
+  if (refreshed.length) runs.push(settledAfter(shared));
   const refresh = () => {
     for (const r of refreshed) r.refresh();
   };
@@ -158,12 +158,12 @@ interface RefreshedContext {
   live: Set<Promise<void>> | undefined;
 }
 
-/** Settles once `signal` aborted and every run in `r.live` then settled (none starts after the abort). */
-function settledAfter(signal: AbortSignal, r: RefreshedContext): Promise<void> {
+/** Settles once `r.signal` aborted and every run in `r.live` then settled (none starts after the abort). */
+function settledAfter(r: RefreshedContext): Promise<void> {
   return new Promise<void>((resolve) => {
     const done = () => Promise.all(r.live ?? []).then(() => resolve());
-    if (signal.aborted) done();
-    else signal.addEventListener("abort", done, { once: true });
+    if (r.signal.aborted) done();
+    else r.signal.addEventListener("abort", done, { once: true });
   });
 }
 

@@ -30,11 +30,7 @@ export class TransportPool {
   acquire(auth: ClusterAuth, fp: string): Transport {
     let t = this.#current;
     if (!t || t.fp !== fp) {
-      if (t) {
-        t.retired = true;
-        if (t.inflight === 0) closeQuietly(t);
-        else (this.#retired ??= new Set()).add(t);
-      }
+      if (t) this.#retire(t);
       t = this.#current = this.#make(auth, fp);
     }
     t.inflight++;

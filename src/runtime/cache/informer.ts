@@ -37,8 +37,8 @@ export interface InformerOptions {
  * - a listener added with `replay` is first told every key cached at that moment (at that priority), so one that joins
  *   a watch already running misses nothing;
  * - the watches are built on first use (`watchers` or `start`, so an informer never used holds none; their snapshots
- *   read `connecting` until started) and start once: `start` again does nothing until `stop`; `stopped` settles once every watch it started stopped (at once when it never
- *   started);
+ *   read `connecting` until started) and start once: `start` again does nothing until `stop`; `stopped` settles once
+ *   every watch it started stopped (at once when it never started);
  * - the store is filled only by the watches (and by writes through clients given this store); it is emptied only by
  *   `stop`, never when `start`'s signal aborts.
  *
