@@ -147,7 +147,14 @@ async function goScaleRun(cfg: Config, names: string[], cl: BenchCluster[], bin:
 
 interface ScaleResult {
   createSeconds: number;
-  firstStart: { readySeconds: number; drainSeconds: number; objectsPerSecond: number; peakRssMb: number };
+  /** `cpuMsPerObject`: the hub's CPU from spawn to drained (the watch of every UUID seen), over the objects. */
+  firstStart: {
+    readySeconds: number;
+    drainSeconds: number;
+    objectsPerSecond: number;
+    peakRssMb: number;
+    cpuMsPerObject: number;
+  };
   runs: { readySeconds: number; idleSeconds: number; rssMb: number; peakRssMb: number; cpuMs: number }[];
 }
 
@@ -169,17 +176,19 @@ async function scaleRuns(cfg: Config, names: string[], cl: BenchCluster[]): Prom
         const readyAt = performance.now();
         await Promise.all(watches.map((w) => w.waitCount(S, 600_000)));
         const drainSeconds = (performance.now() - readyAt) / 1000;
+        const cpuMsPerObject = hub.cpuMs() / (S * cl.length);
         await hub.waitIdle(400);
         first = {
           readySeconds,
           drainSeconds,
           objectsPerSecond: S * cl.length / drainSeconds,
           peakRssMb: hub.memory().peak,
+          cpuMsPerObject,
         };
         log(
           `scale: first start ready in ${round(readySeconds, 2)} s, ${S * cl.length} writes in ${
             round(drainSeconds, 1)
-          } s, peak RSS ${round(first.peakRssMb, 1)} MB`,
+          } s, ${round(cpuMsPerObject, 3)} ms of hub CPU per object, peak RSS ${round(first.peakRssMb, 1)} MB`,
         );
       } finally {
         await hub.stop();
