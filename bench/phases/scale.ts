@@ -147,12 +147,12 @@ async function goScaleRun(cfg: Config, names: string[], cl: BenchCluster[], bin:
 
 interface ScaleResult {
   createSeconds: number;
-  /** `cpuMsPerObject`: the hub's CPU from spawn to drained (the watch of every UUID seen), over the objects. */
   firstStart: {
     readySeconds: number;
     drainSeconds: number;
     objectsPerSecond: number;
     peakRssMb: number;
+    /** The hub's CPU from spawn to drained (the watch of every UUID seen), over the objects. */
     cpuMsPerObject: number;
   };
   runs: { readySeconds: number; idleSeconds: number; rssMb: number; peakRssMb: number; cpuMs: number }[];
