@@ -68,7 +68,10 @@ async function registeredKubeconfig(
   return { server, caPem: atob(ca), token: doc.users[0].user.token };
 }
 
-/** Every object cluster:add labels as its own, as `kind/name` (namespaces with their phase). */
+/**
+ * Every object cluster:add labels as its own, as `kind/name/phase/deletionTimestamp` (the phase is a namespace's; the
+ * timestamp is set once the object was deleted and something, such as the apiserver's own finalizer, still holds it).
+ */
 async function leftovers(kubectl: (args: string[]) => Promise<string>): Promise<string[]> {
   const out = await kubectl([
     "get",
@@ -77,7 +80,7 @@ async function leftovers(kubectl: (args: string[]) => Promise<string>): Promise<
     "-l",
     OURS,
     "-o",
-    'jsonpath={range .items[*]}{.kind}/{.metadata.name}/{.status.phase}{"\\n"}{end}',
+    'jsonpath={range .items[*]}{.kind}/{.metadata.name}/{.status.phase}/{.metadata.deletionTimestamp}{"\\n"}{end}',
   ]);
   return out.split("\n").filter(Boolean);
 }
@@ -169,22 +172,13 @@ Deno.test("cluster:add twice registers a fresh cluster through a Secret in the h
     const removed = await clusterTask("remove", [...cli, "--purge"]);
     assert.equal(removed.code, 0, removed.out);
     await hub.waitStatus((s) => !(target.name in s.clusters), HANG_GUARD_MS, "the removed cluster gone");
-    // The private target runs no kube-controller-manager, so its deleted namespace stays Terminating: allow only that.
-    // A deleted CRD lingers while the apiserver removes its objects: wait for it (hang guard), then compare.
-    let left: string[] = [];
-    const deadlineLeft = Date.now() + HANG_GUARD_MS;
-    do {
-      left = (await leftovers((a) => target.kubectl(a))).filter((l) => l !== "Namespace/operator-hub/Terminating");
-      if (left.length) await new Promise((r) => setTimeout(r, 500));
-    } while (left.length && Date.now() < deadlineLeft);
-    // A CRD still there: its finalizer and conditions say why (seen once under load: mirrors lingered past 90 s).
-    const why = await Promise.all(
-      left.filter((l) => l.startsWith("CustomResourceDefinition/")).map((l) =>
-        target.kubectl(["get", "crd", l.split("/")[1], "-o", "jsonpath={.metadata.finalizers} {.status.conditions}"])
-          .catch((err) => String(err))
-      ),
-    );
-    assert.deepEqual(left, [], why.join("\n"));
+    // Everything cluster:add created in the target was deleted. What the apiserver itself still holds is allowed:
+    // the namespace stays Terminating (the private target runs no kube-controller-manager), and a deleted CRD waits
+    // on the apiserver's customresourcecleanup finalizer, which can take minutes when the CRD's watch cache is still
+    // (re)initializing (InstanceDeletionFailed, as operator-framework/operator-controller#1437 saw). Each of those
+    // carries a deletionTimestamp; an object without one is something --purge did not delete.
+    const notDeleted = (await leftovers((a) => target.kubectl(a))).filter((l) => l.endsWith("/"));
+    assert.deepEqual(notDeleted, [], "objects --purge left undeleted in the target");
     assert.deepEqual(await leftovers((a) => kubectlOk("prod", a)), []);
     assert.equal((await kubectlOk("prod", ["get", "secrets", "-n", ns.name, "-o", "name"])).trim(), "");
   } finally {
