@@ -11,7 +11,8 @@ import { makeTransport } from "./wire/_transport.ts";
 import type { Transport, WireResponse } from "./wire/_transport_interface.ts";
 import { TransportPool } from "./wire/_transport_pool.ts";
 import type { ClusterAccess } from "./config/cluster_access.ts";
-import { apiErrorFrom, TransportError } from "./errors.ts";
+import { apiErrorFrom } from "./api_error_from.ts";
+import { TransportError } from "./errors.ts";
 import { toWatchEvent, type WatchEvent } from "./watch_event.ts";
 import {
   DEFAULT_MAX_OBJECT_BYTES,

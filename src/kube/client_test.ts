@@ -5,7 +5,7 @@ import { VirtualClock } from "../util/mod.ts";
 import { NdjsonDecoder, NdjsonError } from "./wire/_ndjson.ts";
 import { type FetchLike, KubeClient, type WatchEvent } from "./client.ts";
 import { PARTIAL_METADATA_ACCEPT, PARTIAL_METADATA_LIST_ACCEPT, type ResponseInfo } from "./client_options.ts";
-import { ApiError, apiErrorFrom, TransportError } from "./errors.ts";
+import { ApiError, TransportError } from "./errors.ts";
 import type { ClusterAccess, ClusterAuth } from "./config/cluster_access.ts";
 
 // Two self-signed public test CA certificates (no keys), so Deno.createHttpClient accepts them.
@@ -134,51 +134,6 @@ Deno.test("NdjsonDecoder rejects a line that is not JSON without quoting it", ()
 });
 
 // --- Status mapping --------------------------------------------------------------------------
-
-Deno.test("apiErrorFrom() takes reason and message from a Status body", () => {
-  const err = apiErrorFrom(
-    { method: "PATCH", path: "/apis/demo.operator/v1/namespaces/a/uuid/x/status" },
-    409,
-    {
-      body: JSON.stringify({
-        kind: "Status",
-        apiVersion: "v1",
-        status: "Failure",
-        message: 'Operation cannot be fulfilled on uuid.demo.operator "x": the object has been modified',
-        reason: "Conflict",
-        details: { name: "x", group: "demo.operator", kind: "uuid" },
-        code: 409,
-      }),
-    },
-  );
-  assert.equal(err.name, "ApiError");
-  assert.equal(err.status, 409);
-  assert.equal(err.reason, "Conflict");
-  assert.equal(
-    err.message,
-    'PATCH /apis/demo.operator/v1/namespaces/a/uuid/x/status: 409 Conflict: Operation cannot be fulfilled on uuid.demo.operator "x": the object has been modified',
-  );
-});
-
-Deno.test("apiErrorFrom() derives the reason from the status when the body is not a Status", () => {
-  const e401 = apiErrorFrom({ method: "GET", path: "/api" }, 401, { body: "" });
-  assert.equal(e401.reason, "Unauthorized");
-  assert.equal(e401.message, "GET /api: 401 Unauthorized");
-  const e503 = apiErrorFrom({ method: "GET", path: "/x" }, 503, { body: "<html>\nbusy</html>", retryAfter: "7" });
-  assert.equal(e503.reason, "ServiceUnavailable");
-  assert.equal(e503.retryAfterSeconds, 7);
-  assert.equal(e503.message, "GET /x: 503 Service Unavailable: <html>");
-  const e429 = apiErrorFrom({ method: "GET", path: "/x" }, 429, {
-    body: { kind: "Status", reason: "TooManyRequests", message: "slow down", details: { retryAfterSeconds: 3 } },
-  });
-  assert.equal(e429.retryAfterSeconds, 3);
-  const gone = apiErrorFrom({ method: "GET", path: "/w" }, 410, {
-    body: { kind: "Status", code: 410, reason: "Expired", message: "too old resource version: 1 (2)" },
-  });
-  assert.equal(gone.reason, "Expired");
-});
-
-// --- KubeClient with an injected fetch ---------------------------------------------------------
 
 Deno.test("KubeClient.request() sends JSON with credentials and maps a Status error to ApiError without headers", async () => {
   const access = new FakeAccess();

@@ -2,7 +2,6 @@
 import assert from "node:assert/strict";
 import {
   ApiError,
-  apiErrorFrom,
   AuthError,
   ConfigError,
   failureStateOf,
@@ -97,22 +96,4 @@ Deno.test("failureStateOf maps a TooLargeError (a body or watch event over --max
   assert.equal(err.name, "TooLargeError");
   assert.equal(failureStateOf(err), "too-large");
   assert.equal(failureStateOf({ name: "TooLargeError" }), "too-large");
-});
-
-Deno.test("apiErrorFrom prefers the Retry-After header over details.retryAfterSeconds", () => {
-  const body = { kind: "Status", reason: "TooManyRequests", message: "slow down", details: { retryAfterSeconds: 9 } };
-  const req = { method: "GET", path: "/x" };
-  assert.equal(apiErrorFrom(req, 429, { body, retryAfter: " 2 " }).retryAfterSeconds, 2);
-  assert.equal(apiErrorFrom(req, 429, { body }).retryAfterSeconds, 9);
-  assert.equal(apiErrorFrom(req, 429, { body, retryAfter: "Wed, 21 Oct 2015 07:28:00 GMT" }).retryAfterSeconds, 9);
-});
-
-Deno.test("apiErrorFrom keeps only a short first line of a body that is not a Status", () => {
-  const req = { method: "GET", path: "/x" };
-  const html = `<html>${"x".repeat(300)}\nsecond line`;
-  const err = apiErrorFrom(req, 502, { body: html });
-  assert.equal(err.statusMessage.length, 203);
-  assert.ok(err.statusMessage.endsWith("..."));
-  assert.doesNotMatch(err.message, /second line/);
-  assert.equal(apiErrorFrom(req, 503, { body: "" }).statusMessage, "");
 });

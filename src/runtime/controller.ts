@@ -9,7 +9,7 @@ import {
   type Reconciler,
   TerminalError,
 } from "./reconciler.ts";
-import type { KubeResourceClient } from "./resource_client.ts";
+import type { KubeResourceClient } from "./kube_resource_client.ts";
 
 export type ReconcileOutcome = "success" | "error" | "requeue_after" | "terminal";
 

@@ -4,7 +4,7 @@ import { FairWorkQueue } from "../queue/mod.ts";
 import { silentLogger, VirtualClock } from "../util/mod.ts";
 import { Controller, type ReconcileOutcome } from "./controller.ts";
 import { type Reconciler, type Request, TerminalError } from "./reconciler.ts";
-import { KubeResourceClient } from "./resource_client.ts";
+import { KubeResourceClient } from "./kube_resource_client.ts";
 import { requestOf, Store, trimObject } from "./cache/store.ts";
 
 const target = (reconcile: Reconciler["reconcile"]) => {

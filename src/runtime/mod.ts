@@ -7,6 +7,7 @@ export * from "./controller.ts";
 export * from "./events.ts";
 export * from "./operator.ts";
 export * from "./resource_client.ts";
+export * from "./kube_resource_client.ts";
 export * from "./retry.ts";
 export * from "./health_state.ts";
 export * from "./background_tasks.ts";

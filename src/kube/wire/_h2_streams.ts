@@ -179,7 +179,10 @@ export class H2Streams {
         reject(abort.aborted ?? err);
       };
       stream.once("error", fail);
-      stream.once("close", () => fail(new H2StreamError("the stream closed before a response arrived")));
+      // Every stream closes, most of them long after their answer: the error (and its stack) only for one that had none.
+      stream.once("close", () => {
+        if (!answered) fail(new H2StreamError("the stream closed before a response arrived"));
+      });
     });
   }
 

@@ -7,6 +7,8 @@ import { Call } from "./_call.ts";
 import { H2StreamError, H2Streams, H2UnsupportedError } from "./_h2_streams.ts";
 import { FaultProxy } from "../../../dev/support/fault_proxy.ts";
 import { http1OnlyPeer } from "../../../dev/support/http1_only_peer.ts";
+import { STATE_DIR } from "../../../dev/clusters/_layout.ts";
+import * as http2 from "node:http2";
 
 function target() {
   requireClusters();
@@ -235,5 +237,28 @@ Deno.test("H2Streams gives up on a server that accepts the connection and never 
       } catch { /* closed */ }
     }
     await accepting.catch(() => {});
+  }
+});
+
+Deno.test("H2Streams rejects a request whose stream the server closes before any response, naming that", async () => {
+  const { ca } = target();
+  const certFile = `${STATE_DIR}/prod/certs/apiserver.crt`;
+  // A stand-in server with the prod apiserver's certificate that ends every stream (NO_ERROR) without answering.
+  const server = http2.createSecureServer({
+    cert: Deno.readTextFileSync(certFile),
+    key: Deno.readTextFileSync(certFile.replace(/\.crt$/, ".key")),
+  });
+  server.on("stream", (stream) => stream.close());
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  const h2 = new H2Streams({ origin: `https://127.0.0.1:${port}`, caCerts: [ca], rejectUnauthorized: true });
+  try {
+    await assert.rejects(
+      h2.request("GET", "/api/v1/namespaces", {}, newCall()),
+      (err) => err instanceof H2StreamError && /the stream closed before a response arrived/.test(err.message),
+    );
+  } finally {
+    h2.close();
+    await new Promise((resolve) => server.close(resolve));
   }
 });
