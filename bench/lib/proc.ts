@@ -10,10 +10,53 @@ export function cpuMs(pid: number): number {
   } catch {
     return NaN;
   }
-  // Field 2 (comm) may hold spaces: count fields from the closing parenthesis.
+  // utime and stime are fields 14 and 15, counted from after the comm field (which may hold spaces).
+  return statCpu(text).ms;
+}
+
+/** User plus system ticks of one /proc `stat` line, in milliseconds, and its comm (the thread's or process's name). */
+export function statCpu(text: string): { name: string; ms: number } {
+  // Field 2 (comm) may hold spaces and parentheses: it runs from the first "(" to the last ")".
+  const name = text.slice(text.indexOf("(") + 1, text.lastIndexOf(")"));
   const rest = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  // rest[0] is field 3 (state); utime and stime are fields 14 and 15.
-  return (Number(rest[11]) + Number(rest[12])) * 1000 / TICKS_PER_SECOND;
+  return { name, ms: (Number(rest[11]) + Number(rest[12])) * 1000 / TICKS_PER_SECOND };
+}
+
+/**
+ * CPU time of each of `pid`'s threads (/proc/<pid>/task/<tid>/stat), summed by thread name, in milliseconds: for a
+ * Deno process, `deno` is the main thread (JavaScript, and the Tokio event loop with its TLS and sockets), `V8
+ * DefaultWorke` V8's background threads (concurrent marking, sweeping, compilation), `tokio-runtime-w` blocking work.
+ * Empty when the process is gone. Threads that ended between two readings are missing from the later one.
+ */
+export function cpuMsByThread(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const e of Deno.readDirSync(`/proc/${pid}/task`)) {
+      try {
+        const { name, ms } = statCpu(Deno.readTextFileSync(`/proc/${pid}/task/${e.name}/stat`));
+        out.set(name, (out.get(name) ?? 0) + ms);
+      } catch {
+        // The thread ended while listing.
+      }
+    }
+  } catch {
+    // The process is gone.
+  }
+  return out;
+}
+
+/** Per thread name, the CPU between two `cpuMsByThread` readings as percent of one core over `ms`; zeros left out. */
+export function cpuPctByThread(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  ms: number,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, v] of after) {
+    const d = v - (before.get(name) ?? 0);
+    if (d > 0) out[name] = Math.round(d / ms * 100 * 1000) / 1000;
+  }
+  return out;
 }
 
 /** Sum of `cpuMs` over several processes, skipping any that are gone. */

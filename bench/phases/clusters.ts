@@ -11,7 +11,7 @@ import { runTaskV8Flags, sleep } from "../lib/hub.ts";
 import { log } from "../lib/run.ts";
 import { round, summarize } from "../lib/stats.ts";
 import type { PhaseContext } from "./user_phases.ts";
-import { cpuMs, memoryMb } from "../lib/proc.ts";
+import { cpuMs, cpuMsByThread, cpuPctByThread, memoryMb } from "../lib/proc.ts";
 import {
   ensureTenantNamespaces,
   removeTenantNamespaces,
@@ -29,6 +29,8 @@ export interface ClustersRun {
   rssMib: number;
   /** Hub CPU over the idle window, percent of one core. */
   idleCpuPct?: number;
+  /** The same window by thread name (bench/lib/proc.ts `cpuMsByThread`): main thread, V8's workers, Tokio's. */
+  idleCpuPctByThread?: Record<string, number>;
   /** Create → `status.uuid` seen, for a Uuid in the last cluster while the others idle. */
   uuidLatencySeconds?: number;
   /** Hub CPU from spawn to ready (process start, kubeconfig, every cluster's engage to `watching`), ms. */
@@ -96,9 +98,11 @@ export async function clustersRun(all: Tenant[], n: number, options: ClustersRun
     const rssMib = await settledRss(hub.pid, options.settleMs ?? 15_000, options.stableMs ?? 0);
     const out: ClustersRun = { clusters: n, readySeconds, rssMib, startupCpuMs };
     if (options.idleMs) {
-      const c0 = cpuMs(hub.pid), t0 = performance.now();
+      const c0 = cpuMs(hub.pid), threads0 = cpuMsByThread(hub.pid), t0 = performance.now();
       await sleep(options.idleMs);
-      out.idleCpuPct = (cpuMs(hub.pid) - c0) / (performance.now() - t0) * 100;
+      const ms = performance.now() - t0;
+      out.idleCpuPct = (cpuMs(hub.pid) - c0) / ms * 100;
+      out.idleCpuPctByThread = cpuPctByThread(threads0, cpuMsByThread(hub.pid), ms);
     }
     if (options.latency) out.uuidLatencySeconds = await uuidLatency(list[list.length - 1]);
     options.log?.(

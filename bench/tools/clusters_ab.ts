@@ -188,6 +188,7 @@ async function main(): Promise<void> {
           hubSockets: sockets,
           rssMib: values["settle-s"] !== "0" ? Math.round(run.rssMib * 10) / 10 : undefined,
           idleCpuPct: run.idleCpuPct,
+          idleCpuPctByThread: run.idleCpuPctByThread,
         };
         console.log(JSON.stringify(row));
         (results[label] ??= []).push(row);

@@ -4,6 +4,9 @@
 // Usage:
 //   deno task bench --phases throughput --reps 1 --hub-deno-flag=--cpu-prof --hub-deno-flag=--cpu-prof-dir=/tmp/prof
 //   deno run --allow-read bench/tools/cpuprofile_summary.ts /tmp/prof/<file>.cpuprofile [units, e.g. 3000 objects]
+//     [--from-s S] [--to-s S]   only the samples taken S seconds after the profile started (an idle window)
+
+import { parseArgs } from "node:util";
 
 interface CallFrame {
   functionName: string;
@@ -19,6 +22,13 @@ interface Profile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
+  startTime: number;
+}
+
+/** Which samples count, in seconds from the profile's start. */
+interface Window {
+  fromS: number;
+  toS: number;
 }
 
 /** Runtime areas, matched on the leaf frame's URL and function name. First match wins. */
@@ -36,7 +46,7 @@ const AREAS: [RegExp, string][] = [
   [/\/src\//, "own code (src/)"],
 ];
 
-function summarize(file: string, units: number): string {
+function summarize(file: string, units: number, window: Window = { fromS: 0, toS: Infinity }): string {
   const prof = JSON.parse(Deno.readTextFileSync(file)) as Profile;
   const nodes = new Map(prof.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -44,10 +54,12 @@ function summarize(file: string, units: number): string {
   const areas = new Map<string, number>();
   const own = new Map<string, number>();
   const otherLeaves = new Map<string, number>();
-  let total = 0, loading = 0;
+  let total = 0, loading = 0, at = prof.startTime;
   for (let i = 0; i < prof.samples.length; i++) {
     const id = prof.samples[i];
     const t = prof.timeDeltas[i] ?? 0;
+    at += t;
+    if (at < prof.startTime + window.fromS * 1e6 || at > prof.startTime + window.toS * 1e6) continue;
     const leaf = nodes.get(id)!.callFrame;
     if (leaf.functionName === "(idle)") continue;
     let isLoading = false;
@@ -79,8 +91,14 @@ function summarize(file: string, units: number): string {
   const busy = total - loading;
   const per = (us: number) => units > 1 ? `${(us / units).toFixed(0).padStart(6)} µs/unit` : "";
   const pct = (us: number) => `${(100 * us / busy).toFixed(1).padStart(5)}%`;
+  const span = Number.isFinite(window.toS) ? `, ${window.fromS}–${window.toS} s after its start` : "";
+  const share = Number.isFinite(window.toS)
+    ? ` (${(total / 1e4 / (window.toS - window.fromS)).toFixed(3)} % of a core)`
+    : "";
   const lines = [
-    `${file}: ${(total / 1000).toFixed(0)} ms non-idle, of which ${(loading / 1000).toFixed(0)} ms module loading`,
+    `${file}${span}: ${(total / 1000).toFixed(0)} ms non-idle${share}, of which ${
+      (loading / 1000).toFixed(0)
+    } ms module loading`,
     "",
     "by runtime area (leaf frame):",
     ...[...areas].sort((a, b) => b[1] - a[1]).map(([k, t]) => `${pct(t)} ${per(t)}  ${k}`),
@@ -95,9 +113,20 @@ function summarize(file: string, units: number): string {
 }
 
 if (import.meta.main) {
-  if (!Deno.args[0]) {
-    console.error("usage: deno run --allow-read bench/tools/cpuprofile_summary.ts FILE.cpuprofile [units]");
+  const { values, positionals } = parseArgs({
+    args: Deno.args,
+    options: { "from-s": { type: "string", default: "0" }, "to-s": { type: "string" } },
+    allowPositionals: true,
+  });
+  const window = {
+    fromS: Number(values["from-s"]),
+    toS: values["to-s"] === undefined ? Infinity : Number(values["to-s"]),
+  };
+  if (!positionals[0] || !(window.fromS >= 0) || !(window.toS > window.fromS)) {
+    console.error(
+      "usage: deno run --allow-read bench/tools/cpuprofile_summary.ts FILE.cpuprofile [units] [--from-s S] [--to-s S]",
+    );
     Deno.exit(2);
   }
-  console.log(summarize(Deno.args[0], Number(Deno.args[1] ?? 1)));
+  console.log(summarize(positionals[0], Number(positionals[1] ?? 1), window));
 }
