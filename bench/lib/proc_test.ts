@@ -13,7 +13,7 @@ Deno.test("cpuPctByThread gives each thread name's share of one core over the wi
   assert.deepEqual(cpuPctByThread(before, after, 60_000), { deno: 0.25, "V8 DefaultWorke": 0.05, new: 0.01 });
 });
 
-Deno.test("cpuMsByThread reads this process's threads, whose total is its CPU, and is empty for a process that is gone", () => {
+Deno.test("cpuMsByThread reads this process's threads, its main thread among them, and is empty for a process that is gone", () => {
   const mine = cpuMsByThread(Deno.pid);
   assert.ok(mine.size >= 1, "at least the main thread");
   const main = Deno.readTextFileSync(`/proc/${Deno.pid}/stat`);
