@@ -1,5 +1,6 @@
 // An ApiError from an apiserver's error response: its metav1.Status body, or the first line of anything else.
 
+import { isRecord } from "../util/mod.ts";
 import { ApiError } from "./errors.ts";
 
 /**
@@ -46,8 +47,4 @@ export function apiErrorFrom(
     details,
     retryAfterSeconds: fromHeader ?? fromDetails,
   });
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

@@ -1,5 +1,6 @@
 // A TypeBox (JSON Schema) schema made into the structural schema an apiextensions.k8s.io/v1 CRD's openAPIV3Schema holds.
 
+import { isRecord } from "../util/mod.ts";
 import { ResourceDefinitionError } from "./define_resource.ts";
 
 /**
@@ -121,10 +122,6 @@ export class StructuralSchemaError extends ResourceDefinitionError {
 
 function refuse(path: string, why: string): never {
   throw new StructuralSchemaError(path, why);
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
 function convert(input: unknown, path: string, depth: number): SchemaProps {

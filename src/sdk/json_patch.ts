@@ -1,6 +1,7 @@
 // jsonPatch(): the RFC 6902 JSON Patch that turns one JSON value into another (what a mutating webhook answers).
 
 import type { JsonPatchOperation } from "../runtime/mod.ts";
+import { isRecord } from "../util/mod.ts";
 
 /**
  * The operations that turn `from` into `to`, both plain JSON (objects, arrays, strings, numbers, booleans, null).
@@ -25,7 +26,7 @@ import type { JsonPatchOperation } from "../runtime/mod.ts";
  * ```
  */
 export function jsonPatch(from: unknown, to: unknown, path = ""): JsonPatchOperation[] {
-  if (isObject(from) && isObject(to)) {
+  if (isRecord(from) && isRecord(to)) {
     const ops: JsonPatchOperation[] = [];
     for (const key of Object.keys(from)) {
       if (from[key] !== undefined && (!(key in to) || to[key] === undefined)) {
@@ -44,10 +45,6 @@ export function jsonPatch(from: unknown, to: unknown, path = ""): JsonPatchOpera
   return [{ op: "replace", path, value: clone(to) }];
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
 function escape(key: string): string {
   return key.replaceAll("~", "~0").replaceAll("/", "~1");
 }
@@ -62,7 +59,7 @@ export function equal(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) || Array.isArray(b)) {
     return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => equal(x, b[i]));
   }
-  if (!isObject(a) || !isObject(b)) return false;
+  if (!isRecord(a) || !isRecord(b)) return false;
   const keys = (o: Record<string, unknown>) => Object.keys(o).filter((k) => o[k] !== undefined);
   const ka = keys(a);
   return ka.length === keys(b).length && ka.every((k) => k in b && equal(a[k], b[k]));
@@ -84,7 +81,7 @@ export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOperation[])
     const last = parts.pop()!;
     let parent: unknown = root;
     for (const p of parts) {
-      parent = Array.isArray(parent) ? parent[Number(p)] : isObject(parent) ? parent[p] : undefined;
+      parent = Array.isArray(parent) ? parent[Number(p)] : isRecord(parent) ? parent[p] : undefined;
       if (parent === undefined) throw new Error(`JSON Patch path ${op.path} does not resolve`);
     }
     if (Array.isArray(parent)) {
@@ -92,7 +89,7 @@ export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOperation[])
       if (op.op === "remove") parent.splice(i, 1);
       else if (op.op === "add") parent.splice(i, 0, clone(op.value));
       else parent[i] = clone(op.value);
-    } else if (isObject(parent)) {
+    } else if (isRecord(parent)) {
       if (op.op === "remove") {
         if (!(last in parent)) throw new Error(`JSON Patch remove of a missing ${op.path}`);
         delete parent[last];

@@ -5,3 +5,4 @@ export * from "./logger.ts";
 export * from "./log_burst.ts";
 export * from "./semaphore.ts";
 export * from "./bytes.ts";
+export * from "./records.ts";

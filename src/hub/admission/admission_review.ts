@@ -2,6 +2,7 @@
 // read by review_body.ts).
 
 import type { AdmissionOperation, AdmissionRequest, AdmissionVerdict, StoredObject } from "../../runtime/mod.ts";
+import { isRecord } from "../../util/mod.ts";
 
 /** The largest AdmissionReview body read (object and oldObject of an object up to etcd's 1.5 MiB, and room). */
 export const MAX_REVIEW_BYTES = 4 * 1024 * 1024;
@@ -67,11 +68,11 @@ export function parseReview(body: Uint8Array, cluster: string): AdmissionRequest
   } catch {
     throw new ReviewInputError(400, "the body is not JSON: send an admission.k8s.io/v1 AdmissionReview");
   }
-  const review = record(doc, "the body");
+  const review = requiredRecord(doc, "the body");
   if (review.apiVersion !== "admission.k8s.io/v1" || review.kind !== "AdmissionReview") {
     throw new ReviewInputError(400, "the body is not an admission.k8s.io/v1 AdmissionReview (apiVersion, kind)");
   }
-  const r = record(review.request, "request");
+  const r = requiredRecord(review.request, "request");
   if (typeof r.uid !== "string" || r.uid === "" || r.uid.length > 128) {
     throw new ReviewInputError(400, "request.uid must be a string of 1 to 128 characters");
   }
@@ -80,7 +81,7 @@ export function parseReview(body: Uint8Array, cluster: string): AdmissionRequest
   }
   const object = optionalObject(r.object, "request.object");
   const oldObject = optionalObject(r.oldObject, "request.oldObject");
-  const userInfo = r.userInfo === undefined ? {} : record(r.userInfo, "request.userInfo");
+  const userInfo = r.userInfo === undefined ? {} : requiredRecord(r.userInfo, "request.userInfo");
   for (const f of ["namespace", "name", "subResource"] as const) {
     if (r[f] !== undefined && typeof r[f] !== "string") {
       throw new ReviewInputError(400, `request.${f} must be a string`);
@@ -114,17 +115,16 @@ export function parseReview(body: Uint8Array, cluster: string): AdmissionRequest
   };
 }
 
-function record(v: unknown, what: string): Record<string, unknown> {
-  if (v === null || typeof v !== "object" || Array.isArray(v)) {
-    throw new ReviewInputError(400, `${what} must be an object`);
-  }
-  return v as Record<string, unknown>;
+/** `v` as a plain object, or a 400 naming `what`. */
+function requiredRecord(v: unknown, what: string): Record<string, unknown> {
+  if (!isRecord(v)) throw new ReviewInputError(400, `${what} must be an object`);
+  return v;
 }
 
 function optionalObject(v: unknown, what: string): StoredObject | undefined {
   if (v === undefined || v === null) return undefined;
-  const o = record(v, what);
-  const meta = record(o.metadata ?? {}, `${what}.metadata`);
+  const o = requiredRecord(v, what);
+  const meta = requiredRecord(o.metadata ?? {}, `${what}.metadata`);
   for (const f of ["name", "namespace", "generateName"]) {
     if (meta[f] !== undefined && typeof meta[f] !== "string") {
       throw new ReviewInputError(400, `${what}.metadata.${f} must be a string`);

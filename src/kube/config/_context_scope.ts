@@ -1,6 +1,7 @@
 // A kubeconfig context's opt-in to namespaced access: the `operator-hub` extension with `scope: namespace`.
 
-import { record, str } from "./_fields.ts";
+import { str } from "./_fields.ts";
+import { record } from "../../util/mod.ts";
 import { ConfigError } from "../errors.ts";
 
 /** The name of the context extension the hub reads (kubectl keeps unknown extensions as they are). */

@@ -96,10 +96,6 @@ export function envGetter(env: EnvSource | undefined): (key: string) => string |
   return (k) => env[k];
 }
 
-export function record(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === "object" && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
-}
-
 export function str(v: unknown): string | undefined {
   return typeof v === "string" && v !== "" ? v : undefined;
 }

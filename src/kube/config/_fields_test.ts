@@ -8,12 +8,12 @@ import {
   fileField,
   isHttpUrl,
   pem,
-  record,
   str,
   unreadable,
   withoutUserInfo,
 } from "./_fields.ts";
 import { ConfigError } from "../errors.ts";
+import { record } from "../../util/mod.ts";
 
 const PEM = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
 

@@ -7,7 +7,8 @@ import type { Cluster as KnCluster, KubeConfig, User as KnUser } from "@kubernet
 export type { KnCluster, KnUser };
 import type { RequestOptions } from "node:https";
 import { basename } from "node:path";
-import { base64, pem, record } from "./_fields.ts";
+import { base64, pem } from "./_fields.ts";
+import { record } from "../../util/mod.ts";
 import { fsReason, TokenFile } from "./_token_file.ts";
 import type { ClusterAccess, ClusterAuth } from "./cluster_access.ts";
 import { AuthError } from "../errors.ts";

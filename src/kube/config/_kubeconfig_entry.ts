@@ -2,9 +2,9 @@
 // ConfigError that names the entry, its context and its file.
 
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { redact } from "../../util/mod.ts";
+import { record, redact } from "../../util/mod.ts";
 import type { KnCluster, KnUser } from "./_kubeconfig_access.ts";
-import { dataField, fileField, isHttpUrl, record, str, withoutUserInfo } from "./_fields.ts";
+import { dataField, fileField, isHttpUrl, str, withoutUserInfo } from "./_fields.ts";
 import { authProviderError } from "./credential_policy.ts";
 import { ConfigError } from "../errors.ts";
 

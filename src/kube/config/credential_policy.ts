@@ -2,7 +2,7 @@
 // only, https only, exec plugins only from --exec-plugin-allowlist. Pure: looks at parsed YAML, reads nothing.
 
 import { basename } from "node:path";
-import { redact } from "../../util/mod.ts";
+import { record, redact } from "../../util/mod.ts";
 
 /**
  * The rules an untrusted kubeconfig is held to (`--exec-plugin-allowlist`, `--allow-http-servers`).
@@ -218,8 +218,4 @@ function isUnset(v: unknown): boolean {
 function shortCommand(command: string): string {
   const name = command.includes("/") ? basename(command) : command;
   return name.length > 80 ? `${name.slice(0, 77)}...` : name;
-}
-
-function record(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === "object" && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
 }

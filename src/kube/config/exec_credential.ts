@@ -2,7 +2,7 @@
 // KUBERNETES_EXEC_INFO with the cluster's info, an exact environment, a time limit, and a refresh before expiry.
 
 import { basename } from "node:path";
-import { type Clock, concatBytes, SystemClock } from "../../util/mod.ts";
+import { type Clock, concatBytes, record, SystemClock } from "../../util/mod.ts";
 import type { ClusterAccess, ClusterAuth } from "./cluster_access.ts";
 import { EXEC_PLUGIN_TIMEOUT_MS } from "./_kubeconfig_access.ts";
 import { AuthError } from "../errors.ts";
@@ -243,8 +243,4 @@ async function readCapped(stream: ReadableStream<Uint8Array>, max: number, tooMu
     chunks.push(chunk);
   }
   return concatBytes(chunks);
-}
-
-function record(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === "object" && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
 }

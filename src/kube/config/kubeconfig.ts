@@ -3,7 +3,8 @@
 
 import { join, resolve } from "node:path";
 import { parseKubeconfigYaml } from "./kubeconfig_yaml.ts";
-import { envGetter, type EnvSource, record, str } from "./_fields.ts";
+import { envGetter, type EnvSource, str } from "./_fields.ts";
+import { record } from "../../util/mod.ts";
 import { contextNamespaceScope } from "./_context_scope.ts";
 import { KubeconfigAccess } from "./_kubeconfig_access.ts";
 import { type Entry, toCluster, toUser } from "./_kubeconfig_entry.ts";

@@ -3,7 +3,7 @@
 
 import { parseKubeconfigYaml } from "./kubeconfig_yaml.ts";
 import type { UntrustedKubeconfigParser } from "./kubeconfig_parser.ts";
-import { oneLine } from "../../util/mod.ts";
+import { oneLine, record } from "../../util/mod.ts";
 import { ConfigError } from "../errors.ts";
 import type { ClusterAccess } from "./cluster_access.ts";
 import { type CredentialPolicy, untrustedContextProblems } from "./credential_policy.ts";
@@ -225,8 +225,4 @@ async function digest(value: unknown): Promise<string> {
   const bytes = new TextEncoder().encode(JSON.stringify(value));
   const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   return Array.from(hash.subarray(0, 12), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function record(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === "object" && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
 }

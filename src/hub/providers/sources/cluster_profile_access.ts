@@ -9,7 +9,7 @@ import {
   type ExecPluginSpec,
   untrustedContextProblems,
 } from "../../../kube/mod.ts";
-import { type Clock, oneLine, redact } from "../../../util/mod.ts";
+import { type Clock, oneLine, record, redact } from "../../../util/mod.ts";
 
 /** The ClusterProfile API's group/version and the condition that says a cluster may be used. */
 export const CLUSTER_PROFILE_API = "multicluster.x-k8s.io/v1alpha1";
@@ -329,8 +329,4 @@ function decodePem(b64: string): string | undefined {
 async function digest(value: unknown): Promise<string> {
   const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(JSON.stringify(value))));
   return Array.from(hash.subarray(0, 12), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function record(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === "object" && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
 }
