@@ -47,6 +47,8 @@ export class PeerProcess {
   readonly #done: Promise<Deno.CommandStatus>;
   readonly #pump: Promise<void>;
   readonly #contexts: string[];
+  /** The contexts that printed `synced` (kept apart from the log lines, which are trimmed). */
+  readonly #synced = new Set<string>();
   #exited: Deno.CommandStatus | undefined;
   #peakSampled = 0;
   #sampler: ReturnType<typeof setInterval>;
@@ -85,16 +87,36 @@ export class PeerProcess {
     return new PeerProcess(child, contexts, spawnedAt);
   }
 
+  /**
+   * Spawns the peer binary on every context of `kubeconfig` (the bench's tenant contexts), each watching its own
+   * context's namespace.
+   */
+  static startOnTenants(binary: string, kubeconfig: string, contexts: string[]): PeerProcess {
+    const spawnedAt = performance.now();
+    const child = new Deno.Command(binary, {
+      args: ["--kubeconfig", kubeconfig, "--context-namespace", "true"],
+      cwd: ROOT,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    return new PeerProcess(child, contexts, spawnedAt);
+  }
+
   async #read(stream: ReadableStream<Uint8Array>): Promise<void> {
     let buf = "";
     for await (const text of stream.pipeThrough(new TextDecoderStream())) {
       buf += text;
       const lines = buf.split("\n");
       buf = lines.pop()!;
-      this.logs.push(...lines.filter(Boolean));
+      for (const line of lines) {
+        if (line.startsWith("synced ")) this.#synced.add(line.slice(7));
+        else if (line) this.logs.push(line);
+      }
       if (this.logs.length > 2000) this.logs.splice(0, this.logs.length - 1000);
     }
-    if (buf) this.logs.push(buf);
+    if (buf.startsWith("synced ")) this.#synced.add(buf.slice(7));
+    else if (buf) this.logs.push(buf);
   }
 
   get pid(): number {
@@ -106,11 +128,14 @@ export class PeerProcess {
     const deadline = this.spawnedAt + timeoutMs;
     while (performance.now() < deadline) {
       if (this.#exited) throw new Error(`peer exited with ${this.#exited.code}\n${this.tail()}`);
-      const synced = new Set(this.logs.filter((l) => l.startsWith("synced ")).map((l) => l.slice(7)));
-      if (this.#contexts.every((c) => synced.has(c))) return (performance.now() - this.spawnedAt) / 1000;
+      if (this.#synced.size >= this.#contexts.length && this.#contexts.every((c) => this.#synced.has(c))) {
+        return (performance.now() - this.spawnedAt) / 1000;
+      }
       await new Promise((r) => setTimeout(r, 20));
     }
-    throw new Error(`peer not synced after ${timeoutMs} ms\n${this.tail()}`);
+    throw new Error(
+      `peer not synced after ${timeoutMs} ms (${this.#synced.size} of ${this.#contexts.length} contexts)\n${this.tail()}`,
+    );
   }
 
   cpuMs(): number {

@@ -119,7 +119,7 @@ export async function clustersRun(all: Tenant[], n: number, options: ClustersRun
 }
 
 /** RSS after `settleMs`, then once it held within 2 % for `stableMs` (median of 5 samples 200 ms apart), MiB. */
-async function settledRss(pid: number, settleMs: number, stableMs: number): Promise<number> {
+export async function settledRss(pid: number, settleMs: number, stableMs: number): Promise<number> {
   await sleep(settleMs);
   const window: number[] = [];
   const deadline = performance.now() + 240_000;

@@ -5,12 +5,16 @@
 // same span, the requests they served (their own `apiserver_request_total`, by verb and resource, per cluster), the
 // watches they hold (`apiserver_longrunning_requests`), the hub's open sockets, and optionally RSS and idle CPU after a
 // settle. A baseline is any checkout, e.g. `git archive HEAD | tar -x -C .cache/ab-base` then
-// `--a .cache/ab-base/src/cli/main.ts`. Needs `deno task clusters:up`.
+// `--a .cache/ab-base/src/cli/main.ts`. With `--peer`, the kube-rs peer (bench/peers/kube_rs, built with cargo) runs on
+// the same N tenant contexts after the variants of each repetition, measured the same way from outside: ready when
+// every context printed `synced`, its CPU until then, RSS after the settle and idle CPU. Needs `deno task clusters:up`.
 
 import { parseArgs } from "node:util";
 import { apiserverMetrics, requireClusters } from "../../dev/support/local_clusters.ts";
-import { clustersRun, prepareTenants } from "../phases/clusters.ts";
-import { cpuMsOf } from "../lib/proc.ts";
+import { clustersRun, prepareTenants, settledRss } from "../phases/clusters.ts";
+import { cpuMs, cpuMsByThread, cpuMsOf, cpuPctByThread } from "../lib/proc.ts";
+import { buildPeer, PeerProcess } from "../lib/peer.ts";
+import { type Tenant, tenantKubeconfig } from "../lib/tenants.ts";
 import { load1, log } from "../lib/run.ts";
 
 const USAGE = `Usage: deno run -A bench/tools/clusters_ab.ts [options]
@@ -28,6 +32,7 @@ const USAGE = `Usage: deno run -A bench/tools/clusters_ab.ts [options]
   --deno-flag FLAG   extra \`deno run\` flag for the hub, repeatable (e.g. --deno-flag=--cpu-prof)
   --a-deno-flag FLAG, --b-deno-flag FLAG
                      an extra \`deno run\` flag for that variant, repeatable
+  --peer             after the variants of each repetition, run the kube-rs peer on the same tenant contexts
   --a-env K=V, --b-env K=V
                      an environment variable for that variant's hub, repeatable (e.g. the Dockerfile's
                      --b-env=LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 --b-env=MALLOC_CONF=narenas:1,tcache:false)`;
@@ -88,6 +93,51 @@ function envOf(pairs: string[]): Record<string, string> | undefined {
   return env;
 }
 
+/** The kube-rs peer on `list`'s contexts: ready, its CPU until then, RSS after `settleS`, CPU over `idleS`. */
+async function peerRun(
+  binary: string,
+  list: Tenant[],
+  settleS: number,
+  idleS: number,
+): Promise<Record<string, unknown>> {
+  const dir = await Deno.makeTempDir({ prefix: "bench-clusters-peer-" });
+  const file = `${dir}/tenants.yaml`;
+  await Deno.writeTextFile(file, tenantKubeconfig(list));
+  const load = load1();
+  const peer = PeerProcess.startOnTenants(binary, file, list.map((t) => t.context));
+  try {
+    const readySeconds = await peer.waitReady(300_000);
+    const startupCpuMs = peer.cpuMs();
+    log(
+      `clusters: kube-rs peer: ${list.length} synced in ${readySeconds.toFixed(2)} s (CPU ${
+        (startupCpuMs / 1000).toFixed(2)
+      } s)`,
+    );
+    const rssMib = settleS ? await settledRss(peer.pid, settleS * 1000, 0) : undefined;
+    let idleCpuPct: number | undefined, idleCpuPctByThread: Record<string, number> | undefined;
+    if (idleS) {
+      const c0 = cpuMs(peer.pid), threads0 = cpuMsByThread(peer.pid), t0 = performance.now();
+      await new Promise((r) => setTimeout(r, idleS * 1000));
+      const ms = performance.now() - t0;
+      idleCpuPct = (cpuMs(peer.pid) - c0) / ms * 100;
+      idleCpuPctByThread = cpuPctByThread(threads0, cpuMsByThread(peer.pid), ms);
+    }
+    return {
+      variant: "kube-rs peer",
+      entry: binary,
+      load1: load,
+      readySeconds: Math.round(readySeconds * 100) / 100,
+      peerStartupCpuS: Math.round(startupCpuMs / 10) / 100,
+      rssMib: rssMib === undefined ? undefined : Math.round(rssMib * 10) / 10,
+      idleCpuPct,
+      idleCpuPctByThread,
+    };
+  } finally {
+    await peer.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     args: Deno.args,
@@ -108,12 +158,19 @@ async function main(): Promise<void> {
       "b-deno-flag": { type: "string", multiple: true, default: [] },
       "a-env": { type: "string", multiple: true, default: [] },
       "b-env": { type: "string", multiple: true, default: [] },
+      peer: { type: "boolean" },
       help: { type: "boolean" },
     },
   });
   if (values.help) return console.log(USAGE);
   const n = Number(values.n), reps = Number(values.reps);
   const names = requireClusters().names;
+  let peerBinary: string | undefined;
+  if (values.peer) {
+    const built = await buildPeer(log);
+    if (!built.ok) throw new Error(`--peer: the kube-rs peer cannot be built: ${built.error}`);
+    peerBinary = built.binary;
+  }
   const set = await prepareTenants(n, names, log);
   const all = set.list;
   try {
@@ -192,6 +249,10 @@ async function main(): Promise<void> {
         };
         console.log(JSON.stringify(row));
         (results[label] ??= []).push(row);
+      }
+      if (peerBinary) {
+        const row = await peerRun(peerBinary, all.slice(0, n), Number(values["settle-s"]), Number(values["idle-s"]));
+        console.log(JSON.stringify(row));
       }
     }
   } finally {

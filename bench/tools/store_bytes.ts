@@ -3,10 +3,13 @@
 // Fills three Stores (one per cluster) with N Uuid objects as the apiserver sends them (managedFields, a spec, the
 // status the Uuid operator writes), each parsed from JSON as a watch event is, and reports V8's heap used per object
 // after a full collection, for trimObject (identity, spec and status: the default) and for the Uuid operator's
-// declared reads. The heap only: what a process holds at peak also depends on V8's heap sizing and garbage.
+// declared reads; and what one queued request costs while N wait in the shared queue (a first start queues every listed
+// object), with the requests built as the informer builds them. The heap only: what a process holds at peak also
+// depends on V8's heap sizing and garbage.
 
 import { parseArgs } from "node:util";
 import { fieldProjection, type Projection, Store, trimObject } from "../../src/runtime/mod.ts";
+import { FairWorkQueue } from "../../src/queue/mod.ts";
 
 const { values } = parseArgs({ args: Deno.args, options: { objects: { type: "string", default: "30000" } } });
 const N = Number(values.objects);
@@ -72,3 +75,25 @@ for (const [label, project] of rows) {
   result[label] = Math.round(samples[1]);
   console.log(`${label}: ${result[label]} B per object (median of 3, ${N} objects)`);
 }
+
+/** Heap per queued request: N objects listed into three stores, then every one queued for the Uuid operator. */
+function queuedBytesPerRequest(): number {
+  const stores = [new Store(), new Store(), new Store()];
+  for (const s of stores) for (let i = 0; i < N / 3; i++) s.upsert(raw(i));
+  gc!();
+  gc!();
+  const before = Deno.memoryUsage().heapUsed;
+  const queue = new FairWorkQueue();
+  stores.forEach((s, c) => {
+    for (const key of s.keys()) queue.add({ operator: "uuid", request: s.requestOf(`cluster-${c}`, key) }, "low");
+  });
+  gc!();
+  gc!();
+  const used = Deno.memoryUsage().heapUsed - before;
+  if (queue.len() !== 3 * Math.floor(N / 3)) throw new Error("store_bytes: lost queued requests");
+  return used / queue.len();
+}
+
+const queued = [queuedBytesPerRequest(), queuedBytesPerRequest(), queuedBytesPerRequest()].sort((a, b) => a - b);
+result["a queued request"] = Math.round(queued[1]);
+console.log(`a queued request: ${result["a queued request"]} B (median of 3, ${N} queued)`);

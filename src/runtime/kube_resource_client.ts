@@ -11,7 +11,7 @@ import {
 } from "../kube/mod.ts";
 import type { ApiClient, EventSink } from "./api_client.ts";
 import { TerminalError } from "./terminal_error.ts";
-import { objectKey, type Projection, type Store, type StoredObject } from "./cache/store.ts";
+import type { Projection, Store, StoredObject } from "./cache/store.ts";
 import { unguarded } from "./cache/field_projection.ts";
 import type { ListOptions, NewObject, ObjectRef, PatchType, ResourceClient, Verb } from "./resource_client.ts";
 
@@ -90,7 +90,7 @@ export class KubeResourceClient<T extends StoredObject = StoredObject> implement
   cached(ref: ObjectRef): T | undefined {
     const store = this.#d.store;
     if (!store) throw new TerminalError(`${this.#what()} has no watch cache in this hub: use get() instead`);
-    const obj = store.get(objectKey(ref));
+    const obj = store.getRef(ref);
     return obj && this.#seen(obj);
   }
 

@@ -117,9 +117,36 @@ function readTree(reads: readonly string[]): Map<string, ReadTree> {
   return root;
 }
 
-/** The value of `raw` under the declared `tree`: whole where declared whole, else only the declared fields. */
-function pick(raw: unknown, tree: ReadTree): unknown {
-  if (tree === true) return raw;
+/**
+ * A declared field as the projection copies it: a leaf kept whole, remembering the last string it kept, or the declared
+ * fields under it.
+ */
+type CopyTree = Leaf | Map<string, CopyTree>;
+
+interface Leaf {
+  last: string | undefined;
+}
+
+/** Strings longer than this are kept as they come: a repeat is unlikely, and the leaf would hold the last one alive. */
+const SHARED_STRING_MAX = 256;
+
+function copyTree(tree: ReadTree): CopyTree {
+  return tree === true ? { last: undefined } : new Map([...tree].map(([k, sub]) => [k, copyTree(sub)]));
+}
+
+/**
+ * The value of `raw` under the declared `tree`: whole where declared whole, else only the declared fields. A string
+ * leaf equal to the last one kept there is replaced by that one, so a value most objects share (a state, a message)
+ * is held once, not once per object.
+ */
+function pick(raw: unknown, tree: CopyTree): unknown {
+  if (!(tree instanceof Map)) {
+    if (typeof raw === "string" && raw.length <= SHARED_STRING_MAX) {
+      if (raw === tree.last) return tree.last;
+      tree.last = raw;
+    }
+    return raw;
+  }
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return undefined;
   const src = raw as Record<string, unknown>;
   let out: Record<string, unknown> | undefined;
@@ -136,7 +163,8 @@ function pick(raw: unknown, tree: ReadTree): unknown {
  * "metadata.labels"]` the spec's replicas and the labels. A declared field the object lacks is simply absent. Paths go
  * through objects only: declare an array (`spec.containers`) whole.
  *
- * Guarantees: the result shares no object with `raw` except values kept whole; nothing undeclared is kept.
+ * Guarantees: the result shares no object with `raw` except values kept whole; nothing undeclared is kept. A string
+ * kept whole may be an equal string from an earlier object (the same value: strings are compared by value).
  *
  * @example
  * ```ts
@@ -153,12 +181,15 @@ function pick(raw: unknown, tree: ReadTree): unknown {
 export function fieldProjection(reads: readonly string[]): Projection {
   const problem = readsProblem(reads);
   if (problem) throw new TypeError(problem);
-  const tree = readTree(reads);
-  const metaTree = tree.get("metadata") as Map<string, ReadTree>;
+  const tree = copyTree(readTree(reads)) as Map<string, CopyTree>;
+  const metaTree = tree.get("metadata") as Map<string, CopyTree>;
   const extraMeta = [...metaTree].filter(([k]) => !IDENTITY_FIELDS.includes(k));
   const fields = [...tree].filter(([k]) => k !== "metadata");
   return (raw) => {
-    const out: StoredObject = { metadata: objectMeta(raw) };
+    // Built from an empty literal, which has room for four fields in the object itself: one literal with `metadata`
+    // only would put every later field in a separate, growing backing store.
+    const out = {} as StoredObject;
+    out.metadata = objectMeta(raw);
     if (extraMeta.length) {
       const m = (raw.metadata ?? {}) as Record<string, unknown>;
       const meta = out.metadata as unknown as Record<string, unknown>;

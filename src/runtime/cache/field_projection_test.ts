@@ -46,6 +46,29 @@ Deno.test("fieldProjection keeps the metadata identity and exactly the declared 
   assert.equal(fieldProjection(["spec.size.value"])(raw()).spec, undefined, "a path through a number keeps nothing");
 });
 
+Deno.test("fieldProjection keeps each object's own string values as objects alternate, shared or not", () => {
+  const project = fieldProjection(["status.state", "status.message", "spec.image"]);
+  const long = "x".repeat(300);
+  const states = ["Ok", "Ok", "Failed", "Ok", long, long, "Ok"];
+  const kept = states.map((state, i) => {
+    const r = raw();
+    r.status.state = state;
+    r.status.message = i % 2 ? "odd" : "even";
+    r.spec.image = `web:${i}`;
+    return project(r);
+  });
+  assert.deepEqual(kept.map((k) => (k.status as { state: string }).state), states);
+  assert.deepEqual(
+    kept.map((k) => (k.status as { message: string }).message),
+    states.map((_, i) => i % 2 ? "odd" : "even"),
+  );
+  assert.deepEqual(kept.map((k) => (k.spec as { image: string }).image), states.map((_, i) => `web:${i}`));
+  // A value that is not a string is kept as it is, also where the last one kept was a string.
+  const r = raw() as Record<string, unknown>;
+  (r.status as Record<string, unknown>).state = { phase: "Ok" };
+  assert.deepEqual((project(r).status as { state: unknown }).state, { phase: "Ok" });
+});
+
 Deno.test("readsProblem names the first bad field path", () => {
   assert.equal(readsProblem(["spec", "status.uuid", "metadata.labels"]), undefined);
   assert.match(readsProblem("spec")!, /must be an array/);

@@ -2,7 +2,7 @@
 
 import type { QueuePriority, Request } from "../../queue/mod.ts";
 import type { ObjectRef } from "../resource_client.ts";
-import { objectKey, type Projection, requestOf, Store, type StoredObject, trimObject } from "./store.ts";
+import { type Projection, Store, type StoredObject, trimObject } from "./store.ts";
 import type { Watcher } from "./watcher.ts";
 
 /**
@@ -87,7 +87,7 @@ export class Informer {
 
   /** The cached object `ref` (a Request, say) names, or undefined. */
   cached(ref: ObjectRef): StoredObject | undefined {
-    return this.store.get(objectKey(ref));
+    return this.store.getRef(ref);
   }
 
   /** Every object cached now, as requests. */
@@ -148,7 +148,7 @@ export class Informer {
   }
 
   #requests(keys: string[]): Request[] {
-    const cluster = this.cluster;
-    return keys.map((key) => requestOf(cluster, key));
+    const { cluster, store } = this;
+    return keys.map((key) => store.requestOf(cluster, key));
   }
 }

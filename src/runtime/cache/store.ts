@@ -86,7 +86,9 @@ export type Projection = (raw: Record<string, unknown>) => StoredObject;
  * ```
  */
 export function trimObject(raw: Record<string, unknown>): StoredObject {
-  const out: StoredObject = { metadata: objectMeta(raw) };
+  // An empty literal has room for four fields in the object itself (see fieldProjection).
+  const out = {} as StoredObject;
+  out.metadata = objectMeta(raw);
   if (raw.spec !== undefined) out.spec = raw.spec;
   if (raw.status !== undefined) out.status = raw.status;
   return out;
@@ -179,6 +181,12 @@ export function newerVersion(a: string | undefined, b: string | undefined): bool
 
 const DECIMAL = /^[1-9][0-9]*$/;
 
+/** One namespace's objects by name; `namespace` is the one copy of its name every object in it shares. */
+interface Bucket {
+  readonly namespace: string;
+  readonly objects: Map<string, StoredObject>;
+}
+
 /**
  * A map of `namespace/name` to trimmed objects for one cluster.
  *
@@ -187,9 +195,15 @@ const DECIMAL = /^[1-9][0-9]*$/;
  * or removed, so a relist after a watch gap yields the right adds and deletes; an object the cache took from a
  * write's own answer (`takeWritten`) is never replaced by an older version of it (a watch event or list item that was
  * on its way), so the next reconcile reads what was written, not the state before it.
+ *
+ * What it holds per object: the projection's output, and one map entry keyed by the object's own name string. The
+ * objects of a namespace share one copy of its name (their `metadata.namespace`), and no `namespace/name` string is
+ * kept: keys are built when asked for (`keys`, and what the writes return).
  */
 export class Store {
-  readonly #items = new Map<string, StoredObject>();
+  /** Buckets by namespace ("" for cluster-scoped objects); a bucket is removed with its last object. */
+  readonly #buckets = new Map<string, Bucket>();
+  #size = 0;
   readonly #project: Projection;
   readonly #projection: Projection;
 
@@ -199,7 +213,7 @@ export class Store {
   }
 
   get size(): number {
-    return this.#items.size;
+    return this.#size;
   }
 
   /** What this store keeps of each object; operators with the same projection can share the store. */
@@ -207,22 +221,31 @@ export class Store {
     return this.#projection;
   }
 
+  /** The object under `key` (`namespace/name`, or `name` when cluster-scoped). */
   get(key: string): StoredObject | undefined {
-    return this.#items.get(key);
+    const slash = key.indexOf("/");
+    return slash < 0 ? this.#held("", key) : this.#held(key.slice(0, slash), key.slice(slash + 1));
   }
 
-  keys(): IterableIterator<string> {
-    return this.#items.keys();
+  /** The object `ref` names (namespace "" or absent for cluster-scoped), without building its key. */
+  getRef(ref: { namespace?: string; name: string }): StoredObject | undefined {
+    return this.#held(ref.namespace ?? "", ref.name);
+  }
+
+  /** Every key held, built as it is reached. */
+  *keys(): IterableIterator<string> {
+    for (const [namespace, bucket] of this.#buckets) {
+      for (const name of bucket.objects.keys()) yield namespace ? `${namespace}/${name}` : name;
+    }
   }
 
   /** Stores the object (unless the cache holds a newer version of it, see `takeWritten`); returns its key. */
   upsert(raw: Record<string, unknown>): string {
     const obj = this.#project(raw);
-    const key = objectKey(obj.metadata);
-    if (!newerVersion(this.#items.get(key)?.metadata.resourceVersion, obj.metadata.resourceVersion)) {
-      this.#items.set(key, obj);
+    if (!newerVersion(this.getRef(obj.metadata)?.metadata.resourceVersion, obj.metadata.resourceVersion)) {
+      this.#put(obj);
     }
-    return key;
+    return objectKey(obj.metadata);
   }
 
   /**
@@ -233,19 +256,18 @@ export class Store {
    */
   takeWritten(raw: Record<string, unknown>): boolean {
     const obj = this.#project(raw);
-    const key = objectKey(obj.metadata);
-    const held = this.#items.get(key);
+    const held = this.getRef(obj.metadata);
     if (!held || !newerVersion(obj.metadata.resourceVersion, held.metadata.resourceVersion)) return false;
-    this.#items.set(key, obj);
+    this.#put(obj);
     return true;
   }
 
   /** Removes the object; returns its key. */
   delete(raw: Record<string, unknown>): string {
     const m = (raw.metadata ?? {}) as { namespace?: string; name?: string };
-    const key = objectKey({ namespace: m.namespace, name: String(m.name ?? "") });
-    this.#items.delete(key);
-    return key;
+    const ref = { namespace: m.namespace, name: String(m.name ?? "") };
+    this.#remove(ref.namespace ?? "", ref.name);
+    return objectKey(ref);
   }
 
   /** Replaces the whole content with a fresh list; returns the keys that changed. */
@@ -262,24 +284,31 @@ export class Store {
    */
   startRelist(namespace?: string): { add(raw: Record<string, unknown>): void; finish(): string[] } {
     const changed: string[] = [];
-    const seen = new Set<string>();
+    /** The names the list held, by namespace (the names are the stored objects' own strings). */
+    const seen = new Map<string, Set<string>>();
     return {
       add: (raw) => {
         const obj = this.#project(raw);
-        const key = objectKey(obj.metadata);
-        seen.add(key);
-        const old = this.#items.get(key);
+        const ns = obj.metadata.namespace ?? "";
+        let names = seen.get(ns);
+        if (!names) seen.set(ns, names = new Set());
+        names.add(obj.metadata.name);
+        const old = this.getRef(obj.metadata);
         // A list served a little behind a write this hub made keeps the written version.
         if (newerVersion(old?.metadata.resourceVersion, obj.metadata.resourceVersion)) return;
-        if (!old || old.metadata.resourceVersion !== obj.metadata.resourceVersion) changed.push(key);
-        this.#items.set(key, obj);
+        if (!old || old.metadata.resourceVersion !== obj.metadata.resourceVersion) {
+          changed.push(objectKey(obj.metadata));
+        }
+        this.#put(obj);
       },
       finish: () => {
-        const prefix = namespace ? `${namespace}/` : "";
-        for (const key of this.#items.keys()) {
-          if (!seen.has(key) && key.startsWith(prefix)) {
-            this.#items.delete(key);
-            changed.push(key);
+        for (const [ns, bucket] of this.#buckets) {
+          if (namespace !== undefined && ns !== namespace) continue;
+          const names = seen.get(ns);
+          for (const name of bucket.objects.keys()) {
+            if (names?.has(name)) continue;
+            this.#remove(ns, name);
+            changed.push(ns ? `${ns}/${name}` : name);
           }
         }
         return changed;
@@ -288,6 +317,40 @@ export class Store {
   }
 
   clear(): void {
-    this.#items.clear();
+    this.#buckets.clear();
+    this.#size = 0;
+  }
+
+  /**
+   * The request for the object under `key` in `cluster` (see requestOf), built of the stored object's own namespace
+   * and name strings while it is held, so a queued request costs no strings of its own.
+   */
+  requestOf(cluster: string, key: string): Request {
+    const obj = this.get(key);
+    if (!obj) return requestOf(cluster, key);
+    return { cluster, namespace: obj.metadata.namespace ?? "", name: obj.metadata.name };
+  }
+
+  #held(namespace: string, name: string): StoredObject | undefined {
+    return this.#buckets.get(namespace)?.objects.get(name);
+  }
+
+  /** Stores `obj` under its namespace's bucket, sharing the bucket's copy of the namespace name. */
+  #put(obj: StoredObject): void {
+    const meta = obj.metadata;
+    const ns = meta.namespace ?? "";
+    let bucket = this.#buckets.get(ns);
+    if (!bucket) this.#buckets.set(ns, bucket = { namespace: ns, objects: new Map() });
+    else if (meta.namespace !== undefined && !Object.isFrozen(meta)) meta.namespace = bucket.namespace;
+    const before = bucket.objects.size;
+    bucket.objects.set(meta.name, obj);
+    this.#size += bucket.objects.size - before;
+  }
+
+  #remove(namespace: string, name: string): void {
+    const bucket = this.#buckets.get(namespace);
+    if (!bucket?.objects.delete(name)) return;
+    this.#size--;
+    if (bucket.objects.size === 0) this.#buckets.delete(namespace);
   }
 }

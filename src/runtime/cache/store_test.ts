@@ -143,3 +143,57 @@ Deno.test("objectMeta() keeps exactly IDENTITY_FIELDS, the metadata a read guard
   };
   assert.deepEqual(Object.keys(objectMeta(full)).sort(), [...IDENTITY_FIELDS].sort());
 });
+
+Deno.test("Store counts, lists and finds objects by namespace and name, a cluster-scoped one by its name", () => {
+  const s = new Store();
+  const at = (namespace: string | undefined, name: string, rv = "1") => ({
+    metadata: { name, resourceVersion: rv, ...(namespace === undefined ? {} : { namespace }) },
+  });
+  s.upsert(at("ns1", "a"));
+  s.upsert(at("ns2", "a"));
+  s.upsert(at(undefined, "c"));
+  assert.equal(s.upsert(at("ns1", "a", "2")), "ns1/a");
+  assert.equal(s.size, 3, "an object stored again is counted once");
+  assert.deepEqual([...s.keys()].sort(), ["c", "ns1/a", "ns2/a"]);
+  assert.equal(s.getRef({ namespace: "ns1", name: "a" })?.metadata.resourceVersion, "2");
+  assert.equal(s.get("c")?.metadata.name, "c");
+  assert.equal(s.getRef({ name: "c" }), s.get("c"), "a ref without a namespace names a cluster-scoped object");
+  assert.equal(s.getRef({ name: "a" }), undefined, "nor a namespaced one");
+  assert.equal(s.delete(at("ns2", "a")), "ns2/a");
+  assert.equal(s.delete(at("ns2", "missing")), "ns2/missing");
+  assert.equal(s.size, 2, "deleting what is not held counts nothing");
+  assert.deepEqual([...s.keys()].sort(), ["c", "ns1/a"]);
+  s.clear();
+  assert.deepEqual([s.size, [...s.keys()]], [0, []]);
+});
+
+Deno.test("A relist of one namespace removes only that namespace's missing objects; an empty list removes all", () => {
+  const s = new Store();
+  for (const [ns, name] of [["ns1", "a"], ["ns1", "b"], ["ns2", "c"]]) {
+    s.upsert({ metadata: { name, namespace: ns, resourceVersion: "1" } });
+  }
+  const relist = s.startRelist("ns1");
+  relist.add({ metadata: { name: "a", namespace: "ns1", resourceVersion: "1" } });
+  assert.deepEqual(relist.finish(), ["ns1/b"]);
+  assert.deepEqual([...s.keys()].sort(), ["ns1/a", "ns2/c"]);
+  assert.deepEqual(s.replace([]).sort(), ["ns1/a", "ns2/c"]);
+  assert.equal(s.size, 0);
+});
+
+Deno.test("Store.requestOf() names a held object by its stored namespace and name, and reads any other key back", () => {
+  const s = new Store();
+  s.upsert({ metadata: { name: "a", namespace: "web", resourceVersion: "1" } });
+  s.upsert({ metadata: { name: "node-1", resourceVersion: "1" } });
+  assert.deepEqual(s.requestOf("prod", "web/a"), { cluster: "prod", namespace: "web", name: "a" });
+  assert.deepEqual(s.requestOf("prod", "node-1"), { cluster: "prod", namespace: "", name: "node-1" });
+  assert.deepEqual(s.requestOf("prod", "web/gone"), { cluster: "prod", namespace: "web", name: "gone" });
+});
+
+Deno.test("Store takes objects from a projection that freezes their metadata", () => {
+  const frozen = (raw: Record<string, unknown>): StoredObject => ({ metadata: Object.freeze(objectMeta(raw)) });
+  const s = new Store(frozen);
+  s.upsert({ metadata: { name: "a", namespace: "ns", resourceVersion: "1" } });
+  s.upsert({ metadata: { name: "b", namespace: "ns", resourceVersion: "1" } });
+  assert.deepEqual([...s.keys()].sort(), ["ns/a", "ns/b"]);
+  assert.equal(s.get("ns/b")?.metadata.namespace, "ns");
+});

@@ -5,9 +5,11 @@
 //! JSON merge patch carrying `metadata.resourceVersion` and `status {uuid, state: Ok, message}`, to `/status` when the
 //! CRD has the status subresource, else to the object itself (the seed article's CRD). A 409 requeues the object.
 //!
-//! Usage: uuid_peer_kube_rs [--kubeconfig FILE] [--contexts a,b] [--namespace NS] [--status-subresource true|false]
-//!                          [--concurrency N] [--group G] [--version V] [--plural P] [--kind K]
-//! Without --contexts every context of the kubeconfig runs; without --namespace all namespaces are watched.
+//! Usage: uuid_peer_kube_rs [--kubeconfig FILE] [--contexts a,b] [--namespace NS] [--context-namespace true|false]
+//!                          [--status-subresource true|false] [--concurrency N] [--group G] [--version V]
+//!                          [--plural P] [--kind K]
+//! Without --contexts every context of the kubeconfig runs; without --namespace all namespaces are watched; with
+//! `--context-namespace true` each context watches its own kubeconfig namespace (the bench's tenant contexts).
 //! Prints `synced <context>` on stderr once a context's first list is in the cache; exits on SIGTERM or SIGINT.
 
 use std::{sync::Arc, time::Duration};
@@ -29,6 +31,7 @@ struct Options {
     kubeconfig: String,
     contexts: Vec<String>,
     namespace: Option<String>,
+    context_namespace: bool,
     status_subresource: bool,
     concurrency: u16,
     group: String,
@@ -59,6 +62,7 @@ fn parse_options() -> Result<Options, String> {
         kubeconfig: "clusters/local.yaml".into(),
         contexts: Vec::new(),
         namespace: None,
+        context_namespace: false,
         status_subresource: true,
         concurrency: 16,
         group: "demo.operator".into(),
@@ -73,6 +77,13 @@ fn parse_options() -> Result<Options, String> {
             "--kubeconfig" => options.kubeconfig = value,
             "--contexts" => options.contexts = value.split(',').filter(|s| !s.is_empty()).map(String::from).collect(),
             "--namespace" => options.namespace = Some(value),
+            "--context-namespace" => {
+                options.context_namespace = match value.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(format!("--context-namespace must be true or false, got {value:?}")),
+                }
+            }
             "--status-subresource" => {
                 options.status_subresource = match value.as_str() {
                     "true" => true,
@@ -91,8 +102,8 @@ fn parse_options() -> Result<Options, String> {
             "--kind" => options.kind = value,
             _ => {
                 return Err(format!(
-                    "unknown flag {flag:?}; valid: --kubeconfig --contexts --namespace --status-subresource \
-                     --concurrency --group --version --plural --kind"
+                    "unknown flag {flag:?}; valid: --kubeconfig --contexts --namespace --context-namespace \
+                     --status-subresource --concurrency --group --version --plural --kind"
                 ));
             }
         }
@@ -147,6 +158,7 @@ async fn run_context(kubeconfig: Kubeconfig, name: String, options: Arc<Options>
     let resource = ApiResource::from_gvk_with_plural(&gvk, &options.plural);
     let api: Api<DynamicObject> = match &options.namespace {
         Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
+        None if options.context_namespace => Api::default_namespaced_with(client.clone(), &resource),
         None => Api::all_with(client.clone(), &resource),
     };
     let context = Arc::new(Context { client, resource: resource.clone(), status_subresource: options.status_subresource });
