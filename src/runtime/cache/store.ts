@@ -303,7 +303,7 @@ export class Store {
       },
       finish: () => {
         for (const [ns, bucket] of this.#buckets) {
-          if (namespace !== undefined && ns !== namespace) continue;
+          if (namespace && ns !== namespace) continue;
           const names = seen.get(ns);
           for (const name of bucket.objects.keys()) {
             if (names?.has(name)) continue;

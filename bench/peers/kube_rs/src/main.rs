@@ -176,6 +176,22 @@ async fn run_context(kubeconfig: Kubeconfig, name: String, options: Arc<Options>
     Ok(())
 }
 
+/// The part of `kubeconfig` that context `name` uses (that context, its cluster and its user): what each context's
+/// client is built from, so a kubeconfig of N contexts is not cloned N times (N² memory at a thousand contexts).
+fn context_kubeconfig(kubeconfig: &Kubeconfig, name: &str) -> Kubeconfig {
+    let context = kubeconfig.contexts.iter().find(|c| c.name == name).cloned();
+    let inner = context.as_ref().and_then(|c| c.context.as_ref());
+    let cluster = inner.map(|c| c.cluster.as_str());
+    let user = inner.and_then(|c| c.user.as_deref());
+    Kubeconfig {
+        clusters: kubeconfig.clusters.iter().filter(|c| Some(c.name.as_str()) == cluster).cloned().collect(),
+        auth_infos: kubeconfig.auth_infos.iter().filter(|u| Some(u.name.as_str()) == user).cloned().collect(),
+        contexts: context.into_iter().collect(),
+        current_context: Some(name.to_string()),
+        ..Kubeconfig::default()
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let options = match parse_options() {
@@ -202,7 +218,7 @@ async fn main() {
         eprintln!("kubeconfig {} has no contexts", options.kubeconfig);
         std::process::exit(2);
     }
-    let runs = names.into_iter().map(|name| run_context(kubeconfig.clone(), name, options.clone()));
+    let runs = names.into_iter().map(|name| run_context(context_kubeconfig(&kubeconfig, &name), name, options.clone()));
     for result in join_all(runs).await {
         if let Err(message) = result {
             eprintln!("{message}");
