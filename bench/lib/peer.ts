@@ -67,24 +67,16 @@ export class PeerProcess {
 
   /** Spawns the peer binary on `contexts` of clusters/local.yaml, watching `namespace`. */
   static start(binary: string, contexts: string[], namespace: string, statusSubresource: boolean): PeerProcess {
-    const spawnedAt = performance.now();
-    const child = new Deno.Command(binary, {
-      args: [
-        "--kubeconfig",
-        `${ROOT}clusters/local.yaml`,
-        "--contexts",
-        contexts.join(","),
-        "--namespace",
-        namespace,
-        "--status-subresource",
-        String(statusSubresource),
-      ],
-      cwd: ROOT,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    return new PeerProcess(child, contexts, spawnedAt);
+    return PeerProcess.#spawn(binary, contexts, [
+      "--kubeconfig",
+      `${ROOT}clusters/local.yaml`,
+      "--contexts",
+      contexts.join(","),
+      "--namespace",
+      namespace,
+      "--status-subresource",
+      String(statusSubresource),
+    ]);
   }
 
   /**
@@ -92,14 +84,12 @@ export class PeerProcess {
    * context's namespace.
    */
   static startOnTenants(binary: string, kubeconfig: string, contexts: string[]): PeerProcess {
+    return PeerProcess.#spawn(binary, contexts, ["--kubeconfig", kubeconfig, "--context-namespace", "true"]);
+  }
+
+  static #spawn(binary: string, contexts: string[], args: string[]): PeerProcess {
     const spawnedAt = performance.now();
-    const child = new Deno.Command(binary, {
-      args: ["--kubeconfig", kubeconfig, "--context-namespace", "true"],
-      cwd: ROOT,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
+    const child = new Deno.Command(binary, { args, cwd: ROOT, stdin: "null", stdout: "null", stderr: "piped" }).spawn();
     return new PeerProcess(child, contexts, spawnedAt);
   }
 
