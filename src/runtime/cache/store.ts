@@ -181,6 +181,11 @@ export function newerVersion(a: string | undefined, b: string | undefined): bool
 
 const DECIMAL = /^[1-9][0-9]*$/;
 
+/** The bucket of an object with metadata.namespace `namespace`: "" where objectKey sees no namespace, else its text. */
+function bucketName(namespace: unknown): string {
+  return namespace ? String(namespace) : "";
+}
+
 /** One namespace's objects by name; `namespace` is the one copy of its name every object in it shares. */
 interface Bucket {
   readonly namespace: string;
@@ -229,7 +234,7 @@ export class Store {
 
   /** The object `ref` names (namespace "" or absent for cluster-scoped), without building its key. */
   getRef(ref: { namespace?: string; name: string }): StoredObject | undefined {
-    return this.#held(ref.namespace ?? "", ref.name);
+    return this.#held(bucketName(ref.namespace), ref.name);
   }
 
   /** Every key held, built as it is reached. */
@@ -266,7 +271,7 @@ export class Store {
   delete(raw: Record<string, unknown>): string {
     const m = (raw.metadata ?? {}) as { namespace?: string; name?: string };
     const ref = { namespace: m.namespace, name: String(m.name ?? "") };
-    this.#remove(ref.namespace ?? "", ref.name);
+    this.#remove(bucketName(ref.namespace), ref.name);
     return objectKey(ref);
   }
 
@@ -289,7 +294,7 @@ export class Store {
     return {
       add: (raw) => {
         const obj = this.#project(raw);
-        const ns = obj.metadata.namespace ?? "";
+        const ns = bucketName(obj.metadata.namespace);
         let names = seen.get(ns);
         if (!names) seen.set(ns, names = new Set());
         names.add(obj.metadata.name);
@@ -328,7 +333,7 @@ export class Store {
   requestOf(cluster: string, key: string): Request {
     const obj = this.get(key);
     if (!obj) return requestOf(cluster, key);
-    return { cluster, namespace: obj.metadata.namespace ?? "", name: obj.metadata.name };
+    return { cluster, namespace: bucketName(obj.metadata.namespace), name: obj.metadata.name };
   }
 
   #held(namespace: string, name: string): StoredObject | undefined {
@@ -338,10 +343,11 @@ export class Store {
   /** Stores `obj` under its namespace's bucket, sharing the bucket's copy of the namespace name. */
   #put(obj: StoredObject): void {
     const meta = obj.metadata;
-    const ns = meta.namespace ?? "";
+    const ns = bucketName(meta.namespace);
     let bucket = this.#buckets.get(ns);
     if (!bucket) this.#buckets.set(ns, bucket = { namespace: ns, objects: new Map() });
-    else if (meta.namespace !== undefined && !Object.isFrozen(meta)) meta.namespace = bucket.namespace;
+    // Strings compare by value, so the shared copy is assigned whether or not this one is already it.
+    if (ns && !Object.isFrozen(meta)) meta.namespace = bucket.namespace;
     const before = bucket.objects.size;
     bucket.objects.set(meta.name, obj);
     this.#size += bucket.objects.size - before;

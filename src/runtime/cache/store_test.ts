@@ -197,3 +197,15 @@ Deno.test("Store takes objects from a projection that freezes their metadata", (
   assert.deepEqual([...s.keys()].sort(), ["ns/a", "ns/b"]);
   assert.equal(s.get("ns/b")?.metadata.namespace, "ns");
 });
+
+Deno.test("Store finds an object by the key it returned even when the server sent a namespace that is not a string", () => {
+  const s = new Store();
+  const odd = { metadata: { name: "a", namespace: 7 as unknown as string, resourceVersion: "1" } };
+  const key = s.upsert(odd);
+  assert.equal(key, "7/a");
+  assert.equal(s.get(key)?.metadata.name, "a");
+  assert.deepEqual([...s.keys()], ["7/a"]);
+  assert.deepEqual(s.requestOf("prod", key), { cluster: "prod", namespace: "7", name: "a" });
+  assert.equal(s.delete(odd), "7/a");
+  assert.equal(s.size, 0);
+});
