@@ -25,32 +25,52 @@ export function tenants(n: number, apiservers: string[]): Tenant[] {
 /**
  * Creates the tenants' namespaces that do not exist yet (`concurrency` at a time per apiserver); returns the tenants
  * whose namespace it made (what the caller removes with removeTenantNamespaces when it is done).
+ *
+ * A namespace still terminating (a run just before removed it) does not count as existing: it is created again once the
+ * apiserver has let it go, within `terminatingTimeoutMs`, so no run starts on namespaces about to disappear.
  */
-export async function ensureTenantNamespaces(list: Tenant[], concurrency = 16): Promise<Tenant[]> {
+export async function ensureTenantNamespaces(
+  list: Tenant[],
+  concurrency = 16,
+  terminatingTimeoutMs = 180_000,
+): Promise<Tenant[]> {
   const byServer = Map.groupBy(list, (t) => t.apiserver);
   const made: Tenant[] = [];
   await Promise.all([...byServer].map(async ([server, ts]) => {
     const api = new ClusterApi(localEndpoint(server));
     try {
       const existing = new Set<string>(
-        (await api.request("GET", `/api/v1/namespaces?labelSelector=${TENANT_LABEL}`)).items.map((
-          n: { metadata: { name: string } },
-        ) => n.metadata.name),
+        (await api.request("GET", `/api/v1/namespaces?labelSelector=${TENANT_LABEL}`)).items
+          .filter((n: { metadata: { deletionTimestamp?: string } }) => !n.metadata.deletionTimestamp)
+          .map((n: { metadata: { name: string } }) => n.metadata.name),
       );
       const todo = ts.filter((t) => !existing.has(t.namespace));
+      const deadline = performance.now() + terminatingTimeoutMs;
       let next = 0;
       const worker = async () => {
         while (next < todo.length) {
           const t = todo[next++];
-          try {
-            await api.request("POST", "/api/v1/namespaces", {
-              apiVersion: "v1",
-              kind: "Namespace",
-              metadata: { name: t.namespace, labels: { [TENANT_LABEL]: "true" } },
-            });
-            made.push(t);
-          } catch (err) {
-            if (!(err instanceof ClusterApiError) || err.status !== 409) throw err;
+          for (;;) {
+            try {
+              await api.request("POST", "/api/v1/namespaces", {
+                apiVersion: "v1",
+                kind: "Namespace",
+                metadata: { name: t.namespace, labels: { [TENANT_LABEL]: "true" } },
+              });
+              made.push(t);
+              break;
+            } catch (err) {
+              if (!(err instanceof ClusterApiError) || err.status !== 409) throw err;
+              // Made meanwhile by someone else: theirs. Still terminating: wait until it is gone, then make it.
+              const held = await api.request("GET", `/api/v1/namespaces/${t.namespace}`).catch(() => undefined);
+              if (!held?.metadata?.deletionTimestamp) break;
+              if (performance.now() > deadline) {
+                throw new Error(
+                  `namespace ${t.namespace} on ${server} still terminating after ${terminatingTimeoutMs} ms`,
+                );
+              }
+              await new Promise((r) => setTimeout(r, 500));
+            }
           }
         }
       };
