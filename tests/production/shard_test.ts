@@ -25,7 +25,10 @@ const TAKEOVER_GUARD_MS = 90_000;
 /** Each replica's view: identity, the clusters it engaged, and who it says owns each registered cluster. */
 async function views(hubs: HubProcess[]): Promise<{ id: string; engaged: string[]; owners: any; s: any }[]> {
   return await Promise.all(hubs.map(async (h) => {
-    const s = (await h.get("/status")).body;
+    // A replica that is gone is named with its exit code and last lines, not as a bare "fetch failed".
+    const s = (await h.get("/status").catch((err) => {
+      throw h.exited ? new Error(`a replica exited with ${h.exited.code}:\n${h.tail()}`) : err;
+    })).body;
     return { id: s?.shard?.identity, engaged: Object.keys(s?.clusters ?? {}).sort(), owners: s?.shard?.clusters, s };
   }));
 }

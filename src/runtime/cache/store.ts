@@ -346,8 +346,13 @@ export class Store {
     const ns = bucketName(meta.namespace);
     let bucket = this.#buckets.get(ns);
     if (!bucket) this.#buckets.set(ns, bucket = { namespace: ns, objects: new Map() });
-    // Strings compare by value, so the shared copy is assigned whether or not this one is already it.
-    if (ns && !Object.isFrozen(meta)) meta.namespace = bucket.namespace;
+    // Strings compare by value, so the shared copy is assigned whether or not this one is already it. Metadata a
+    // projection made read-only keeps its own copy.
+    if (ns && !Object.isFrozen(meta)) {
+      try {
+        meta.namespace = bucket.namespace;
+      } catch { /* a read-only namespace property */ }
+    }
     const before = bucket.objects.size;
     bucket.objects.set(meta.name, obj);
     this.#size += bucket.objects.size - before;
