@@ -4,7 +4,7 @@
 // Set KEEP_CLUSTERS=1 to leave the clusters running afterwards (faster reruns), and TEST_REPORT_DIR=dir to have each
 // group's JUnit report (every test's time, by file) written to dir/parallel.xml, dir/serial.xml and dir/no-cluster.xml.
 //
-// Without arguments the suite runs in three groups, each ending with deno's own summary line:
+// Without arguments the suite runs in four groups, each ending with deno's own summary line:
 // 1. the parallel group: every test file but SERIAL_FILES and the no-cluster group, `deno test --parallel` with
 //    DENO_JOBS files at a time (default DEFAULT_JOBS; set DENO_JOBS to override, DENO_JOBS=1 runs them one by one),
 //    the longest first. Most tests wait on apiservers, backoffs and hubs, not on the CPU.
@@ -12,6 +12,7 @@
 // 3. at the same time as the serial group (which leaves the CPU mostly idle), the no-cluster group: the modules of src/
 //    that never reach a cluster (needsNoCluster) and APART_FILES (no shared cluster), two at a time, their output
 //    written once they are done.
+// 4. last, alone: LAST_FILES (what they do would break a test running beside them).
 // The last line adds them up: "X passed, Y failed". With arguments, the one `deno test` run they describe runs as
 // before (one file at a time). The groups run without type-checking: `deno task check` is the type check (CI runs it
 // before this); a run with arguments type-checks its files.
@@ -43,6 +44,15 @@ const SERIAL_FILES: Readonly<Record<string, string>> = {
   "tests/production/shard_test.ts": "counts the apiservers' Uuid writes cluster-wide in prod, staging and dev",
   "tests/production/deploy_test.ts":
     "runs the shipped hub (the Uuid operator) on all of dev's namespaces: it would reconcile other files' Uuids there",
+};
+
+/**
+ * Files that run after every other group, alone, with the reason: what they do would break a test running beside them.
+ */
+const LAST_FILES: Readonly<Record<string, string>> = {
+  "src/testing/free_port_test.ts":
+    "holds every port of freePort's range for a moment: a hub or apiserver started beside it on a port freePort gave " +
+    "out could not bind it (a --shard-warm replica failed so: Address already in use)",
 };
 
 /**
@@ -191,15 +201,18 @@ function junit(group: string): string[] {
 async function runGroups(): Promise<Tally> {
   const serial = Object.keys(SERIAL_FILES);
   const all = testModules(["src/", "dev/", "tests/"]);
-  const missing = [...serial, ...Object.keys(APART_FILES)].filter((f) => !all.includes(f));
+  const last = Object.keys(LAST_FILES);
+  const missing = [...serial, ...Object.keys(APART_FILES), ...last].filter((f) => !all.includes(f));
   if (missing.length > 0) {
     console.error(
-      `deno task test: SERIAL_FILES or APART_FILES name files that are not test modules: ${missing.join(", ")}`,
+      `deno task test: SERIAL_FILES, APART_FILES or LAST_FILES name files that are not test modules: ${
+        missing.join(", ")
+      }`,
     );
     return { passed: 0, failed: 1, ok: false };
   }
   // The files are named one by one: deno test's --ignore does not take them out of `src/ dev/ tests/` reliably.
-  const rest = all.filter((f) => !serial.includes(f));
+  const rest = all.filter((f) => !serial.includes(f) && !last.includes(f));
   const apart = rest.filter((f) => f in APART_FILES || needsNoCluster(f));
   const parallelFiles = startOrder(rest.filter((f) => !apart.includes(f)));
   const jobs = Deno.env.get("DENO_JOBS") ?? String(DEFAULT_JOBS);
@@ -215,10 +228,12 @@ async function runGroups(): Promise<Tally> {
     denoTest([...junit("serial"), ...serial], {}, false),
     denoTest(["--parallel", ...junit("no-cluster"), ...apart], { DENO_JOBS: "2" }, false, true),
   ]);
+  console.log(`\n== last: ${last.length} file(s) that run alone (LAST_FILES)`);
+  const after = await denoTest([...junit("last"), ...last], {}, false);
   return {
-    passed: parallel.passed + alone.passed + beside.passed,
-    failed: parallel.failed + alone.failed + beside.failed,
-    ok: parallel.ok && alone.ok && beside.ok,
+    passed: parallel.passed + alone.passed + beside.passed + after.passed,
+    failed: parallel.failed + alone.failed + beside.failed + after.failed,
+    ok: parallel.ok && alone.ok && beside.ok && after.ok,
   };
 }
 
