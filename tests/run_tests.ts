@@ -2,7 +2,8 @@
 //
 // Usage: deno task test [deno test args, e.g. --filter "fairness"] [-- files...]
 // Set KEEP_CLUSTERS=1 to leave the clusters running afterwards (faster reruns), and TEST_REPORT_DIR=dir to have each
-// group's JUnit report (every test's time, by file) written to dir/parallel.xml, dir/serial.xml and dir/no-cluster.xml.
+// group's JUnit report (every test's time, by file) written to dir/parallel.xml, dir/serial.xml, dir/no-cluster.xml and
+// dir/last.xml.
 //
 // Without arguments the suite runs in four groups, each ending with deno's own summary line:
 // 1. the parallel group: every test file but SERIAL_FILES and the no-cluster group, `deno test --parallel` with
