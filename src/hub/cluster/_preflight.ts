@@ -11,7 +11,7 @@ import {
   retryAfterMsOf,
 } from "../../kube/mod.ts";
 import { type ApiClient, permissionsFor } from "../../runtime/mod.ts";
-import { Backoff, type Clock, errorText, type Logger, type Semaphore } from "../../util/mod.ts";
+import { Backoff, type Clock, errorText, type Logger, oneLine, type Semaphore } from "../../util/mod.ts";
 import type { Slot } from "./_cluster_slot.ts";
 import type { FirstRulesReview } from "./_first_rules.ts";
 
@@ -99,7 +99,8 @@ export async function preflight(slot: Slot, ctx: PreflightContext, signal: Abort
       if (signal.aborted) break;
       p.state = failureStateOf(err);
       p.missing = [];
-      p.error = errorText(err);
+      // One line: the error can quote a cluster name an untrusted source gave (a newline in it).
+      p.error = oneLine(errorText(err));
       retryAfterMs = retryAfterMsOf(err);
     } finally {
       release?.();

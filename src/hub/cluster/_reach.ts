@@ -2,7 +2,7 @@
 
 import { failureStateOf, httpStatusOf, type KubeClient } from "../../kube/mod.ts";
 import type { WatchPhase } from "../../runtime/mod.ts";
-import { Backoff, type Clock, errorText, type LogBurst, type Logger } from "../../util/mod.ts";
+import { Backoff, type Clock, errorText, type LogBurst, type Logger, oneLine } from "../../util/mod.ts";
 
 /** Opens a TCP connection (and nothing more); the default is Deno.connect. */
 export type TcpConnect = (hostname: string, port: number) => Promise<{ close(): void }>;
@@ -59,7 +59,7 @@ export async function reach(ctx: ReachContext, signal: AbortSignal): Promise<boo
         ctx.onState("connecting", null);
         return true;
       }
-      const error = errorText(err);
+      const error = oneLine(errorText(err)); // may quote an untrusted cluster name
       const delay = backoff.next(ctx.clock.now());
       ctx.onState(failureStateOf(err), error);
       const fields = { state: failureStateOf(err), error, retryInMs: delay };
